@@ -1,0 +1,3 @@
+from patchjudge.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""One module per command; each function takes parsed options and returns an exit code."""

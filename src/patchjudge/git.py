@@ -1,0 +1,262 @@
+"""Every git call: refs, merge base, the raw diff, blobs and scratch trees."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from patchjudge import proc
+from patchjudge.errors import GitError
+from patchjudge.paths import Change
+
+ZERO = "0" * 40
+
+
+def no_git_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The caller's environment minus GIT_* (a hook's GIT_DIR must not leak in)."""
+    env = {k: v for k, v in environ.items() if not k.startswith("GIT_")}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    # Blob bytes are judged as stored: no replace refs, no grafted history.
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    return env
+
+
+def _argv(repo: Path, args: tuple[str, ...]) -> list[str]:
+    return ["git", "-C", str(repo), "-c", "core.quotepath=false", *args]
+
+
+def git(repo: Path, *args: str, stdin: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
+    result = proc.run(_argv(repo, args), env=no_git_env(os.environ), stdin=stdin)
+    if result.returncode not in ok:
+        raise GitError(result.describe(), file=str(repo))
+    return result.stdout
+
+
+def toplevel(path: Path) -> Path:
+    result = proc.run(_argv(path, ("rev-parse", "--show-toplevel")), env=no_git_env(os.environ))
+    if result.returncode != 0:
+        raise GitError(
+            "not a git repository", file=str(path), fix="run patchjudge inside a checkout"
+        )
+    return Path(result.stdout.decode().strip())
+
+
+def rev_parse(repo: Path, ref: str, what: str = "--base") -> str:
+    result = proc.run(
+        _argv(repo, ("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")),
+        env=no_git_env(os.environ),
+    )
+    if result.returncode != 0:
+        raise GitError(
+            f"unknown revision {ref!r}",
+            key=what,
+            fix=f"fetch it (git fetch origin) or pass another {what}",
+        )
+    return result.stdout.decode().strip()
+
+
+def merge_base(repo: Path, base: str, head: str) -> str:
+    result = proc.run(_argv(repo, ("merge-base", base, head)), env=no_git_env(os.environ))
+    if result.returncode == 0:
+        return result.stdout.decode().strip()
+    shallow = git(repo, "rev-parse", "--is-shallow-repository").strip() == b"true"
+    fix = (
+        "fetch more history: git fetch --unshallow (or actions/checkout with fetch-depth: 0)"
+        if shallow
+        else "the two revisions share no history; pass the branch the patch was made from"
+    )
+    raise GitError(f"no merge base between {base[:12]} and {head[:12]}", key="--base", fix=fix)
+
+
+def parse_raw_diff(data: bytes) -> list[Change]:
+    """Pure: `git diff --raw -z` output -> records. Paths may hold any byte but NUL."""
+    fields = data.split(b"\0")
+    changes: list[Change] = []
+    i = 0
+    while i < len(fields) and fields[i]:
+        meta = fields[i].decode("ascii").lstrip(":").split()
+        old_mode, new_mode, status = meta[0], meta[1], meta[4]
+        letter = status[0]
+        first = os.fsdecode(fields[i + 1])
+        if letter in "RC":
+            second = os.fsdecode(fields[i + 2])
+            changes.append(Change(letter, old_mode, new_mode, first, second))
+            i += 3
+        else:
+            old = None if letter == "A" else first
+            new = None if letter == "D" else first
+            changes.append(Change(letter, old_mode, new_mode, old, new))
+            i += 2
+    return changes
+
+
+def diff(repo: Path, base: str, head: str) -> list[Change]:
+    out = git(
+        repo,
+        "diff",
+        "--raw",
+        "-z",
+        "-M",
+        "-C",
+        "--no-abbrev",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--ignore-submodules=none",
+        base,
+        head,
+        "--",
+    )
+    return parse_raw_diff(out)
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str
+    kind: str  # blob, tree, commit
+    sha: str
+    path: str
+
+    @property
+    def is_symlink(self) -> bool:
+        return self.mode == "120000"
+
+
+def ls_tree(repo: Path, rev: str, paths: tuple[str, ...] = ()) -> list[TreeEntry]:
+    out = git(repo, "ls-tree", "-r", "-z", "--full-tree", rev, "--", *paths)
+    entries = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, kind, sha = meta.decode("ascii").split()
+        entries.append(TreeEntry(mode, kind, sha, os.fsdecode(path)))
+    return entries
+
+
+def show(repo: Path, rev: str, path: str) -> bytes | None:
+    """The bytes of `path` at `rev`, or None when it is not there."""
+    result = proc.run(
+        _argv(repo, ("cat-file", "blob", f"{rev}:{path}")), env=no_git_env(os.environ)
+    )
+    return result.stdout if result.returncode == 0 else None
+
+
+def _blobs(repo: Path, shas: list[str]) -> Iterator[tuple[str, Callable[[int], bytes], int]]:
+    """Stream blobs through one `git cat-file --batch`: (sha, read, size) each.
+
+    A streaming pipe, so a 1 GiB fixture never sits in memory whole; this is
+    the one git call that does not go through proc.run for that reason.
+    """
+    p = subprocess.Popen(
+        _argv(repo, ("cat-file", "--batch")),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=no_git_env(os.environ),
+    )
+    assert p.stdin is not None and p.stdout is not None
+    stdin, stdout = p.stdin, p.stdout
+
+    def feed() -> None:
+        try:
+            stdin.write("".join(f"{s}\n" for s in shas).encode())
+        finally:
+            stdin.close()
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        for sha in shas:
+            header = stdout.readline().split()
+            if len(header) != 3:
+                raise GitError(f"cannot read object {sha}", file=str(repo))
+            size = int(header[2])
+            yield sha, stdout.read, size
+            stdout.read(1)  # the LF after each object
+    finally:
+        writer.join()
+        stdout.close()
+        p.wait()
+
+
+def iter_blobs(repo: Path, shas: list[str]) -> Iterator[tuple[str, Iterator[bytes]]]:
+    """(sha, chunks) per blob, streamed; exhaust each chunk iterator before the next."""
+    for sha, read, size in _blobs(repo, shas):
+        chunks = _chunks(read, size)
+        yield sha, chunks
+        for _ in chunks:  # whatever the consumer left unread
+            pass
+
+
+def materialize(
+    repo: Path, rev: str, dest: Path, entries: list[TreeEntry] | None = None
+) -> list[TreeEntry]:
+    """Write the tree of `rev` (or just `entries`) under dest, byte for byte.
+
+    Blobs come from the object store, not a checkout: no smudge filters, no
+    eol conversion, no export-subst, so .gitattributes in the patch cannot
+    change what is judged.
+    """
+    if entries is None:
+        entries = ls_tree(repo, rev)
+    dest.mkdir(parents=True, exist_ok=True)
+    blobs = [e for e in entries if e.kind == "blob" and _safe(e.path)]
+    for e in entries:
+        if e.kind == "commit" and _safe(e.path):  # a submodule: an empty directory
+            (dest / e.path).mkdir(parents=True, exist_ok=True)
+    by_sha: dict[str, list[TreeEntry]] = {}
+    for e in blobs:
+        by_sha.setdefault(e.sha, []).append(e)
+    for sha, read, size in _blobs(repo, list(by_sha)):
+        targets = by_sha[sha]
+        links = [e for e in targets if e.is_symlink]
+        files = [e for e in targets if not e.is_symlink]
+        if links:
+            data = read(size)
+            for e in links:
+                _place(dest, e).symlink_to(os.fsdecode(data))
+            for e in files:
+                _write(_place(dest, e), [data], e.mode)
+        else:
+            first = _place(dest, files[0])
+            _write(first, _chunks(read, size), files[0].mode)
+            for e in files[1:]:
+                _write(_place(dest, e), [first.read_bytes()], e.mode)
+    return entries
+
+
+def _chunks(read: Callable[[int], bytes], size: int) -> Iterator[bytes]:
+    left = size
+    while left:
+        chunk = read(min(left, 1 << 20))
+        if not chunk:
+            raise GitError("git cat-file ended early")
+        left -= len(chunk)
+        yield chunk
+
+
+def _safe(path: str) -> bool:
+    parts = path.split("/")
+    return not path.startswith("/") and ".." not in parts and ".git" not in parts
+
+
+def _place(dest: Path, e: TreeEntry) -> Path:
+    target = dest / e.path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def _write(path: Path, chunks: Iterator[bytes] | list[bytes], mode: str) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    perm = 0o755 if mode == "100755" else 0o644
+    fd = os.open(path, flags, perm)
+    with os.fdopen(fd, "wb") as fh:
+        for chunk in chunks:
+            fh.write(chunk)
+    if mode == "100755":
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)

@@ -1,0 +1,141 @@
+"""Pure fixture policy: what a fixture's digest is, and how a tree compares to the lock."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import rfc8785
+
+from patchjudge.errors import PatchjudgeError
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def is_canonical_candidate(path: str, canonical_json: bool) -> bool:
+    return canonical_json and path.endswith(".json")
+
+
+class _Duplicate(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        # Two parsers may read `{"a":1,"a":2}` two ways: not the same document.
+        raise _Duplicate("duplicate key")
+    return dict(pairs)
+
+
+def canonical_bytes(data: bytes) -> bytes | None:
+    """RFC 8785 form of a JSON document, or None when it is not plain JSON.
+
+    None (hash the raw bytes) for invalid JSON, NaN/Infinity, duplicate keys
+    and integers beyond 2**53: anything a second parser could read otherwise.
+    """
+    try:
+        doc = json.loads(
+            data.decode("utf-8"),
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_reject_constant,
+        )
+        out: bytes = rfc8785.dumps(doc)
+    except (ValueError, UnicodeDecodeError, rfc8785.CanonicalizationError, RecursionError):
+        return None
+    return out
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def digest_bytes(path: str, data: bytes, canonical_json: bool) -> str:
+    if is_canonical_candidate(path, canonical_json):
+        data = canonical_bytes(data) or data
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest_chunks(chunks: Iterable[bytes]) -> str:
+    h = hashlib.sha256()
+    for chunk in chunks:
+        h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Lock:
+    canonical_json: bool
+    files: Mapping[str, str]
+
+
+def parse_lock(data: bytes, source: str) -> Lock:
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise PatchjudgeError(
+            f"not valid JSON: {exc}", file=source, fix="run patchjudge lock"
+        ) from None
+    if not isinstance(doc, dict):
+        raise PatchjudgeError("must be a JSON object", file=source)
+    unknown = set(doc) - {"version", "canonical_json", "files"}
+    if unknown:
+        raise PatchjudgeError("unknown key", file=source, key=sorted(unknown)[0])
+    if doc.get("version") != 1:
+        raise PatchjudgeError("must be 1", file=source, key="version")
+    canonical = doc.get("canonical_json")
+    if not isinstance(canonical, bool):
+        raise PatchjudgeError("must be true or false", file=source, key="canonical_json")
+    files = doc.get("files")
+    if not isinstance(files, dict):
+        raise PatchjudgeError("must be an object of path -> sha256", file=source, key="files")
+    for path, digest in files.items():
+        if not isinstance(digest, str) or not _HEX64.fullmatch(digest):
+            raise PatchjudgeError(
+                "must be 64 lowercase hex digits", file=source, key=f"files.{path}"
+            )
+    return Lock(canonical, files)
+
+
+def lock_json(files: Mapping[str, str], canonical_json: bool) -> str:
+    doc = {"version": 1, "canonical_json": canonical_json, "files": dict(sorted(files.items()))}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True)
+class Drift:
+    missing: tuple[str, ...]
+    extra: tuple[str, ...]
+    changed: tuple[str, ...]
+    symlinks: tuple[str, ...]
+    not_files: tuple[str, ...]
+
+    def reasons(self, allow_unhashed_new: bool) -> list[str]:
+        out = [f"missing: {p}" for p in self.missing]
+        if not allow_unhashed_new:
+            out += [f"extra: {p} (not in the lock)" for p in self.extra]
+        out += [f"changed: {p}" for p in self.changed]
+        out += [f"symlink: {p} (a fixture must be a file)" for p in self.symlinks]
+        out += [f"not a file: {p}" for p in self.not_files]
+        return out
+
+
+def compare(
+    locked: Mapping[str, str],
+    found: Mapping[str, str],
+    symlinks: Iterable[str] = (),
+    not_files: Iterable[str] = (),
+) -> Drift:
+    """Pure: the lock against what the tree holds; each kind of drift apart."""
+    odd = set(symlinks) | set(not_files)
+    return Drift(
+        missing=tuple(sorted(p for p in locked if p not in found and p not in odd)),
+        extra=tuple(sorted(p for p in found if p not in locked)),
+        changed=tuple(sorted(p for p in found if p in locked and found[p] != locked[p])),
+        symlinks=tuple(sorted(set(symlinks))),
+        not_files=tuple(sorted(set(not_files))),
+    )

@@ -1,0 +1,145 @@
+"""properties: do the base's property tests hold against the head's code?"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from patchjudge import testrun
+from patchjudge.config import PropertiesSettings
+from patchjudge.lanes import not_forced, report
+from patchjudge.paths import under
+from patchjudge.report import LaneReport, Status
+from patchjudge.workspace import Run
+
+NAME = "properties"
+MIN_LINES = 8
+
+
+def is_test_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def thin_reason(path: str, source: bytes) -> str | None:
+    """Pure: why a property file cannot be a judge (SPEC: under 8 lines, no assert/raise)."""
+    try:
+        tree = ast.parse(source)
+        tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
+    except (SyntaxError, tokenize.TokenError, ValueError) as exc:
+        return f"thin property file: {path} does not parse ({exc.__class__.__name__})"
+    lines = {
+        t.start[0]
+        for t in tokens
+        if t.type
+        not in (
+            tokenize.COMMENT,
+            tokenize.NL,
+            tokenize.NEWLINE,
+            tokenize.ENCODING,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+            tokenize.ENDMARKER,
+        )
+    }
+    if len(lines) < MIN_LINES:
+        return f"thin property file: {path} has {len(lines)} non-comment lines (< {MIN_LINES})"
+    if not any(isinstance(node, ast.Assert | ast.Raise) for node in ast.walk(tree)):
+        return f"thin property file: {path} has no assert or raise"
+    return None
+
+
+def judge_outcomes(
+    run: testrun.TestRun, settings: PropertiesSettings
+) -> tuple[list[str], dict[str, Any]]:
+    """Pure: every collected property must have run and passed; silence fails."""
+    problems = testrun.run_problems(run, settings.timeout_s)
+    if run.timed_out:
+        return problems, {}
+    grouped = run.by_nodeid()
+    passed, failed = [], []
+    for nodeid in run.collected:
+        outcomes = grouped.get(nodeid, [])
+        bad = [o for o in outcomes if o.outcome == "failed"]
+        skipped = [o for o in outcomes if o.outcome == "skipped"]
+        if bad:
+            example = next((f for o in bad for f in o.falsifying), "")
+            when = "" if bad[0].when == "call" else f" in {bad[0].when}"
+            problems.append(
+                f"property failed{when}: {nodeid}" + (f": {example}" if example else "")
+            )
+            failed.append(
+                {
+                    "nodeid": nodeid,
+                    "falsifying": [f for o in bad for f in o.falsifying],
+                    "longrepr": bad[0].longrepr[-2000:],
+                }
+            )
+        elif skipped:
+            kind = "xfailed" if any(o.wasxfail for o in skipped) else "skipped"
+            problems.append(f"property {kind}: {nodeid} (only a passing property counts)")
+        elif not any(o.when == "call" and o.outcome == "passed" for o in outcomes):
+            problems.append(f"property did not run: {nodeid}")
+        else:
+            passed.append(nodeid)
+    if not run.collected and not problems:
+        problems.append("no property test ran")
+    if run.exitstatus != 0 and not problems:
+        problems.append(f"pytest exited {run.exitstatus} with no failing property to show for it")
+    seen = run.hypothesis.get("max_examples")
+    if seen is not None and seen != settings.max_examples:
+        problems.append(
+            f"hypothesis max_examples is {seen}, the ledger says {settings.max_examples}"
+        )
+    return problems, {"passed": passed, "failed": failed}
+
+
+def thin_files(files: Mapping[str, bytes]) -> list[str]:
+    return [r for path, src in sorted(files.items()) if (r := thin_reason(path, src))]
+
+
+def property_files(run: Run) -> dict[str, bytes]:
+    paths = run.ledger.properties.paths
+    found = {}
+    for e in run.base_entries:
+        if e.kind == "blob" and under(e.path, paths) and is_test_file(e.path):
+            found[e.path] = run.read_base(e.path) or b""
+    return found
+
+
+def run_properties(run: Run, args: Sequence[str] | None = None) -> testrun.TestRun:
+    """The properties (or some of them) on head's code under the judge's settings."""
+    settings = run.ledger.properties
+    with run.scratch() as scratch:
+        tree = run.materialize(scratch / "tree")
+        plan = testrun.Plan(
+            tree=tree,
+            args=tuple(args) if args is not None else settings.paths,
+            conftest_roots=settings.paths,
+            pythonpath=run.ledger.gate.pythonpath,
+            seed=settings.seed,
+            max_examples=settings.max_examples,
+            timeout_s=settings.timeout_s,
+        )
+        return testrun.run(plan, scratch=scratch, environ=run.environ)
+
+
+def run(run: Run) -> LaneReport:
+    settings = run.ledger.properties
+    details: dict[str, Any] = {"seed": settings.seed, "max_examples": settings.max_examples}
+    if not run.forces(NAME):
+        return not_forced(run, NAME, details)
+    files = property_files(run)
+    problems = thin_files(files)
+    if not files:
+        problems.append(f"no property test file under {', '.join(settings.paths)}")
+    result = run_properties(run)
+    outcome_problems, outcome_details = judge_outcomes(result, settings)
+    problems += outcome_problems
+    details.update(outcome_details, files=sorted(files), exitstatus=result.exitstatus)
+    if problems:
+        details["output_tail"] = result.output[-4000:]
+    return report(run, NAME, Status.FAIL if problems else Status.PASS, problems, details)

@@ -1,0 +1,133 @@
+"""Pure path policy: gitignore-style globs, the [map], protected paths, symlinks."""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import pathspec
+
+from patchjudge.config import MapEntry
+
+SYMLINK = "120000"
+SUBMODULE = "160000"
+_KIND = {SYMLINK: "symlink", SUBMODULE: "submodule", "000000": "nothing"}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One changed path pair from `git diff --raw -M -C`."""
+
+    status: str  # A C D M R T U X
+    old_mode: str
+    new_mode: str
+    old_path: str | None
+    new_path: str | None
+
+    def sides(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(p for p in (self.old_path, self.new_path) if p is not None))
+
+    def describe(self) -> str:
+        if self.status in "RC" and self.old_path != self.new_path:
+            verb = "renamed" if self.status == "R" else "copied"
+            return f"{self.old_path} -> {self.new_path} ({verb})"
+        kinds = (_kind(self.old_mode), _kind(self.new_mode))
+        if self.status == "T" or (self.status == "M" and kinds[0] != kinds[1]):
+            return f"{self.new_path} ({kinds[0]} -> {kinds[1]})"
+        if self.status == "M" and self.old_mode != self.new_mode:
+            return f"{self.new_path} (mode {self.old_mode} -> {self.new_mode})"
+        word = {"A": "added", "D": "deleted", "M": "modified"}.get(self.status, self.status)
+        return f"{self.sides()[0]} ({word})"
+
+
+def _kind(mode: str) -> str:
+    return _KIND.get(mode, "file")
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> pathspec.PathSpec:  # type: ignore[type-arg]
+    return pathspec.PathSpec.from_lines("gitignore", [pattern])
+
+
+def matches(pattern: str, path: str) -> bool:
+    """gitignore semantics: `src/**` is everything under src, `*.py` any depth."""
+    return bool(_compiled(pattern).match_file(path))
+
+
+def first_match(entries: Sequence[MapEntry], path: str) -> MapEntry | None:
+    return next((e for e in entries if matches(e.pattern, path)), None)
+
+
+def any_match(patterns: Iterable[str], path: str) -> str | None:
+    return next((p for p in patterns if matches(p, path)), None)
+
+
+def under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == r.rstrip("/") or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def symlink_target(link: str, target: str) -> str | None:
+    """Where a symlink committed at `link` points, repository-relative; None if outside."""
+    if target.startswith("/"):
+        return None
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(link), target))
+    if resolved == ".." or resolved.startswith("../"):
+        return None
+    return resolved
+
+
+@dataclass(frozen=True)
+class Classification:
+    forced: frozenset[str]
+    problems: tuple[str, ...]
+    # path -> the [map] pattern that claimed it (None: unmapped)
+    mapped: Mapping[str, str | None]
+
+
+def classify(
+    changes: Sequence[Change],
+    *,
+    protected: Sequence[str],
+    map_entries: Sequence[MapEntry],
+    properties_paths: Sequence[str],
+    symlinks: Mapping[str, str],
+    judge_files: Sequence[str] = (),
+) -> Classification:
+    """Total over any changes: every path is either mapped or a problem.
+
+    `symlinks` holds the target of each symlink the head commit adds or
+    changes; one that reaches into the judge or out of the repository lets
+    the code under test read or write what it may not; `judge_files` (the
+    judge's files at base) catch a link to a directory that holds them.
+    """
+    problems: list[str] = []
+    forced: set[str] = set()
+    mapped: dict[str, str | None] = {}
+    for change in changes:
+        for path in change.sides():
+            guard = any_match(protected, path)
+            if guard:
+                problems.append(f"protected path changed: {change.describe()} matches {guard!r}")
+            entry = first_match(map_entries, path)
+            mapped[path] = entry.pattern if entry else None
+            if entry is None:
+                problems.append(f"unmapped path: {path} (extend [map] in eval/gate.toml)")
+            else:
+                forced |= entry.lanes
+        new = change.new_path
+        if change.status in "ACR" and new is not None and under(new, properties_paths):
+            problems.append(f"new file under the properties path: {new}")
+        if new is not None and new in symlinks:
+            target = symlink_target(new, symlinks[new])
+            if target is None:
+                problems.append(f"symlink out of the repository: {new} -> {symlinks[new]}")
+            elif (
+                any_match(protected, target)
+                or under(target, properties_paths)
+                or target == "."
+                or any(under(f, [target]) for f in judge_files)
+            ):
+                problems.append(f"symlink into the judge: {new} -> {symlinks[new]}")
+    return Classification(frozenset(forced), tuple(dict.fromkeys(problems)), mapped)

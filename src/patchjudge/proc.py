@@ -1,0 +1,155 @@
+"""Every subprocess patchjudge starts: own process group, deadline, bounded output."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from patchjudge.errors import CommandError
+
+# What we keep of each stream. A test that prints gigabytes must not take the
+# gate's memory with it: the rest is read and dropped.
+OUTPUT_CAP = 1 << 20
+CHANNEL_CAP = 256 << 20
+CHANNEL_ENV = "PATCHJUDGE_RESULT_FD"
+
+
+@dataclass(frozen=True)
+class Completed:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+    # Bytes the judge's pytest plugin wrote to the private pipe (empty if unused).
+    channel: bytes = b""
+    dropped: int = 0
+
+    def describe(self) -> str:
+        tail = self.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+        return f"{shlex.join(self.argv)} exited {self.returncode}: {' / '.join(tail)}"
+
+
+class _Sink:
+    def __init__(self, cap: int, keep_tail: bool) -> None:
+        self.buf = bytearray()
+        self.cap = cap
+        self.keep_tail = keep_tail
+        self.dropped = 0
+
+    def add(self, data: bytes) -> None:
+        self.buf += data
+        excess = len(self.buf) - self.cap
+        if excess > 0:
+            self.dropped += excess
+            if self.keep_tail:
+                del self.buf[:excess]
+            else:
+                del self.buf[self.cap :]
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    stdin: bytes | None = None,
+    channel: bool = False,
+    check: bool = False,
+) -> Completed:
+    """Run argv in a new session; on timeout kill its whole process group.
+
+    With `channel`, the child inherits the write end of a pipe whose number
+    is in $PATCHJUDGE_RESULT_FD: results come back on it, not through a file
+    the code under test could rewrite.
+    """
+    child_env = dict(os.environ if env is None else env)
+    pass_fds: tuple[int, ...] = ()
+    read_fd = write_fd = -1
+    if channel:
+        read_fd, write_fd = os.pipe()
+        os.set_inheritable(write_fd, True)
+        pass_fds = (write_fd,)
+        child_env[CHANNEL_ENV] = str(write_fd)
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=child_env,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
+    except OSError as exc:
+        for fd in (read_fd, write_fd):
+            if fd >= 0:
+                os.close(fd)
+        raise CommandError(
+            f"cannot run {argv[0]!r}: {exc.strerror}", fix="is it installed?"
+        ) from None
+    if write_fd >= 0:
+        os.close(write_fd)
+    if stdin is not None and proc.stdin is not None:
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(stdin)
+        proc.stdin.close()
+
+    assert proc.stdout is not None and proc.stderr is not None
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    sinks = {out_fd: _Sink(OUTPUT_CAP, keep_tail=True), err_fd: _Sink(OUTPUT_CAP, keep_tail=True)}
+    if read_fd >= 0:
+        sinks[read_fd] = _Sink(CHANNEL_CAP, keep_tail=False)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    timed_out = False
+    with selectors.DefaultSelector() as sel:
+        for fd in sinks:
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map():
+            wait = None if deadline is None else deadline - time.monotonic()
+            if wait is not None and wait <= 0:
+                timed_out = True
+                _kill_group(proc.pid)
+                # Stragglers outside the group may hold the pipes: stop reading.
+                break
+            for sk, _ in sel.select(wait):
+                data = os.read(sk.fd, 1 << 16)
+                if data:
+                    sinks[sk.fd].add(data)
+                else:
+                    sel.unregister(sk.fd)
+    returncode = proc.wait()
+    # Whatever the tests left running in their group dies with them.
+    _kill_group(proc.pid)
+    proc.stdout.close()
+    proc.stderr.close()
+    if read_fd >= 0:
+        os.close(read_fd)
+    out, err = sinks[out_fd], sinks[err_fd]
+    chan = sinks.get(read_fd)
+    result = Completed(
+        argv=tuple(argv),
+        returncode=returncode,
+        stdout=bytes(out.buf),
+        stderr=bytes(err.buf),
+        timed_out=timed_out,
+        channel=bytes(chan.buf) if chan else b"",
+        dropped=out.dropped + err.dropped + (chan.dropped if chan else 0),
+    )
+    if check and (returncode != 0 or timed_out):
+        raise CommandError(result.describe())
+    return result

@@ -1,0 +1,159 @@
+"""The judge's side inside pytest: sys.path, the hypothesis profile, and outcomes.
+
+Loaded with `-p patchjudge.pytest_plugin` before any conftest or test module,
+so what it sets up comes first. It writes JSON lines to a pipe the gate
+opened ($PATCHJUDGE_RESULT_FD), never to a file the tested code could rewrite,
+and records each outcome twice: as pytest made it (innermost wrapper, before
+another plugin's wrapper can edit it) and as it was finally logged. A
+mismatch means something in the process rewrote a result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+CHANNEL_ENV = "PATCHJUDGE_RESULT_FD"
+_LONGREPR_CAP = 4000
+
+_fd: int | None = None
+_raw: dict[tuple[str, str], str] = {}
+
+
+def _setup() -> None:
+    global _fd  # noqa: PLW0603  (set once, at import, before any test code runs)
+    env = os.environ
+    # Taken out of the environment so code under test does not inherit them.
+    fd = env.pop(CHANNEL_ENV, None)
+    if fd is not None:
+        _fd = int(fd)
+        os.set_inheritable(_fd, False)
+    extra = [p for p in env.pop("PATCHJUDGE_PYTHONPATH", "").split(os.pathsep) if p]
+    # The interpreter ran with -I: nothing of the tested tree was on sys.path
+    # while site ran, so its sitecustomize and .pth files never loaded.
+    sys.path[:0] = extra
+    examples = env.pop("PATCHJUDGE_MAX_EXAMPLES", None)
+    if examples is not None:
+        from hypothesis import settings
+
+        settings.register_profile(
+            "patchjudge",
+            max_examples=int(examples),
+            database=None,
+            deadline=None,
+            derandomize=False,
+            print_blob=True,
+        )
+
+
+_setup()
+
+
+def emit(event: str, **fields: Any) -> None:
+    if _fd is None:
+        return
+    line = json.dumps({"event": event, **fields}, default=str) + "\n"
+    data = line.encode("utf-8", "surrogateescape")
+    while data:
+        n = os.write(_fd, data)
+        data = data[n:]
+
+
+def _hypothesis_profile() -> dict[str, Any] | None:
+    if "hypothesis" not in sys.modules:
+        return None
+    from hypothesis import settings
+
+    current = settings.default
+    return None if current is None else {"max_examples": current.max_examples}
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _state(item: pytest.Item) -> str:
+    """How the visible suite would treat this item, decided at collection."""
+    from _pytest.skipping import evaluate_skip_marks, evaluate_xfail_marks
+
+    try:
+        if evaluate_skip_marks(item) is not None:
+            return "skip"
+        if evaluate_xfail_marks(item) is not None:
+            return "xfail"
+    except BaseException:  # a skipif whose condition raises: not a plain run
+        return "error"
+    return "run"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _is_worker(config):
+        return
+    emit("start", pid=os.getpid(), hypothesis=_hypothesis_profile())
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed:
+        emit("collect_error", nodeid=report.nodeid, longrepr=str(report.longrepr)[:_LONGREPR_CAP])
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if _is_worker(session.config):
+        return
+    items = [
+        {
+            "nodeid": item.nodeid,
+            "state": _state(item),
+            "markers": sorted({m.name for m in item.iter_markers()}),
+        }
+        for item in session.items
+    ]
+    emit("collected", items=items)
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    outcome = report.outcome
+    # An exception in the call that came back as a pass was rewritten.
+    if call.excinfo is not None and outcome == "passed" and not hasattr(report, "wasxfail"):
+        outcome = "failed"
+    _raw[(item.nodeid, call.when)] = outcome
+    return report
+
+
+def _falsifying(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip().startswith("Falsifying")]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    longrepr = report.longreprtext if report.failed else ""
+    emit(
+        "report",
+        nodeid=report.nodeid,
+        when=report.when,
+        outcome=report.outcome,
+        raw=_raw.pop((report.nodeid, report.when), None),
+        wasxfail=hasattr(report, "wasxfail"),
+        duration=round(report.duration, 6),
+        longrepr=longrepr[-_LONGREPR_CAP:],
+        falsifying=_falsifying(longrepr),
+        worker=getattr(report, "node", None) is not None,
+    )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _is_worker(session.config):
+        return
+    emit("finish", exitstatus=int(exitstatus), hypothesis=_hypothesis_profile())

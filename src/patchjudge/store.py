@@ -1,0 +1,41 @@
+"""Reports on disk: atomic writes, and reads that turn any garbage into Unreadable."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from patchjudge.report import LaneReport, ReportError, dumps, lane_report_from_json
+from patchjudge.verdict import Unreadable
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    Path(tmp).replace(path)
+
+
+def write_report(reports: Path, report: LaneReport) -> Path:
+    path = reports / f"{report.lane}.json"
+    write_text(path, dumps(report.to_json()))
+    return path
+
+
+def read_report(reports: Path, lane: str) -> LaneReport | Unreadable | None:
+    path = reports / f"{lane}.json"
+    if path.is_symlink():
+        return Unreadable(f"{path.name} is a symlink")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return Unreadable(f"{path.name}: {exc.strerror}")
+    try:
+        return lane_report_from_json(json.loads(data))
+    except (ValueError, ReportError, RecursionError) as exc:
+        return Unreadable(f"{path.name}: {exc}")

@@ -1,0 +1,233 @@
+"""pytest under the judge's settings alone, in a subprocess, results over a pipe.
+
+Every lane that runs tests comes through here, so the isolation is written
+once: the judge's own ini (-c), no plugin autoload, no PYTEST_ADDOPTS, no
+cache, `python -I` (no sitecustomize, usercustomize or .pth from the tested
+tree), conftest.py only where the caller allows it, a scrubbed environment
+and a deadline that kills the whole process group.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from patchjudge import proc
+
+# What the tested code gets of the caller's environment: enough to run, no
+# tokens, no CI variables, no path back to the user's checkout.
+_PASS_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM")
+
+_INI = """\
+[pytest]
+addopts =
+console_output_style = classic
+python_files = test_*.py *_test.py
+python_classes = Test
+python_functions = test
+junit_family = xunit2
+"""
+
+
+@dataclass(frozen=True)
+class Plan:
+    tree: Path  # the scratch tree: rootdir and cwd
+    args: tuple[str, ...]  # paths or node ids relative to tree
+    conftest_roots: tuple[str, ...]  # conftest.py survives only under these
+    pythonpath: tuple[str, ...] = ()
+    plugins: tuple[str, ...] = ()
+    seed: int | None = None
+    max_examples: int | None = None
+    timeout_s: float = 600
+    collect_only: bool = False
+    extra: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    nodeid: str
+    when: str
+    outcome: str
+    raw: str | None
+    wasxfail: bool
+    longrepr: str
+    falsifying: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """What pytest did, as the judge's plugin saw it, and how it ended."""
+
+    __test__ = False  # not a pytest test class, whatever the name says
+
+    exitstatus: int
+    timed_out: bool
+    started: bool
+    finished: bool
+    collected: Mapping[str, str]  # node id -> run | skip | xfail | error
+    markers: Mapping[str, tuple[str, ...]]
+    collect_errors: Mapping[str, str]
+    outcomes: tuple[Outcome, ...]
+    garbled: int  # channel lines that were not the plugin's JSON
+    hypothesis: Mapping[str, Any] = field(default_factory=dict)
+    output: str = ""
+
+    def tampering(self) -> list[str]:
+        """Signs that something inside the process rewrote what pytest saw."""
+        found = [
+            f"outcome rewritten in-process: {o.nodeid} ({o.when}) was {o.raw}, reported {o.outcome}"
+            for o in self.outcomes
+            if o.raw is not None and o.raw != o.outcome
+        ]
+        if self.garbled:
+            found.append(f"{self.garbled} foreign line(s) on the judge's result channel")
+        return found
+
+    def by_nodeid(self) -> dict[str, list[Outcome]]:
+        grouped: dict[str, list[Outcome]] = {}
+        for o in self.outcomes:
+            grouped.setdefault(o.nodeid, []).append(o)
+        return grouped
+
+
+def prune_conftests(tree: Path, keep_under: Iterable[str]) -> list[str]:
+    """Delete every conftest.py outside `keep_under`: in a scratch copy, never a checkout."""
+    keep = [k.rstrip("/") for k in keep_under]
+    removed = []
+    for path in sorted(tree.rglob("conftest.py")):
+        rel = path.relative_to(tree).as_posix()
+        if not any(rel.startswith(k + "/") for k in keep):
+            path.unlink()
+            removed.append(rel)
+    return removed
+
+
+def build_env(plan: Plan, home: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    env = {k: environ[k] for k in _PASS_ENV if k in environ}
+    env.update(
+        HOME=str(home),
+        TMPDIR=str(home / "tmp"),
+        PYTHONHASHSEED="0",
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+        PATCHJUDGE_PYTHONPATH=os.pathsep.join(str(plan.tree / p) for p in plan.pythonpath),
+    )
+    if plan.max_examples is not None:
+        env["PATCHJUDGE_MAX_EXAMPLES"] = str(plan.max_examples)
+    return env
+
+
+def build_argv(plan: Plan, ini: Path, python: str) -> list[str]:
+    argv = [python, "-I", "-m", "pytest", "-c", str(ini), "--rootdir", str(plan.tree)]
+    argv += ["--confcutdir", str(plan.tree), "-p", "patchjudge.pytest_plugin"]
+    argv += ["-p", "no:cacheprovider", "-p", "no:stepwise", "-q", "--tb=short", "--color=no"]
+    if plan.seed is not None:
+        argv += ["-p", "hypothesis.extra.pytestplugin", f"--hypothesis-seed={plan.seed}"]
+        if plan.max_examples is not None:
+            argv += ["--hypothesis-profile=patchjudge"]
+    for plugin in plan.plugins:
+        argv += ["-p", plugin]
+    if plan.collect_only:
+        argv.append("--collect-only")
+    return [*argv, *plan.extra, "--", *plan.args]
+
+
+def parse_channel(data: bytes) -> dict[str, Any]:
+    collected: dict[str, str] = {}
+    markers: dict[str, tuple[str, ...]] = {}
+    errors: dict[str, str] = {}
+    outcomes: list[Outcome] = []
+    parsed: dict[str, Any] = {"started": False, "finished": False, "garbled": 0}
+    for line in data.decode("utf-8", "surrogateescape").splitlines():
+        try:
+            rec = json.loads(line)
+            event = rec["event"]
+        except (ValueError, KeyError, TypeError):
+            parsed["garbled"] += 1
+            continue
+        if event == "start":
+            parsed["started"] = True
+        elif event == "collected":
+            for item in rec["items"]:
+                collected[item["nodeid"]] = item["state"]
+                markers[item["nodeid"]] = tuple(item["markers"])
+        elif event == "collect_error":
+            errors[rec["nodeid"]] = rec["longrepr"]
+        elif event == "report":
+            outcomes.append(
+                Outcome(
+                    rec["nodeid"],
+                    rec["when"],
+                    rec["outcome"],
+                    rec["raw"],
+                    rec["wasxfail"],
+                    rec["longrepr"],
+                    tuple(rec["falsifying"]),
+                )
+            )
+        elif event == "finish":
+            parsed["finished"] = True
+            parsed["finish_status"] = rec["exitstatus"]
+            parsed["hypothesis"] = rec.get("hypothesis") or {}
+        else:
+            parsed["garbled"] += 1
+    parsed.update(collected=collected, markers=markers, collect_errors=errors, outcomes=outcomes)
+    return parsed
+
+
+def run(
+    plan: Plan,
+    *,
+    scratch: Path,
+    environ: Mapping[str, str] = os.environ,
+    python: str = sys.executable,
+) -> TestRun:
+    """Run pytest on `plan.tree` (a scratch copy it may change) and read the pipe."""
+    prune_conftests(plan.tree, plan.conftest_roots)
+    home = scratch / "home"
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
+    ini = scratch / "pytest.ini"
+    ini.write_text(_INI)
+    result = proc.run(
+        build_argv(plan, ini, python),
+        cwd=plan.tree,
+        env=build_env(plan, home, environ),
+        timeout=plan.timeout_s,
+        channel=True,
+    )
+    parsed = parse_channel(result.channel)
+    output = (result.stdout + result.stderr).decode("utf-8", "replace")
+    return TestRun(
+        exitstatus=result.returncode,
+        timed_out=result.timed_out,
+        started=parsed["started"],
+        finished=parsed["finished"],
+        collected=parsed["collected"],
+        markers=parsed["markers"],
+        collect_errors=parsed["collect_errors"],
+        outcomes=tuple(parsed["outcomes"]),
+        garbled=parsed["garbled"],
+        hypothesis=parsed.get("hypothesis", {}),
+        output=output[-20000:],
+    )
+
+
+def run_problems(run: TestRun, timeout_s: float) -> list[str]:
+    """Why a run cannot be believed at all, before any test is looked at."""
+    if run.timed_out:
+        return [f"timed out after {timeout_s:g} s"]
+    problems = []
+    if not run.started or not run.finished:
+        tail = " / ".join(run.output.strip().splitlines()[-3:])
+        problems.append(
+            f"pytest did not run to the end under the judge's plugin "
+            f"(exit {run.exitstatus}): {tail}"
+        )
+    problems += [f"collection error: {nodeid or '<session>'}" for nodeid in run.collect_errors]
+    problems += run.tampering()
+    return problems

@@ -1,0 +1,104 @@
+"""The decision: lane reports in, one verdict out. Pure; tested as tables."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from patchjudge.config import PropertiesSettings
+from patchjudge.report import Decision, LaneOutcome, LaneReport, RunKey, Status, Verdict
+
+CORE_LANES = ("pathfilter", "fixtures", "freeze", "properties")
+ALL_LANES = (*CORE_LANES, "replay")
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A report that could not be read; why, in a few words."""
+
+    reason: str
+
+
+def _stale(report: LaneReport, key: RunKey) -> str | None:
+    for name in ("base", "head", "ledger_sha256"):
+        got, want = getattr(report.key, name), getattr(key, name)
+        if got != want:
+            return f"stale report: {name} {got[:12]!r} is not this run's {want[:12]!r}"
+    if key.run_id and report.key.run_id != key.run_id:
+        return f"stale report: run {report.key.run_id!r} is not this run {key.run_id!r}"
+    return None
+
+
+def lane_outcome(name: str, report: LaneReport | Unreadable | None, key: RunKey) -> LaneOutcome:
+    """What a lane counts as: silence, garbage or staleness is a failure."""
+    if report is None:
+        return LaneOutcome(Status.FAIL, ("report missing: the lane did not run",))
+    if isinstance(report, Unreadable):
+        return LaneOutcome(Status.FAIL, (f"report unreadable: {report.reason}",))
+    if report.lane != name:
+        return LaneOutcome(Status.FAIL, (f"report is for lane {report.lane!r}",))
+    stale = _stale(report, key)
+    if stale:
+        return LaneOutcome(Status.FAIL, (stale,))
+    if report.status is Status.UNDECIDED and name != "replay":
+        return LaneOutcome(Status.FAIL, ("only replay may be undecided",))
+    if report.status is Status.FAIL and not report.reasons:
+        return LaneOutcome(Status.FAIL, ("failed without a reason",))
+    return LaneOutcome(report.status, report.reasons)
+
+
+def _review(
+    reports: Mapping[str, LaneReport | Unreadable | None],
+    lanes: Mapping[str, LaneOutcome],
+    properties: PropertiesSettings,
+) -> dict[str, Any]:
+    fixtures = lanes["fixtures"]
+    if fixtures.status is Status.FAIL:
+        lock = fixtures.reasons[0]
+    elif fixtures.status is Status.NOT_APPLICABLE:
+        lock = "; ".join(fixtures.reasons) or "no fixtures"
+    else:
+        lock = "lock intact"
+    freeze = reports.get("freeze")
+    frozen = freeze.details.get("frozen", []) if isinstance(freeze, LaneReport) else []
+    replay = reports.get("replay")
+    receipt = replay.details.get("receipt_sha256") if isinstance(replay, LaneReport) else None
+    if lanes["replay"].status is Status.PASS and isinstance(receipt, str):
+        replay_review = receipt
+    elif lanes["replay"].status is Status.NOT_APPLICABLE:
+        replay_review = "not required"
+    else:
+        replay_review = "undecided"
+    return {
+        "properties": {"seed": properties.seed, "max_examples": properties.max_examples},
+        "fixtures": lock,
+        "freeze": [
+            {"nodeid": row.get("nodeid"), "expires": row.get("expires")}
+            for row in frozen
+            if isinstance(row, dict)
+        ],
+        "replay": replay_review,
+    }
+
+
+def decide(
+    reports: Mapping[str, LaneReport | Unreadable | None],
+    key: RunKey,
+    properties: PropertiesSettings,
+) -> Verdict:
+    """AND-gate the lanes (SPEC: The verdict). Never averages; silence fails."""
+    lanes = {name: lane_outcome(name, reports.get(name), key) for name in ALL_LANES}
+    failed = [n for n in ALL_LANES if lanes[n].status is Status.FAIL]
+    reasons = tuple(f"{n}: {r}" for n in failed for r in lanes[n].reasons)
+    replay = lanes["replay"].status
+    if any(lanes[n].status is Status.FAIL for n in CORE_LANES) or replay is Status.FAIL:
+        decision = Decision.REJECT
+    elif replay is Status.UNDECIDED:
+        decision = Decision.UNDECIDED
+        reasons = tuple(f"replay: {r}" for r in lanes["replay"].reasons)
+    elif all(lanes[n].status in (Status.PASS, Status.NOT_APPLICABLE) for n in ALL_LANES):
+        decision = Decision.ACCEPT_FOR_REVIEW
+    else:
+        raise AssertionError("unreachable")
+    return Verdict(decision, key, lanes, reasons, _review(reports, lanes, properties))

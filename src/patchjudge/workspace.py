@@ -1,0 +1,184 @@
+"""One gate run: the refs, the judge read from the merge base, and scratch trees."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from patchjudge import git
+from patchjudge.config import LEDGER, Ledger, check_paths_exist, parse_ledger
+from patchjudge.errors import PatchjudgeError
+from patchjudge.paths import SYMLINK, Change, Classification, any_match, classify
+from patchjudge.report import RunKey
+
+DEFAULT_REPORTS = ".patchjudge"
+
+
+@dataclass(frozen=True)
+class Options:
+    """What every lane command takes (SPEC: Commands)."""
+
+    repo: Path = Path()
+    base: str | None = None
+    head: str = "HEAD"
+    reports: Path | None = None
+    today: dt.date = field(default_factory=lambda: dt.datetime.now(dt.UTC).date())
+    receipt: Path | None = None
+    run_id: str = ""
+
+
+@dataclass(frozen=True)
+class Run:
+    repo: Path
+    base_ref: str
+    merge_base: str
+    head: str
+    ledger: Ledger
+    base_entries: tuple[git.TreeEntry, ...]
+    changes: tuple[Change, ...]
+    classification: Classification
+    options: Options
+    environ: Mapping[str, str]
+
+    @property
+    def key(self) -> RunKey:
+        return RunKey(self.merge_base, self.head, self.ledger.sha256, self.options.run_id)
+
+    @property
+    def today(self) -> dt.date:
+        return self.options.today
+
+    @property
+    def reports(self) -> Path:
+        return self.options.reports or self.repo / DEFAULT_REPORTS
+
+    def forces(self, lane: str) -> bool:
+        return lane in self.classification.forced
+
+    def read_base(self, path: str) -> bytes | None:
+        return git.show(self.repo, self.merge_base, path)
+
+    def judge_entries(
+        self, entries: tuple[git.TreeEntry, ...] | list[git.TreeEntry]
+    ) -> list[git.TreeEntry]:
+        judge = self.ledger.judge_paths()
+        return [e for e in entries if any_match(judge, e.path)]
+
+    @contextlib.contextmanager
+    def scratch(self) -> Iterator[Path]:
+        """A private directory outside the checkout, removed afterwards."""
+        path = Path(tempfile.mkdtemp(prefix="patchjudge-"))
+        try:
+            if path.resolve().is_relative_to(self.repo.resolve()):
+                raise PatchjudgeError(
+                    f"scratch directory {path} is inside the repository",
+                    key="TMPDIR",
+                    fix="point TMPDIR outside the checkout",
+                )
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+
+    def materialize(self, dest: Path, which: str = "head") -> Path:
+        """The code under test at head with the judge's files from the merge base.
+
+        `which="base"` gives the merge base whole. Every call writes a fresh
+        copy: nothing one lane's tests write reaches another lane.
+        """
+        if which == "base":
+            git.materialize(self.repo, self.merge_base, dest, list(self.base_entries))
+            return dest
+        head_entries = git.ls_tree(self.repo, self.head)
+        judge = self.ledger.judge_paths()
+        code = [e for e in head_entries if not any_match(judge, e.path)]
+        git.materialize(self.repo, self.head, dest, code)
+        git.materialize(self.repo, self.merge_base, dest, self.judge_entries(self.base_entries))
+        return dest
+
+
+def _exists_in(entries: tuple[git.TreeEntry, ...]) -> set[str]:
+    present: set[str] = set()
+    for e in entries:
+        parts = e.path.split("/")
+        present.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    return present
+
+
+def default_base(repo: Path) -> str:
+    """Without --base: the `[gate] base` of the ledger on the remote default branch.
+
+    Never the ledger at HEAD: a patch that names its own base judges itself.
+    """
+    for candidate in ("origin/HEAD", "origin/main"):
+        with contextlib.suppress(PatchjudgeError):
+            git.rev_parse(repo, candidate)
+            data = git.show(repo, candidate, LEDGER)
+            if data is None:
+                raise PatchjudgeError(
+                    f"no {LEDGER} on {candidate}", key="--base", fix="pass --base REF"
+                )
+            return parse_ledger(data, f"{candidate}:{LEDGER}").gate.base
+    raise PatchjudgeError(
+        "no --base given and no origin/main to read [gate] base from",
+        key="--base",
+        fix="pass --base REF, e.g. --base main",
+    )
+
+
+def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
+    repo = git.toplevel(options.repo)
+    head = git.rev_parse(repo, options.head, "--head")
+    base_ref = options.base or default_base(repo)
+    base_sha = git.rev_parse(repo, base_ref, "--base")
+    mb = git.merge_base(repo, base_sha, head)
+    if mb == head:
+        raise PatchjudgeError(
+            f"{base_ref} already contains {options.head} ({head[:12]}): nothing to judge",
+            key="--base",
+            fix="pass the branch the patch was made from, e.g. --base HEAD~1",
+        )
+    data = git.show(repo, mb, LEDGER)
+    source = f"{LEDGER} (at merge base {mb[:12]})"
+    if data is None:
+        raise PatchjudgeError(
+            "not found at the merge base",
+            file=source,
+            fix="adopt patchjudge on the base branch first (patchjudge init)",
+        )
+    ledger = parse_ledger(data, source)
+    base_entries = tuple(git.ls_tree(repo, mb))
+    check_paths_exist(ledger, _exists_in(base_entries).__contains__, source)
+    changes = tuple(git.diff(repo, mb, head))
+    symlinks = {}
+    for change in changes:
+        if change.new_mode == SYMLINK and change.new_path is not None:
+            target = git.show(repo, head, change.new_path) or b""
+            symlinks[change.new_path] = os.fsdecode(target)
+    judge = ledger.judge_paths()
+    judge_files = [e.path for e in base_entries if any_match(judge, e.path)]
+    classification = classify(
+        changes,
+        protected=judge,
+        map_entries=ledger.map,
+        properties_paths=ledger.properties.paths,
+        symlinks=symlinks,
+        judge_files=judge_files,
+    )
+    return Run(
+        repo=repo,
+        base_ref=base_ref,
+        merge_base=mb,
+        head=head,
+        ledger=ledger,
+        base_entries=base_entries,
+        changes=changes,
+        classification=classification,
+        options=options,
+        environ=environ,
+    )

@@ -1,0 +1,185 @@
+"""Real temp git repositories and the real CLI, in as few lines as a test needs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import rfc8785
+
+from patchjudge.git import no_git_env
+
+_DATE = "2026-11-24T12:00:00+00:00"
+
+
+def git(repo: Path, *args: str) -> str:
+    env = no_git_env(os.environ)
+    env.update(
+        GIT_AUTHOR_NAME="agent", GIT_AUTHOR_EMAIL="agent@example.invalid",
+        GIT_COMMITTER_NAME="agent", GIT_COMMITTER_EMAIL="agent@example.invalid",
+        GIT_AUTHOR_DATE=_DATE, GIT_COMMITTER_DATE=_DATE, GIT_CONFIG_NOSYSTEM="1",
+        HOME=str(repo.parent),
+    )
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout
+
+
+def write(repo: Path, files: Mapping[str, str | bytes | None]) -> None:
+    """Write (or, for None, delete) files; str is dedented."""
+    for rel, content in files.items():
+        path = repo / rel
+        if content is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(textwrap.dedent(content).lstrip("\n"))
+
+
+def commit(repo: Path, message: str = "change") -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def init_repo(path: Path, files: Mapping[str, str | bytes | None]) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    write(path, files)
+    commit(path, "base")
+    return path
+
+
+LEDGER = """
+[gate]
+base = "main"
+
+[map]
+"src/**" = ["properties", "freeze"]
+"tests/fixtures/**" = ["fixtures"]
+"tests/**" = ["freeze"]
+"docs/**" = []
+"*.md" = []
+
+[properties]
+seed = 20260924
+max_examples = 50
+timeout_s = 60
+
+[suite]
+timeout_s = 60
+"""
+
+PROPERTY = """
+from hypothesis import given, strategies as st
+
+from calc import total
+
+
+@given(st.lists(st.integers(min_value=0, max_value=1000)))
+def test_total_never_negative(xs):
+    assert total(xs) >= 0
+
+
+@given(st.lists(st.integers(min_value=-1000, max_value=1000)))
+def test_total_matches_sum(xs):
+    expected = 0
+    for x in xs:
+        expected += x
+    assert total(xs) == expected
+"""
+
+CALC = """
+def total(xs):
+    return sum(xs)
+"""
+
+VISIBLE_TESTS = """
+from calc import total
+
+
+def test_empty():
+    assert total([]) == 0
+
+
+def test_two():
+    assert total([1, 2]) == 3
+"""
+
+ORDER_JSON = '{"order": 7, "lines": [{"sku": "a", "qty": 2}], "total": 4}\n'
+
+
+def fixture_digest(path: str, data: bytes) -> str:
+    if path.endswith(".json"):
+        data = rfc8785.dumps(json.loads(data))
+    return hashlib.sha256(data).hexdigest()
+
+
+def example_files(**overrides: str | bytes | None) -> dict[str, str | bytes | None]:
+    """A small adopted project: code, a visible suite, a fixture and its judge."""
+    files: dict[str, str | bytes | None] = {
+        "README.md": "# calc\n",
+        "src/calc/__init__.py": CALC,
+        "tests/test_calc.py": VISIBLE_TESTS,
+        "tests/fixtures/order.json": ORDER_JSON,
+        "eval/gate.toml": LEDGER,
+        "eval/properties/test_total.py": PROPERTY,
+        "eval/flakes.freeze.toml": "# known flakes\n",
+    }
+    files.update(overrides)
+    lock = {
+        "version": 1,
+        "canonical_json": True,
+        "files": {
+            p: fixture_digest(p, c.encode() if isinstance(c, str) else c)
+            for p, c in sorted(files.items())
+            if p.startswith("tests/fixtures/") and c is not None
+        },
+    }
+    files.setdefault("eval/fixtures.lock.json", json.dumps(lock, indent=2) + "\n")
+    return files
+
+
+def example_repo(tmp_path: Path, **overrides: str | bytes | None) -> Path:
+    """The example project committed on main, with a branch `patch` checked out."""
+    repo = init_repo(tmp_path / "repo", example_files(**overrides))
+    git(repo, "checkout", "-q", "-b", "patch")
+    return repo
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def report(self, repo: Path, name: str) -> dict:  # type: ignore[type-arg]
+        return json.loads((repo / ".patchjudge" / f"{name}.json").read_text())
+
+
+def cli(repo: Path, *args: str, env: Mapping[str, str] | None = None, timeout: float = 300) -> Result:
+    """`python -m patchjudge ARGS` in `repo`, as a user runs it."""
+    full_env = no_git_env(os.environ if env is None else env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "patchjudge", *args],
+        cwd=repo, capture_output=True, text=True, env=full_env, timeout=timeout,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def gate(repo: Path, *args: str, base: str = "main") -> Result:
+    return cli(repo, "gate", "--base", base, "--today", "2026-12-01", *args)
+
+
+def verdict(repo: Path) -> dict:  # type: ignore[type-arg]
+    return json.loads((repo / ".patchjudge" / "verdict.json").read_text())
