@@ -14,7 +14,7 @@ from patchjudge import __version__
 from patchjudge.errors import PatchjudgeError
 from patchjudge.workspace import Options
 
-LANE_COMMANDS = ("pathfilter", "fixtures", "freeze", "properties")
+LANE_COMMANDS = ("pathfilter", "fixtures", "freeze", "properties", "replay")
 
 
 def _date(text: str) -> dt.date:

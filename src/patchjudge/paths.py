@@ -109,7 +109,9 @@ def classify(
         for path in change.sides():
             guard = any_match(protected, path)
             if guard:
-                problems.append(f"protected path changed: {change.describe()} matches {guard!r}")
+                what = change.describe()
+                shown = what if what.startswith(path + " ") else f"{path}: {what}"
+                problems.append(f"protected path changed: {shown} matches {guard!r}")
             entry = first_match(map_entries, path)
             mapped[path] = entry.pattern if entry else None
             if entry is None:
