@@ -1,0 +1,78 @@
+"""verdict.json and verdict.md byte for byte against golden files (tests/golden/).
+
+The golden files are fixtures of patchjudge's own judge: eval/fixtures.lock.json
+locks them, so a patch that changes what users see must change them, and is
+rejected for it. PATCHJUDGE_REGOLD=1 rewrites them (then run `patchjudge lock`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from patchjudge import render
+from patchjudge.config import PropertiesSettings
+from patchjudge.report import LaneReport, RunKey, Status, dumps
+from patchjudge.verdict import decide
+
+GOLDEN = Path(__file__).parent.parent / "golden"
+KEY = RunKey("a" * 40, "b" * 40, "c" * 64)
+SETTINGS = PropertiesSettings(("eval/properties",), 20260924, 200, 600)
+
+
+def _lane(name: str, status: Status, *reasons: str, **details: object) -> LaneReport:
+    return LaneReport(name, status, reasons, KEY, details)
+
+
+FROZEN = [{"nodeid": "tests/test_clock.py::test_timestamp_order", "expires": "2026-12-08"}]
+CASES = {
+    "reject": {
+        "pathfilter": _lane("pathfilter", Status.PASS),
+        "fixtures": _lane("fixtures", Status.FAIL, "changed: tests/fixtures/order_total.json"),
+        "freeze": _lane("freeze", Status.PASS, frozen=FROZEN),
+        "properties": _lane("properties", Status.PASS),
+        "replay": _lane("replay", Status.NOT_APPLICABLE, "replay not required"),
+    },
+    "undecided": {
+        "pathfilter": _lane("pathfilter", Status.PASS),
+        "fixtures": _lane("fixtures", Status.PASS),
+        "freeze": _lane("freeze", Status.PASS, frozen=FROZEN),
+        "properties": _lane("properties", Status.PASS),
+        "replay": _lane("replay", Status.UNDECIDED, "replay required and no receipt"),
+    },
+    "accept": {
+        "pathfilter": _lane("pathfilter", Status.PASS),
+        "fixtures": _lane("fixtures", Status.PASS),
+        "freeze": _lane("freeze", Status.PASS, frozen=[]),
+        "properties": _lane("properties", Status.NOT_APPLICABLE, "no changed path forces properties"),
+        "replay": _lane("replay", Status.PASS, receipt_sha256="d" * 64),
+    },
+    "missing-lane": {
+        "pathfilter": _lane("pathfilter", Status.PASS),
+        "fixtures": _lane("fixtures", Status.PASS),
+        "properties": _lane("properties", Status.PASS),
+        "replay": _lane("replay", Status.NOT_APPLICABLE, "replay not required"),
+    },
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_verdict_files_match_golden(case: str) -> None:
+    verdict = decide(CASES[case], KEY, SETTINGS)
+    outputs = {f"{case}.json": dumps(verdict.to_json()), f"{case}.md": render.markdown(verdict)}
+    for name, text in outputs.items():
+        path = GOLDEN / name
+        if os.environ.get("PATCHJUDGE_REGOLD"):
+            path.write_text(text)
+        assert path.read_text() == text, f"{name} differs from the golden file"
+
+
+def test_lane_report_matches_golden() -> None:
+    report = CASES["reject"]["fixtures"]
+    text = dumps(report.to_json())
+    path = GOLDEN / "lane-report.json"
+    if os.environ.get("PATCHJUDGE_REGOLD"):
+        path.write_text(text)
+    assert path.read_text() == text
