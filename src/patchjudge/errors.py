@@ -19,6 +19,9 @@ class PatchjudgeError(Exception):
         self.key = key
         self.fix = fix
 
+    def __str__(self) -> str:
+        return self.one_line()
+
     def one_line(self) -> str:
         where = ": ".join(part for part in (self.file, self.key) if part)
         text = f"{where}: {self.message}" if where else self.message

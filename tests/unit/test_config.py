@@ -1,0 +1,104 @@
+"""The ledger: defaults, and one error line naming file and key for each bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from patchjudge.config import SCHEMA, check_paths_exist, parse_ledger
+from patchjudge.errors import PatchjudgeError
+
+MINIMAL = b'[map]\n"src/**" = ["properties"]\n'
+
+
+def test_defaults_are_the_spec_values() -> None:
+    ledger = parse_ledger(MINIMAL)
+    assert ledger.gate.base == "origin/main"
+    assert ledger.gate.protected == ("eval/**", "noxfile.py", "constraints/**", ".github/workflows/**")
+    assert ledger.properties.seed == 20260924 and ledger.properties.max_examples == 200
+    assert ledger.properties.timeout_s == 600
+    assert ledger.fixtures.roots == ("tests/fixtures",) and ledger.fixtures.canonical_json
+    assert not ledger.fixtures.allow_unhashed_new
+    assert (ledger.freeze.max_age_days, ledger.freeze.min_fail_count, ledger.freeze.reruns) == (14, 2, 12)
+    assert (ledger.flakes.count, ledger.flakes.candidate_min_fails) == (12, 3)
+    assert not ledger.replay.required and ledger.replay.max_slice == 50
+    assert ledger.map[0].pattern == "src/**" and ledger.map[0].lanes == {"properties"}
+    assert ledger.explicit == frozenset()
+
+
+def test_ledger_is_always_protected_whatever_protected_says() -> None:
+    ledger = parse_ledger(b'[gate]\nprotected = []\n' + MINIMAL)
+    judge = ledger.judge_paths()
+    assert "eval/gate.toml" in judge
+    assert "eval/fixtures.lock.json" in judge and "eval/flakes.freeze.toml" in judge
+    assert "eval/properties/**" in judge
+
+
+def test_sha256_is_of_the_bytes() -> None:
+    import hashlib
+
+    assert parse_ledger(MINIMAL).sha256 == hashlib.sha256(MINIMAL).hexdigest()
+
+
+BAD = [
+    (b"[map\n", "not valid TOML", None),
+    (b"\xff\xfe", "not UTF-8", None),
+    (b"[gate]\nbase = 'main'\n", "missing", "[map]"),
+    (b"map = 3\n", "must be a table", "[map]"),
+    (MINIMAL + b"[gates]\n", "unknown table", "[gates]"),
+    (MINIMAL + b"[gate]\nbsae = 'x'\n", "unknown key 'bsae'", "gate.bsae"),
+    (MINIMAL + b"[properties]\nseed = 'x'\n", "whole number", "properties.seed"),
+    (MINIMAL + b"[properties]\nseed = true\n", "whole number", "properties.seed"),
+    (MINIMAL + b"[properties]\nmax_examples = 0\n", ">= 1", "properties.max_examples"),
+    (MINIMAL + b"[fixtures]\ncanonical_json = 'yes'\n", "true or false", "fixtures.canonical_json"),
+    (MINIMAL + b"[fixtures]\nroots = 'tests'\n", "must be a list", "fixtures.roots"),
+    (MINIMAL + b"[fixtures]\nroots = ['../up']\n", "relative path", "fixtures.roots"),
+    (MINIMAL + b"[fixtures]\nlock = '/etc/lock'\n", "relative path", "fixtures.lock"),
+    (MINIMAL + b"[gate]\nprotected = ['!eval/**']\n", "negations", "gate.protected"),
+    (MINIMAL + b"[gate]\nprotected = ['']\n", "non-empty glob", "gate.protected"),
+    (MINIMAL + b"[gate]\nbase = '--upload-pack=x'\n", "git ref", "gate.base"),
+    (b'[map]\n"src/**" = ["propertys"]\n', "no lane named 'propertys'", "map.'src/**'"),
+    (b'[map]\n"src/**" = "properties"\n', "list of lane names", "map.'src/**'"),
+    (b'[map]\n"#x" = []\n', "negations and comments", "map.'#x'"),
+    (MINIMAL + b"[flakes]\nworkers = 'many'\n", "'auto'", "flakes.workers"),
+]
+
+
+@pytest.mark.parametrize(("data", "message", "key"), BAD)
+def test_bad_ledger_is_one_line_naming_file_and_key(data: bytes, message: str, key: str | None) -> None:
+    with pytest.raises(PatchjudgeError) as info:
+        parse_ledger(data, "eval/gate.toml")
+    line = info.value.one_line()
+    assert "\n" not in line
+    assert line.startswith("eval/gate.toml")
+    assert message in line
+    if key:
+        assert info.value.key == key and key in line
+
+
+def test_every_schema_key_has_a_default_of_its_kind() -> None:
+    # A default that fails its own check would make every ledger that omits it invalid.
+    from patchjudge.config import _KINDS
+
+    for section, keys in SCHEMA.items():
+        for key, (kind, default) in keys.items():
+            assert _KINDS[kind](default) is None, f"{section}.{key}"
+
+
+def _exists(*present: str):  # type: ignore[no-untyped-def]
+    return set(present).__contains__
+
+
+def test_missing_files_the_ledger_points_to() -> None:
+    ledger = parse_ledger(MINIMAL)
+    with pytest.raises(PatchjudgeError, match="properties.paths"):
+        check_paths_exist(ledger, _exists())
+    # Default fixture root absent and no lock: an empty lane, not an error.
+    check_paths_exist(ledger, _exists("eval/properties"))
+    with pytest.raises(PatchjudgeError, match="run 'patchjudge lock'"):
+        check_paths_exist(ledger, _exists("eval/properties", "tests/fixtures"))
+    explicit = parse_ledger(MINIMAL + b"[freeze]\nregistry = 'eval/f.toml'\n")
+    with pytest.raises(PatchjudgeError, match="freeze.registry"):
+        check_paths_exist(explicit, _exists("eval/properties"))
+    roots = parse_ledger(MINIMAL + b"[fixtures]\nroots = ['data']\n")
+    with pytest.raises(PatchjudgeError, match=r"fixtures.roots\[0\]"):
+        check_paths_exist(roots, _exists("eval/properties"))

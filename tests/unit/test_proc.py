@@ -1,0 +1,59 @@
+"""The subprocess wrapper: deadlines kill the whole group, output stays bounded."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from patchjudge import proc
+from patchjudge.errors import CommandError
+
+
+def test_timeout_kills_the_process_group() -> None:
+    # The child starts a grandchild that would outlive it; both must die.
+    code = (
+        "import subprocess, sys, time;"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
+        "print(p.pid, flush=True); time.sleep(60)"
+    )
+    started = time.monotonic()
+    result = proc.run([sys.executable, "-c", code], timeout=1.5)
+    assert result.timed_out
+    assert time.monotonic() - started < 30
+    grandchild = int(result.stdout.split()[0])
+    for _ in range(50):
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("grandchild survived the process-group kill")
+
+
+def test_output_is_capped_and_the_tail_kept() -> None:
+    code = "import sys; sys.stdout.write('x' * (3 << 20)); sys.stdout.write('END')"
+    result = proc.run([sys.executable, "-c", code])
+    assert result.returncode == 0
+    assert len(result.stdout) == proc.OUTPUT_CAP and result.stdout.endswith(b"END")
+    assert result.dropped == (3 << 20) + 3 - proc.OUTPUT_CAP
+
+
+def test_channel_carries_what_the_child_writes_to_its_fd() -> None:
+    code = "import os; os.write(int(os.environ['PATCHJUDGE_RESULT_FD']), b'hello')"
+    result = proc.run([sys.executable, "-c", code], channel=True, env=dict(os.environ))
+    assert result.channel == b"hello"
+
+
+def test_check_names_command_exit_and_stderr() -> None:
+    with pytest.raises(CommandError) as info:
+        proc.run([sys.executable, "-c", "import sys; sys.exit('boom')"], check=True)
+    assert "exited 1" in str(info.value) and "boom" in str(info.value)
+
+
+def test_a_missing_program_is_a_user_error() -> None:
+    with pytest.raises(CommandError, match="cannot run 'no-such-program-xyz'"):
+        proc.run(["no-such-program-xyz"])

@@ -1,0 +1,91 @@
+"""The properties lane's pure parts: thin files and what counts as a passing run."""
+
+from __future__ import annotations
+
+import pytest
+
+from patchjudge.config import PropertiesSettings
+from patchjudge.lanes.properties import is_test_file, judge_outcomes, thin_reason
+from patchjudge.testrun import Outcome, TestRun
+
+GOOD = b'''
+from hypothesis import given, strategies as st
+import math
+from calc import total
+
+
+@given(st.lists(st.integers(min_value=0)))
+def test_never_negative(xs):
+    # a comment does not count as a line
+    result = total(xs)
+    expected = sum(xs)
+    assert result >= 0
+'''
+
+
+@pytest.mark.parametrize(
+    ("source", "fragment"),
+    [
+        (GOOD, None),
+        (GOOD.replace(b"assert result >= 0", b"print(result)"), "no assert or raise"),
+        (b"def test_x():\n    assert True\n", "2 non-comment lines (< 8)"),
+        (b"# only\n# comments\n" * 10, "0 non-comment lines"),
+        (b"def test_x(:\n", "does not parse"),
+        (GOOD.replace(b"assert result >= 0", b"if result < 0:\n        raise ValueError"), None),
+    ],
+)
+def test_thin_reason(source: bytes, fragment: str | None) -> None:
+    reason = thin_reason("eval/properties/test_p.py", source)
+    if fragment is None:
+        assert reason is None
+    else:
+        assert reason is not None and fragment in reason
+
+
+def test_is_test_file() -> None:
+    assert is_test_file("eval/properties/test_a.py") and is_test_file("x/a_test.py")
+    assert not is_test_file("eval/properties/conftest.py") and not is_test_file("test_a.txt")
+
+
+SETTINGS = PropertiesSettings(("eval/properties",), 1, 10, 60)
+
+
+def _run(collected: dict[str, str], outcomes: list[Outcome], **kw: object) -> TestRun:
+    fields: dict[str, object] = dict(
+        exitstatus=0, timed_out=False, started=True, finished=True, collected=collected,
+        markers={}, collect_errors={}, outcomes=tuple(outcomes), garbled=0,
+        hypothesis={"max_examples": 10},
+    )
+    fields.update(kw)
+    return TestRun(**fields)  # type: ignore[arg-type]
+
+
+def o(nodeid: str, outcome: str, when: str = "call", raw: str | None = None, xf: bool = False) -> Outcome:
+    return Outcome(nodeid, when, outcome, raw if raw is not None else outcome, xf, "", ())
+
+
+@pytest.mark.parametrize(
+    ("run", "fragment"),
+    [
+        (_run({"p::a": "run"}, [o("p::a", "passed", "setup"), o("p::a", "passed")]), None),
+        (_run({}, []), "no property test ran"),
+        (_run({"p::a": "run"}, [o("p::a", "passed", "setup")]), "property did not run: p::a"),
+        (_run({"p::a": "run"}, [o("p::a", "failed")], exitstatus=1), "property failed: p::a"),
+        (_run({"p::a": "run"}, [o("p::a", "failed", "setup")], exitstatus=1), "property failed in setup"),
+        (_run({"p::a": "run"}, [o("p::a", "skipped", "setup")]), "property skipped: p::a"),
+        (_run({"p::a": "run"}, [o("p::a", "skipped", xf=True)]), "property xfailed: p::a"),
+        (_run({"p::a": "run"}, [o("p::a", "passed", raw="failed")]), "outcome rewritten in-process"),
+        (_run({"p::a": "run"}, [o("p::a", "passed")], finished=False), "did not run to the end"),
+        (_run({"p::a": "run"}, [o("p::a", "passed")], timed_out=True), "timed out after 60 s"),
+        (_run({"p::a": "run"}, [o("p::a", "passed")], exitstatus=1), "pytest exited 1"),
+        (_run({"p::a": "run"}, [o("p::a", "passed")], garbled=2), "foreign line"),
+        (_run({"p::a": "run"}, [o("p::a", "passed")], collect_errors={"p": "E"}), "collection error: p"),
+        (_run({"p::a": "run"}, [o("p::a", "passed")], hypothesis={"max_examples": 1}), "max_examples is 1"),
+    ],
+)
+def test_judge_outcomes(run: TestRun, fragment: str | None) -> None:
+    problems, _ = judge_outcomes(run, SETTINGS)
+    if fragment is None:
+        assert problems == []
+    else:
+        assert any(fragment in p for p in problems), problems
