@@ -22,9 +22,13 @@ _DATE = "2026-11-24T12:00:00+00:00"
 def git(repo: Path, *args: str) -> str:
     env = no_git_env(os.environ)
     env.update(
-        GIT_AUTHOR_NAME="agent", GIT_AUTHOR_EMAIL="agent@example.invalid",
-        GIT_COMMITTER_NAME="agent", GIT_COMMITTER_EMAIL="agent@example.invalid",
-        GIT_AUTHOR_DATE=_DATE, GIT_COMMITTER_DATE=_DATE, GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="agent",
+        GIT_AUTHOR_EMAIL="agent@example.invalid",
+        GIT_COMMITTER_NAME="agent",
+        GIT_COMMITTER_EMAIL="agent@example.invalid",
+        GIT_AUTHOR_DATE=_DATE,
+        GIT_COMMITTER_DATE=_DATE,
+        GIT_CONFIG_NOSYSTEM="1",
         HOME=str(repo.parent),
     )
     return subprocess.run(
@@ -167,12 +171,18 @@ class Result:
         return json.loads((repo / ".patchjudge" / f"{name}.json").read_text())
 
 
-def cli(repo: Path, *args: str, env: Mapping[str, str] | None = None, timeout: float = 300) -> Result:
+def cli(
+    repo: Path, *args: str, env: Mapping[str, str] | None = None, timeout: float = 300
+) -> Result:
     """`python -m patchjudge ARGS` in `repo`, as a user runs it."""
     full_env = no_git_env(os.environ if env is None else env)
     proc = subprocess.run(
         [sys.executable, "-m", "patchjudge", *args],
-        cwd=repo, capture_output=True, text=True, env=full_env, timeout=timeout,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
 

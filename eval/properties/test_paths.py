@@ -27,7 +27,10 @@ def changes(draw):
 @given(st.lists(changes(), max_size=8))
 def test_every_path_is_mapped_or_reported(cs):
     result = classify(
-        cs, protected=PROTECTED, map_entries=MAP, properties_paths=("eval/properties",),
+        cs,
+        protected=PROTECTED,
+        map_entries=MAP,
+        properties_paths=("eval/properties",),
         symlinks={},
     )
     for change in cs:
@@ -41,9 +44,7 @@ def test_every_path_is_mapped_or_reported(cs):
 
 @given(st.lists(changes(), max_size=8))
 def test_forced_lanes_are_the_union_of_first_matches(cs):
-    result = classify(
-        cs, protected=PROTECTED, map_entries=MAP, properties_paths=(), symlinks={}
-    )
+    result = classify(cs, protected=PROTECTED, map_entries=MAP, properties_paths=(), symlinks={})
     expected = set()
     for change in cs:
         for path in change.sides():

@@ -31,16 +31,6 @@ def lane_reports(draw, name):
 all_reports = st.fixed_dictionaries({n: lane_reports(n) for n in ALL_LANES})
 
 
-def vouched(report, core):
-    ok = (Status.PASS, Status.NOT_APPLICABLE) if core else (Status.PASS, Status.NOT_APPLICABLE)
-    return (
-        isinstance(report, LaneReport)
-        and report.lane is not None
-        and report.key == KEY
-        and report.status in ok
-    )
-
-
 @given(all_reports)
 def test_accept_only_when_every_lane_vouched(reports):
     verdict = decide(reports, KEY, SETTINGS)

@@ -131,8 +131,31 @@ def pytest_runtest_makereport(
     return report
 
 
+_EXAMPLE_STARTS = ("Falsifying example", "Falsifying explicit example", "Failing test case")
+
+
 def _falsifying(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if line.strip().startswith("Falsifying")]
+    """Hypothesis's failing example(s), each folded onto one line.
+
+    Hypothesis prints `Falsifying example: f(x=1)` (older) or a multi-line
+    `Failing test case: f(\n    x=1,\n)` (newer); both end when the call's
+    parentheses close.
+    """
+    found: list[str] = []
+    current: list[str] | None = None
+    depth = 0
+    for raw in text.splitlines():
+        line = raw[1:].strip() if raw.startswith("E ") else raw.strip()
+        if current is None and line.startswith(_EXAMPLE_STARTS):
+            current, depth = [], 0
+        if current is None:
+            continue
+        current.append(line)
+        depth += line.count("(") - line.count(")")
+        if depth <= 0:
+            found.append(" ".join(current).replace("( ", "(").replace(", )", ")"))
+            current = None
+    return found
 
 
 @pytest.hookimpl(trylast=True)

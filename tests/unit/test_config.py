@@ -13,12 +13,21 @@ MINIMAL = b'[map]\n"src/**" = ["properties"]\n'
 def test_defaults_are_the_spec_values() -> None:
     ledger = parse_ledger(MINIMAL)
     assert ledger.gate.base == "origin/main"
-    assert ledger.gate.protected == ("eval/**", "noxfile.py", "constraints/**", ".github/workflows/**")
+    assert ledger.gate.protected == (
+        "eval/**",
+        "noxfile.py",
+        "constraints/**",
+        ".github/workflows/**",
+    )
     assert ledger.properties.seed == 20260924 and ledger.properties.max_examples == 200
     assert ledger.properties.timeout_s == 600
     assert ledger.fixtures.roots == ("tests/fixtures",) and ledger.fixtures.canonical_json
     assert not ledger.fixtures.allow_unhashed_new
-    assert (ledger.freeze.max_age_days, ledger.freeze.min_fail_count, ledger.freeze.reruns) == (14, 2, 12)
+    assert (ledger.freeze.max_age_days, ledger.freeze.min_fail_count, ledger.freeze.reruns) == (
+        14,
+        2,
+        12,
+    )
     assert (ledger.flakes.count, ledger.flakes.candidate_min_fails) == (12, 3)
     assert not ledger.replay.required and ledger.replay.max_slice == 50
     assert ledger.map[0].pattern == "src/**" and ledger.map[0].lanes == {"properties"}
@@ -26,7 +35,7 @@ def test_defaults_are_the_spec_values() -> None:
 
 
 def test_ledger_is_always_protected_whatever_protected_says() -> None:
-    ledger = parse_ledger(b'[gate]\nprotected = []\n' + MINIMAL)
+    ledger = parse_ledger(b"[gate]\nprotected = []\n" + MINIMAL)
     judge = ledger.judge_paths()
     assert "eval/gate.toml" in judge
     assert "eval/fixtures.lock.json" in judge and "eval/flakes.freeze.toml" in judge
@@ -64,7 +73,9 @@ BAD = [
 
 
 @pytest.mark.parametrize(("data", "message", "key"), BAD)
-def test_bad_ledger_is_one_line_naming_file_and_key(data: bytes, message: str, key: str | None) -> None:
+def test_bad_ledger_is_one_line_naming_file_and_key(
+    data: bytes, message: str, key: str | None
+) -> None:
     with pytest.raises(PatchjudgeError) as info:
         parse_ledger(data, "eval/gate.toml")
     line = info.value.one_line()
@@ -90,14 +101,14 @@ def _exists(*present: str):  # type: ignore[no-untyped-def]
 
 def test_missing_files_the_ledger_points_to() -> None:
     ledger = parse_ledger(MINIMAL)
-    with pytest.raises(PatchjudgeError, match="properties.paths"):
+    with pytest.raises(PatchjudgeError, match=r"properties\.paths"):
         check_paths_exist(ledger, _exists())
     # Default fixture root absent and no lock: an empty lane, not an error.
     check_paths_exist(ledger, _exists("eval/properties"))
-    with pytest.raises(PatchjudgeError, match="run 'patchjudge lock'"):
+    with pytest.raises(PatchjudgeError, match=r"run 'patchjudge lock'"):
         check_paths_exist(ledger, _exists("eval/properties", "tests/fixtures"))
     explicit = parse_ledger(MINIMAL + b"[freeze]\nregistry = 'eval/f.toml'\n")
-    with pytest.raises(PatchjudgeError, match="freeze.registry"):
+    with pytest.raises(PatchjudgeError, match=r"freeze\.registry"):
         check_paths_exist(explicit, _exists("eval/properties"))
     roots = parse_ledger(MINIMAL + b"[fixtures]\nroots = ['data']\n")
     with pytest.raises(PatchjudgeError, match=r"fixtures.roots\[0\]"):

@@ -14,13 +14,16 @@ from tests.helpers import commit, git, init_repo, write
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return init_repo(tmp_path / "r", {
-        "src/a.py": "print('a')\n" * 20,
-        "src/b.py": "print('b')\n" * 20,
-        "tool.sh": "#!/bin/sh\n",
-        "eval/gate.toml": "x\n",
-        "gone.txt": "bye\n",
-    })
+    return init_repo(
+        tmp_path / "r",
+        {
+            "src/a.py": "print('a')\n" * 20,
+            "src/b.py": "print('b')\n" * 20,
+            "tool.sh": "#!/bin/sh\n",
+            "eval/gate.toml": "x\n",
+            "gone.txt": "bye\n",
+        },
+    )
 
 
 def test_raw_diff_sees_renames_copies_types_modes_and_deletions(repo: Path) -> None:
@@ -31,8 +34,14 @@ def test_raw_diff_sees_renames_copies_types_modes_and_deletions(repo: Path) -> N
     (repo / "eval/gate.toml").symlink_to("../src/b.py")
     (repo / "gone.txt").unlink()
     # -C finds copies whose source the same diff modifies.
-    write(repo, {"odd name\nwith newline.txt": "new\n", "src/copy.py": "print('b')\n" * 20,
-                 "src/b.py": "print('b')\n" * 19 + "print('B')\n"})
+    write(
+        repo,
+        {
+            "odd name\nwith newline.txt": "new\n",
+            "src/copy.py": "print('b')\n" * 20,
+            "src/b.py": "print('b')\n" * 19 + "print('B')\n",
+        },
+    )
     (repo / os.fsdecode(b"caf\xe9.txt")).write_text("other\n")
     head = commit(repo)
     changes = {(c.status, c.old_path, c.new_path) for c in pgit.diff(repo, base, head)}
@@ -48,11 +57,14 @@ def test_raw_diff_sees_renames_copies_types_modes_and_deletions(repo: Path) -> N
 
 
 def test_materialize_is_byte_exact_and_ignores_gitattributes(repo: Path, tmp_path: Path) -> None:
-    write(repo, {
-        ".gitattributes": "*.txt export-subst eol=crlf\nsrc/b.py export-ignore\n",
-        "note.txt": "$Format:%H$\nline\n",
-        "bin.dat": bytes(range(256)),
-    })
+    write(
+        repo,
+        {
+            ".gitattributes": "*.txt export-subst eol=crlf\nsrc/b.py export-ignore\n",
+            "note.txt": "$Format:%H$\nline\n",
+            "bin.dat": bytes(range(256)),
+        },
+    )
     (repo / "tool.sh").chmod(0o755)
     (repo / "link").symlink_to("src/a.py")
     head = commit(repo)
@@ -61,7 +73,7 @@ def test_materialize_is_byte_exact_and_ignores_gitattributes(repo: Path, tmp_pat
     assert (dest / "note.txt").read_bytes() == b"$Format:%H$\nline\n"
     assert (dest / "src/b.py").exists()
     assert (dest / "bin.dat").read_bytes() == bytes(range(256))
-    assert os.readlink(dest / "link") == "src/a.py"
+    assert (dest / "link").readlink() == Path("src/a.py")
     assert os.access(dest / "tool.sh", os.X_OK)
     assert not os.access(dest / "src/a.py", os.X_OK)
 

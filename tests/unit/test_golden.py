@@ -46,7 +46,9 @@ CASES = {
         "pathfilter": _lane("pathfilter", Status.PASS),
         "fixtures": _lane("fixtures", Status.PASS),
         "freeze": _lane("freeze", Status.PASS, frozen=[]),
-        "properties": _lane("properties", Status.NOT_APPLICABLE, "no changed path forces properties"),
+        "properties": _lane(
+            "properties", Status.NOT_APPLICABLE, "no changed path forces properties"
+        ),
         "replay": _lane("replay", Status.PASS, receipt_sha256="d" * 64),
     },
     "missing-lane": {

@@ -13,7 +13,9 @@ from patchjudge.hashing import canonical_bytes, compare, digest_bytes, lock_json
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
     max_leaves=10,
 )
 
@@ -51,7 +53,9 @@ def test_compare_reports_each_kind_apart() -> None:
     assert drift.changed == ("b",) and drift.extra == ("e",) and drift.missing == ()
     assert drift.symlinks == ("c",) and drift.not_files == ("d",)
     assert drift.reasons(allow_unhashed_new=True) == [
-        "changed: b", "symlink: c (a fixture must be a file)", "not a file: d",
+        "changed: b",
+        "symlink: c (a fixture must be a file)",
+        "not a file: d",
     ]
     assert "extra: e (not in the lock)" in drift.reasons(allow_unhashed_new=False)
     assert compare({"gone": "1"}, {}).reasons(False) == ["missing: gone"]

@@ -36,20 +36,24 @@ def test_gitignore_semantics(pattern: str, path: str, hit: bool) -> None:
 
 def _classify(*changes: Change, symlinks: dict[str, str] | None = None, judge_files=()):  # type: ignore[no-untyped-def]
     return classify(
-        changes, protected=PROTECTED, map_entries=MAP, properties_paths=("eval/properties",),
-        symlinks=symlinks or {}, judge_files=judge_files,
+        changes,
+        protected=PROTECTED,
+        map_entries=MAP,
+        properties_paths=("eval/properties",),
+        symlinks=symlinks or {},
+        judge_files=judge_files,
     )
 
 
-def A(path: str, mode: str = "100644") -> Change:  # noqa: N802
+def A(path: str, mode: str = "100644") -> Change:
     return Change("A", "000000", mode, None, path)
 
 
-def M(path: str, old: str = "100644", new: str = "100644") -> Change:  # noqa: N802
+def M(path: str, old: str = "100644", new: str = "100644") -> Change:
     return Change("M", old, new, path, path)
 
 
-def R(old: str, new: str) -> Change:  # noqa: N802
+def R(old: str, new: str) -> Change:
     return Change("R", "100644", "100644", old, new)
 
 
@@ -65,14 +69,29 @@ def test_first_match_wins_and_lanes_union() -> None:
     ("change", "fragment"),
     [
         (M("eval/gate.toml"), "protected path changed: eval/gate.toml (modified)"),
-        (R("src/a.py", "eval/properties/a.py"), "protected path changed: eval/properties/a.py: src/a.py -> eval/properties/a.py (renamed)"),
-        (R("eval/properties/test_x.py", "src/x.py"), "protected path changed: eval/properties/test_x.py -> src/x.py (renamed)"),
+        (
+            R("src/a.py", "eval/properties/a.py"),
+            "protected path changed: eval/properties/a.py: src/a.py -> eval/properties/a.py (renamed)",
+        ),
+        (
+            R("eval/properties/test_x.py", "src/x.py"),
+            "protected path changed: eval/properties/test_x.py -> src/x.py (renamed)",
+        ),
         (Change("C", "100644", "100644", "src/a.py", "constraints/x.txt"), "(copied)"),
-        (Change("D", "100644", "000000", "noxfile.py", None), "protected path changed: noxfile.py (deleted)"),
-        (Change("T", "100644", "120000", "eval/gate.toml", "eval/gate.toml"), "eval/gate.toml (file -> symlink)"),
+        (
+            Change("D", "100644", "000000", "noxfile.py", None),
+            "protected path changed: noxfile.py (deleted)",
+        ),
+        (
+            Change("T", "100644", "120000", "eval/gate.toml", "eval/gate.toml"),
+            "eval/gate.toml (file -> symlink)",
+        ),
         (M(".github/workflows/ci.yml", "100644", "100755"), "(mode 100644 -> 100755)"),
         (A("Makefile"), "unmapped path: Makefile"),
-        (A("eval/properties/test_new.py"), "new file under the properties path: eval/properties/test_new.py"),
+        (
+            A("eval/properties/test_new.py"),
+            "new file under the properties path: eval/properties/test_new.py",
+        ),
     ],
 )
 def test_each_problem_names_the_path(change: Change, fragment: str) -> None:
@@ -102,12 +121,20 @@ def test_symlinks_into_the_judge_or_out(link: str, target: str, fragment: str) -
 
 
 def test_a_harmless_symlink_is_fine() -> None:
-    assert _classify(A("src/alias.py", "120000"), symlinks={"src/alias.py": "real.py"}).problems == ()
+    assert (
+        _classify(A("src/alias.py", "120000"), symlinks={"src/alias.py": "real.py"}).problems == ()
+    )
 
 
 @pytest.mark.parametrize(
     ("link", "target", "resolved"),
-    [("a/b", "c", "a/c"), ("a/b", "../c", "c"), ("a/b", "../../c", None), ("b", "/x", None), ("a/b", ".", "a")],
+    [
+        ("a/b", "c", "a/c"),
+        ("a/b", "../c", "c"),
+        ("a/b", "../../c", None),
+        ("b", "/x", None),
+        ("a/b", ".", "a"),
+    ],
 )
 def test_symlink_target(link: str, target: str, resolved: str | None) -> None:
     assert symlink_target(link, target) == resolved

@@ -8,7 +8,7 @@ from patchjudge.config import PropertiesSettings
 from patchjudge.lanes.properties import is_test_file, judge_outcomes, thin_reason
 from patchjudge.testrun import Outcome, TestRun
 
-GOOD = b'''
+GOOD = b"""
 from hypothesis import given, strategies as st
 import math
 from calc import total
@@ -20,7 +20,7 @@ def test_never_negative(xs):
     result = total(xs)
     expected = sum(xs)
     assert result >= 0
-'''
+"""
 
 
 @pytest.mark.parametrize(
@@ -52,15 +52,24 @@ SETTINGS = PropertiesSettings(("eval/properties",), 1, 10, 60)
 
 def _run(collected: dict[str, str], outcomes: list[Outcome], **kw: object) -> TestRun:
     fields: dict[str, object] = dict(
-        exitstatus=0, timed_out=False, started=True, finished=True, collected=collected,
-        markers={}, collect_errors={}, outcomes=tuple(outcomes), garbled=0,
+        exitstatus=0,
+        timed_out=False,
+        started=True,
+        finished=True,
+        collected=collected,
+        markers={},
+        collect_errors={},
+        outcomes=tuple(outcomes),
+        garbled=0,
         hypothesis={"max_examples": 10},
     )
     fields.update(kw)
     return TestRun(**fields)  # type: ignore[arg-type]
 
 
-def o(nodeid: str, outcome: str, when: str = "call", raw: str | None = None, xf: bool = False) -> Outcome:
+def o(
+    nodeid: str, outcome: str, when: str = "call", raw: str | None = None, xf: bool = False
+) -> Outcome:
     return Outcome(nodeid, when, outcome, raw if raw is not None else outcome, xf, "", ())
 
 
@@ -71,16 +80,28 @@ def o(nodeid: str, outcome: str, when: str = "call", raw: str | None = None, xf:
         (_run({}, []), "no property test ran"),
         (_run({"p::a": "run"}, [o("p::a", "passed", "setup")]), "property did not run: p::a"),
         (_run({"p::a": "run"}, [o("p::a", "failed")], exitstatus=1), "property failed: p::a"),
-        (_run({"p::a": "run"}, [o("p::a", "failed", "setup")], exitstatus=1), "property failed in setup"),
+        (
+            _run({"p::a": "run"}, [o("p::a", "failed", "setup")], exitstatus=1),
+            "property failed in setup",
+        ),
         (_run({"p::a": "run"}, [o("p::a", "skipped", "setup")]), "property skipped: p::a"),
         (_run({"p::a": "run"}, [o("p::a", "skipped", xf=True)]), "property xfailed: p::a"),
-        (_run({"p::a": "run"}, [o("p::a", "passed", raw="failed")]), "outcome rewritten in-process"),
+        (
+            _run({"p::a": "run"}, [o("p::a", "passed", raw="failed")]),
+            "outcome rewritten in-process",
+        ),
         (_run({"p::a": "run"}, [o("p::a", "passed")], finished=False), "did not run to the end"),
         (_run({"p::a": "run"}, [o("p::a", "passed")], timed_out=True), "timed out after 60 s"),
         (_run({"p::a": "run"}, [o("p::a", "passed")], exitstatus=1), "pytest exited 1"),
         (_run({"p::a": "run"}, [o("p::a", "passed")], garbled=2), "foreign line"),
-        (_run({"p::a": "run"}, [o("p::a", "passed")], collect_errors={"p": "E"}), "collection error: p"),
-        (_run({"p::a": "run"}, [o("p::a", "passed")], hypothesis={"max_examples": 1}), "max_examples is 1"),
+        (
+            _run({"p::a": "run"}, [o("p::a", "passed")], collect_errors={"p": "E"}),
+            "collection error: p",
+        ),
+        (
+            _run({"p::a": "run"}, [o("p::a", "passed")], hypothesis={"max_examples": 1}),
+            "max_examples is 1",
+        ),
     ],
 )
 def test_judge_outcomes(run: TestRun, fragment: str | None) -> None:

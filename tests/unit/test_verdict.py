@@ -54,8 +54,12 @@ def test_silence_is_not_a_pass(lane: str) -> None:
 
 @pytest.mark.parametrize(
     ("field", "value", "word"),
-    [("base", "x" * 40, "base"), ("head", "y" * 40, "head"),
-     ("ledger_sha256", "z" * 64, "ledger_sha256"), ("run_id", "run-0", "run")],
+    [
+        ("base", "x" * 40, "base"),
+        ("head", "y" * 40, "head"),
+        ("ledger_sha256", "z" * 64, "ledger_sha256"),
+        ("run_id", "run-0", "run"),
+    ],
 )
 def test_a_stale_report_fails_its_lane(field: str, value: str, word: str) -> None:
     rs = reports()
@@ -82,7 +86,9 @@ def test_a_failure_without_reason_still_says_why() -> None:
 
 def test_review_fields() -> None:
     rs = reports(replay=P)
-    rs["freeze"] = LaneReport("freeze", P, (), KEY, {"frozen": [{"nodeid": "t::a", "expires": "2026-12-08", "x": 1}]})
+    rs["freeze"] = LaneReport(
+        "freeze", P, (), KEY, {"frozen": [{"nodeid": "t::a", "expires": "2026-12-08", "x": 1}]}
+    )
     rs["replay"] = LaneReport("replay", P, (), KEY, {"receipt_sha256": "e" * 64})
     review = decide(rs, KEY, SETTINGS).review
     assert review == {
