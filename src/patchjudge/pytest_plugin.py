@@ -10,6 +10,8 @@ mismatch means something in the process rewrote a result.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import sys
@@ -20,6 +22,15 @@ import pytest
 
 CHANNEL_ENV = "PATCHJUDGE_RESULT_FD"
 _LONGREPR_CAP = 4000
+
+PRELOAD = (
+    "hypothesis",
+    "hypothesis.strategies",
+    "hypothesis.extra.pytestplugin",
+    "pytest_repeat",
+    "xdist",
+    "xdist.plugin",
+)
 
 _fd: int | None = None
 _raw: dict[tuple[str, str], str] = {}
@@ -33,10 +44,6 @@ def _setup() -> None:
     if fd is not None:
         _fd = int(fd)
         os.set_inheritable(_fd, False)
-    extra = [p for p in env.pop("PATCHJUDGE_PYTHONPATH", "").split(os.pathsep) if p]
-    # The interpreter ran with -I: nothing of the tested tree was on sys.path
-    # while site ran, so its sitecustomize and .pth files never loaded.
-    sys.path[:0] = extra
     examples = env.pop("PATCHJUDGE_MAX_EXAMPLES", None)
     if examples is not None:
         from hypothesis import settings
@@ -49,7 +56,16 @@ def _setup() -> None:
             derandomize=False,
             print_blob=True,
         )
-
+    # The judge's own tools are imported before the tested tree joins
+    # sys.path: a `hypothesis/` or `pytest_repeat.py` in the patch then finds
+    # the real module already in sys.modules and shadows nothing.
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    extra = [p for p in env.pop("PATCHJUDGE_PYTHONPATH", "").split(os.pathsep) if p]
+    # The interpreter ran with -I: nothing of the tested tree was on sys.path
+    # while site ran, so its sitecustomize and .pth files never loaded.
+    sys.path[:0] = extra
 
 _setup()
 
@@ -94,7 +110,8 @@ def _state(item: pytest.Item) -> str:
 def pytest_configure(config: pytest.Config) -> None:
     if _is_worker(config):
         return
-    emit("start", pid=os.getpid(), hypothesis=_hypothesis_profile())
+    origins = {n: getattr(sys.modules.get(n), "__file__", None) for n in ("pytest", *PRELOAD)}
+    emit("start", pid=os.getpid(), hypothesis=_hypothesis_profile(), origins=origins)
 
 
 @pytest.hookimpl(trylast=True)

@@ -76,6 +76,8 @@ class TestRun:
     garbled: int  # channel lines that were not the plugin's JSON
     hypothesis: Mapping[str, Any] = field(default_factory=dict)
     output: str = ""
+    # Judge modules (pytest, hypothesis, ...) that were imported from the tested tree.
+    shadowed: tuple[str, ...] = ()
 
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
@@ -84,6 +86,7 @@ class TestRun:
             for o in self.outcomes
             if o.raw is not None and o.raw != o.outcome
         ]
+        found += [f"judge module {n!r} was loaded from the tested tree" for n in self.shadowed]
         if self.garbled:
             found.append(f"{self.garbled} foreign line(s) on the judge's result channel")
         return found
@@ -152,6 +155,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
             continue
         if event == "start":
             parsed["started"] = True
+            parsed["origins"] = rec.get("origins") or {}
         elif event == "collected":
             for item in rec["items"]:
                 collected[item["nodeid"]] = item["state"]
@@ -201,6 +205,12 @@ def run(
         channel=True,
     )
     parsed = parse_channel(result.channel)
+    root = plan.tree.resolve()
+    shadowed = tuple(
+        name
+        for name, origin in sorted(parsed.get("origins", {}).items())
+        if origin and Path(origin).resolve().is_relative_to(root)
+    )
     output = (result.stdout + result.stderr).decode("utf-8", "replace")
     return TestRun(
         exitstatus=result.returncode,
@@ -214,6 +224,7 @@ def run(
         garbled=parsed["garbled"],
         hypothesis=parsed.get("hypothesis", {}),
         output=output[-20000:],
+        shadowed=shadowed,
     )
 
 

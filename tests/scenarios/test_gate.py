@@ -338,3 +338,26 @@ def test_lane_reports_then_verdict_from_disk_and_staleness(tmp_path: Path) -> No
         "fixtures: report unreadable" in r
         for r in (cli(repo, "verdict", "--base", "main"), reasons(repo))[1]
     )
+
+
+FAKE_HYPOTHESIS = '''
+"""A hypothesis whose @given never runs the test body."""
+
+
+def given(*args, **kwargs):
+    def wrap(fn):
+        def test(*a, **k):
+            return None
+
+        test.__name__ = fn.__name__
+        return test
+
+    return wrap
+'''
+
+
+def test_a_shadowing_hypothesis_in_the_patch_shadows_nothing(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path)
+    patch(repo, {**BROKEN, "src/hypothesis/__init__.py": FAKE_HYPOTHESIS,
+                 "src/hypothesis/strategies.py": "def lists(*a, **k):\n    return None\nintegers = lists\n"})
+    assert_reject(repo, gate(repo), "properties: property failed")
