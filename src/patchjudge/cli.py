@@ -24,6 +24,13 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date like 2026-12-01") from None
 
 
+def _expectation(text: str) -> tuple[str, str]:
+    lane, sep, digest = text.partition("=")
+    if not sep or len(digest) != 64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not LANE=SHA256")
+    return lane, digest
+
+
 def _common() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
@@ -48,7 +55,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("gate", parents=[common], help="every lane, then the verdict")
     for name in LANE_COMMANDS:
         sub.add_parser(name, parents=[common], help=f"the {name} lane on its own")
-    sub.add_parser("verdict", parents=[common], help="the verdict over reports on disk")
+    verdict = sub.add_parser("verdict", parents=[common], help="the verdict over reports on disk")
+    verdict.add_argument(
+        "--expect",
+        action="append",
+        type=_expectation,
+        metavar="LANE=SHA256",
+        help="the digest a lane printed for its report (implies --only-expected)",
+    )
+    verdict.add_argument(
+        "--only-expected",
+        action="store_true",
+        help="count every lane without an --expect digest as missing",
+    )
     lock = sub.add_parser("lock", help="rewrite the fixture lock (a human-reviewed change)")
     lock.add_argument("--repo", type=Path, default=Path())
     return parser
@@ -81,7 +100,8 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "verdict":
         from patchjudge.commands.gate import verdict
 
-        return verdict(options_from(args), out)
+        expect = dict(args.expect or []) if args.expect or args.only_expected else None
+        return verdict(options_from(args), out, expect)
     if args.command == "lock":
         from patchjudge.commands.lock import lock
 

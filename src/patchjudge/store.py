@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -25,7 +26,13 @@ def write_report(reports: Path, report: LaneReport) -> Path:
     return path
 
 
-def read_report(reports: Path, lane: str) -> LaneReport | Unreadable | None:
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read_report(
+    reports: Path, lane: str, expect_sha256: str | None = None
+) -> LaneReport | Unreadable | None:
     path = reports / f"{lane}.json"
     if path.is_symlink():
         return Unreadable(f"{path.name} is a symlink")
@@ -35,6 +42,8 @@ def read_report(reports: Path, lane: str) -> LaneReport | Unreadable | None:
         return None
     except OSError as exc:
         return Unreadable(f"{path.name}: {exc.strerror}")
+    if expect_sha256 is not None and hashlib.sha256(data).hexdigest() != expect_sha256:
+        return Unreadable(f"{path.name} changed after the lane wrote it")
     try:
         return lane_report_from_json(json.loads(data))
     except (ValueError, ReportError, RecursionError) as exc:

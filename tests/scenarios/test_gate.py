@@ -358,6 +358,38 @@ def given(*args, **kwargs):
 
 def test_a_shadowing_hypothesis_in_the_patch_shadows_nothing(tmp_path: Path) -> None:
     repo = example_repo(tmp_path)
-    patch(repo, {**BROKEN, "src/hypothesis/__init__.py": FAKE_HYPOTHESIS,
-                 "src/hypothesis/strategies.py": "def lists(*a, **k):\n    return None\nintegers = lists\n"})
+    patch(
+        repo,
+        {
+            **BROKEN,
+            "src/hypothesis/__init__.py": FAKE_HYPOTHESIS,
+            "src/hypothesis/strategies.py": "def lists(*a, **k):\n    return None\nintegers = lists\n",
+        },
+    )
     assert_reject(repo, gate(repo), "properties: property failed")
+
+
+def test_verdict_with_expected_digests_ignores_rewritten_and_unlisted_reports(
+    tmp_path: Path,
+) -> None:
+    repo = example_repo(tmp_path)
+    patch(repo, {"docs/x.md": "x\n"})
+    digests = {}
+    for lane in ("pathfilter", "fixtures", "freeze", "properties", "replay"):
+        result = cli(repo, lane, "--base", "main")
+        last = result.out.strip().splitlines()[-1]
+        digests[lane] = last.rsplit("sha256=", 1)[1]
+    expect = [f"--expect={k}={v}" for k, v in digests.items()]
+    assert cli(repo, "verdict", "--base", "main", *expect).code == 0
+    # What the tested code might do between a lane and the verdict: rewrite a report.
+    path = repo / ".patchjudge" / "fixtures.json"
+    path.write_text(path.read_text().replace('"pass"', '"pass" '))
+    rewritten = cli(repo, "verdict", "--base", "main", *expect)
+    assert rewritten.code == 1
+    assert "fixtures: report unreadable: fixtures.json changed after the lane wrote it" in reasons(
+        repo
+    )
+    # A lane nox skipped printed no digest: missing, whatever lies on disk.
+    unlisted = cli(repo, "verdict", "--base", "main", "--only-expected", *expect[:2])
+    assert unlisted.code == 1
+    assert "freeze: report missing: the lane did not run" in reasons(repo)

@@ -53,12 +53,29 @@ def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = 
     print(f"patchjudge {name}: {report.status.value}{first}", file=out)
     for reason in report.reasons[1:]:
         print(f"  {reason}", file=out)
-    print(f"report: {path}", file=out)
+    # The last line: the noxfile keeps this digest in its own memory and hands
+    # it to `verdict --expect`, so a report rewritten afterwards is caught.
+    print(f"report: {path} sha256={store.file_sha256(path)}", file=out)
     return report.exit_code
 
 
-def verdict(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ) -> int:
-    """The verdict over report files already on disk (the nox flow)."""
+def verdict(
+    options: Options,
+    out: TextIO,
+    expect: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] = os.environ,
+) -> int:
+    """The verdict over report files already on disk (the nox flow).
+
+    With `expect` (lane -> sha256 the lane printed when it wrote its report),
+    a lane not listed counts as missing and a file that changed since as
+    unreadable: what the tested code may have written in between is ignored.
+    """
     run = open_run(options, environ)
-    reports = {name: store.read_report(run.reports, name) for name in ALL_LANES}
+    reports: dict[str, LaneReport | Unreadable | None] = {}
+    for name in ALL_LANES:
+        if expect is not None and name not in expect:
+            reports[name] = None
+            continue
+        reports[name] = store.read_report(run.reports, name, expect.get(name) if expect else None)
     return _write_verdict(run, decide(reports, run.key, run.ledger.properties), out, environ)
