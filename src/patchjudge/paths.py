@@ -114,10 +114,10 @@ def classify(
                 problems.append(f"protected path changed: {shown} matches {guard!r}")
             entry = first_match(map_entries, path)
             mapped[path] = entry.pattern if entry else None
-            if entry is None:
-                problems.append(f"unmapped path: {path} (extend [map] in eval/gate.toml)")
-            else:
+            if entry is not None:
                 forced |= entry.lanes
+            elif not guard:  # a protected path fails already
+                problems.append(f"unmapped path: {path} (extend [map] in eval/gate.toml)")
         new = change.new_path
         if change.status in "ACR" and new is not None and under(new, properties_paths):
             problems.append(f"new file under the properties path: {new}")
