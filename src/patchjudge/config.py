@@ -280,14 +280,19 @@ def _map_entries(doc: Mapping[str, Any], source: str) -> tuple[MapEntry, ...]:
     return tuple(entries)
 
 
-def parse_ledger(data: bytes, source: str = LEDGER) -> Ledger:
-    """Pure: the bytes of gate.toml -> a Ledger, or a PatchjudgeError naming the key."""
+def load_toml(data: bytes, source: str) -> dict[str, Any]:
+    """Any judge file's TOML: one error line naming the file, whatever the bytes."""
     try:
-        doc = tomllib.loads(data.decode("utf-8"))
+        return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise PatchjudgeError(f"not UTF-8 (byte {exc.start})", file=source) from None
     except tomllib.TOMLDecodeError as exc:
         raise PatchjudgeError(f"not valid TOML: {exc}", file=source) from None
+
+
+def parse_ledger(data: bytes, source: str = LEDGER) -> Ledger:
+    """Pure: the bytes of gate.toml -> a Ledger, or a PatchjudgeError naming the key."""
+    doc = load_toml(data, source)
     known = {*SCHEMA, "map"}
     for name in doc:
         if name not in known:

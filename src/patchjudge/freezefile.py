@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-import tomllib
 from dataclasses import dataclass
 from typing import Any
 
+from patchjudge.config import load_toml
 from patchjudge.errors import PatchjudgeError
 
 
@@ -52,12 +52,7 @@ def _check(kind: str, value: Any) -> str | None:
 
 def parse_registry(data: bytes, source: str) -> tuple[FreezeRow, ...]:
     """Pure: registry bytes -> rows. Shape errors here; the rules are the freeze audit's."""
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise PatchjudgeError(f"not UTF-8 (byte {exc.start})", file=source) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise PatchjudgeError(f"not valid TOML: {exc}", file=source) from None
+    doc = load_toml(data, source)
     unknown = [k for k in doc if k != "freeze"]
     if unknown:
         raise PatchjudgeError(
