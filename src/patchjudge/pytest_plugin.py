@@ -67,6 +67,7 @@ def _setup() -> None:
     # while site ran, so its sitecustomize and .pth files never loaded.
     sys.path[:0] = extra
 
+
 _setup()
 
 

@@ -96,18 +96,25 @@ class Run:
             return dest
         head_entries = git.ls_tree(self.repo, self.head)
         judge = self.ledger.judge_paths()
-        code = [e for e in head_entries if not any_match(judge, e.path)]
+        judge_entries = self.judge_entries(self.base_entries)
+        # A head file where the judge has a directory (`eval` the file) would
+        # block the judge's own files: the judge's layout wins.
+        judge_dirs = {parent for e in judge_entries for parent in _parents(e.path)}
+        code = [
+            e for e in head_entries if not any_match(judge, e.path) and e.path not in judge_dirs
+        ]
         git.materialize(self.repo, self.head, dest, code)
-        git.materialize(self.repo, self.merge_base, dest, self.judge_entries(self.base_entries))
+        git.materialize(self.repo, self.merge_base, dest, judge_entries)
         return dest
 
 
+def _parents(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
 def _exists_in(entries: tuple[git.TreeEntry, ...]) -> set[str]:
-    present: set[str] = set()
-    for e in entries:
-        parts = e.path.split("/")
-        present.update("/".join(parts[: i + 1]) for i in range(len(parts)))
-    return present
+    return {p for e in entries for p in (*_parents(e.path), e.path)}
 
 
 def default_base(repo: Path) -> str:

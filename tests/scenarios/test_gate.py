@@ -393,3 +393,14 @@ def test_verdict_with_expected_digests_ignores_rewritten_and_unlisted_reports(
     unlisted = cli(repo, "verdict", "--base", "main", "--only-expected", *expect[:2])
     assert unlisted.code == 1
     assert "freeze: report missing: the lane did not run" in reasons(repo)
+
+
+def test_the_judge_tree_replaced_by_a_file_is_rejected_not_a_crash(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path)
+    git(repo, "rm", "-rq", "eval")
+    write(repo, {"eval": "not a directory any more\n"})
+    commit(repo)
+    result = gate(repo)
+    assert_reject(repo, result, "protected path changed: eval/gate.toml (deleted)")
+    assert "pathfilter: unmapped path: eval (extend [map] in eval/gate.toml)" in reasons(repo)
+    assert not any("crashed" in r for r in reasons(repo))

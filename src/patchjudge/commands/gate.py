@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import TextIO
 
 from patchjudge import render, store
-from patchjudge.lanes import registry
-from patchjudge.report import LaneReport, Verdict
+from patchjudge.errors import PatchjudgeError
+from patchjudge.lanes import LaneFn, registry
+from patchjudge.report import LaneReport, Status, Verdict
 from patchjudge.verdict import ALL_LANES, Unreadable, decide
 from patchjudge.workspace import Options, Run, open_run
 
@@ -29,6 +30,20 @@ def _write_verdict(run: Run, verdict: Verdict, out: TextIO, environ: Mapping[str
     return verdict.decision.exit_code
 
 
+def run_lane(run: Run, name: str, lane: LaneFn) -> LaneReport:
+    """A lane that crashes fails: whatever the patch did to it, it is no pass.
+
+    A bad judge file is still the user's error (exit 2), not a verdict.
+    """
+    try:
+        return lane(run)
+    except PatchjudgeError:
+        raise
+    except Exception as exc:
+        reason = f"lane crashed: {type(exc).__name__}: {exc}"
+        return LaneReport(name, Status.FAIL, (reason,), run.key, {})
+
+
 def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ) -> int:
     """Every lane, then the verdict, decided from the reports this process made.
 
@@ -39,7 +54,7 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
     reports: dict[str, LaneReport | Unreadable | None] = {}
     for name, lane in registry().items():
         print(f"patchjudge: {name} ...", file=out, flush=True)
-        report = lane(run)
+        report = run_lane(run, name, lane)
         store.write_report(run.reports, report)
         reports[name] = report
     return _write_verdict(run, decide(reports, run.key, run.ledger.properties), out, environ)
@@ -47,7 +62,7 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
 
 def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = os.environ) -> int:
     run = open_run(options, environ)
-    report = registry()[name](run)
+    report = run_lane(run, name, registry()[name])
     path = store.write_report(run.reports, report)
     first = f" — {report.reasons[0]}" if report.reasons else ""
     print(f"patchjudge {name}: {report.status.value}{first}", file=out)
