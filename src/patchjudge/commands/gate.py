@@ -24,6 +24,10 @@ def _write_verdict(run: Run, verdict: Verdict, out: TextIO, environ: Mapping[str
     if summary_file:
         with Path(summary_file).open("a", encoding="utf-8") as fh:
             fh.write(md)
+    # Annotations are stdout lines GitHub Actions turns into errors on the run page.
+    if environ.get("GITHUB_ACTIONS") == "true":
+        for line in render.github_annotations(verdict):
+            print(line, file=out)
     print(render.summary(verdict), file=out)
     print(f"reports: {run.reports}", file=out)
     return verdict.decision.exit_code
