@@ -79,6 +79,10 @@ def test_spec_examples_are_valid(name: str) -> None:
     validate(EXAMPLES[name], name)
 
 
+def test_merged_flakes_shards_are_valid() -> None:
+    validate({**SPEC_FLAKES, "shard": "1+2/2"}, "flakes")
+
+
 def _without(doc: dict[str, Any], *path: str | int) -> dict[str, Any]:
     doc = copy.deepcopy(doc)
     target = doc
