@@ -112,7 +112,10 @@ def github_annotations(verdict: Verdict, limit: int = 10) -> list[str]:
             found += [(level, name, r) for r in outcome.reasons or (outcome.status.value,)]
     if len(found) > limit:
         level, name, _ = found[limit - 1]
-        found = [*found[: limit - 1], (level, name, f"… and {len(found) - limit + 1} more")]
+        found = [
+            *found[: limit - 1],
+            (level, name, f"… and {len(found) - limit + 1} more in verdict.md"),
+        ]
     return [
         f"::{level} title={_workflow_property(f'patchjudge {name}')}::{_workflow_data(reason)}"
         for level, name, reason in found

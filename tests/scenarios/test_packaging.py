@@ -165,3 +165,19 @@ def test_wheel_installs_into_a_fresh_venv_and_runs(
     assert located[2] == str(
         sorted(["flakes.json", "lane_report.json", "receipt.json", "verdict.json"])
     )
+    # Typed (py.typed): strict mypy, run against the fresh venv, sees patchjudge's types.
+    consumer = tmp_path / "consumer.py"
+    consumer.write_text(
+        "from patchjudge.cli import main\n"
+        "from patchjudge.report import Decision\n\n"
+        "code: int = main(['--version'])\n"
+        "wrong: str = Decision.REJECT.exit_code\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-executable",
+         str(python), str(consumer)],
+        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert "import-untyped" not in proc.stdout, proc.stdout
+    assert proc.stdout.count("error:") == 1, proc.stdout
+    assert 'Incompatible types in assignment (expression has type "int"' in proc.stdout

@@ -71,7 +71,7 @@ def test_annotations_stop_at_githubs_limit_and_say_how_many_more() -> None:
     lines = render.github_annotations(verdict_of(pathfilter=(Status.FAIL, reasons)))
     assert len(lines) == 10
     assert lines[8] == "::error title=patchjudge pathfilter::unmapped path: f8"
-    assert lines[9] == "::error title=patchjudge pathfilter::… and 6 more"
+    assert lines[9] == "::error title=patchjudge pathfilter::… and 6 more in verdict.md"
 
 
 def _unescape(data: str) -> str:
