@@ -185,3 +185,20 @@ def test_what_the_verdict_says_matches_the_code() -> None:
     accept = decide({lane: _report(lane, Status.PASS, ()) for lane in ALL_LANES}, KEY, PROPS)
     assert accept.reasons == ()
     assert rows["accept_for_review"]["reasons"] == "none"
+
+
+# --- docs/reports.md, docs/environments.md -----------------------------------
+
+
+def test_the_reports_page_lists_every_shipped_schema() -> None:
+    from tests.schema_helpers import SCHEMAS
+
+    (rows,) = [r for h, r in tables((DOCS / "reports.md").read_text()) if h == "JSON Schemas"]
+    assert sorted(unquote(r["schema"]) for r in rows) == sorted(SCHEMAS.values())
+
+
+def test_the_environments_page_names_every_constraints_file() -> None:
+    text = (DOCS / "environments.md").read_text()
+    constraints = DOCS.parent / "constraints"
+    for path in sorted([*constraints.glob("*.in"), *constraints.glob("*.txt")]):
+        assert f" {path.name} " in text or f" {path.name}\n" in text, path.name
