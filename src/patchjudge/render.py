@@ -32,13 +32,13 @@ _MARKDOWN = str.maketrans(
 )
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """Control characters shown, not obeyed: a newline in a path must not start a line."""
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
 def _cell(text: str) -> str:
-    return _printable(text.translate(_MARKDOWN))
+    return printable(text.translate(_MARKDOWN))
 
 
 def markdown(verdict: Verdict) -> str:
@@ -79,13 +79,13 @@ def summary(verdict: Verdict) -> str:
     """Leads with the verdict and the first reason: what a person reads first."""
     head = f"patchjudge: {verdict.decision.value}"
     if verdict.reasons:
-        head += f" — {_printable(verdict.reasons[0])}"
+        head += f" — {printable(verdict.reasons[0])}"
         if len(verdict.reasons) > 1:
             head += f" (+{len(verdict.reasons) - 1} more)"
     rows = [head]
     for name, outcome in verdict.lanes.items():
         first = outcome.reasons[0] if outcome.reasons else ""
-        rows.append(f"  {name:<11} {outcome.status.value:<15} {_printable(first)}")
+        rows.append(f"  {name:<11} {outcome.status.value:<15} {printable(first)}")
     return "\n".join(rows)
 
 
