@@ -97,3 +97,16 @@ def test_verdict_over_missing_reports(tmp_path: Path, actions: bool) -> None:
     assert [lane["reasons"] for lane in doc["lanes"].values()] == [[missing]] * len(LANES)
     expected = [f"::error title=patchjudge {lane}::{missing}" for lane in LANES]
     assert workflow_commands(result.out) == (expected if actions else [])
+
+
+def test_a_lane_on_its_own_prints_no_workflow_command_from_a_path(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path)
+    write(repo, {HOSTILE: "x\n"})
+    commit(repo)
+
+    result = cli(repo, "pathfilter", "--base", "main", env=actions_env(None, actions=True))
+
+    # The nox flow: each lane session prints its reasons before the verdict runs.
+    assert result.code == 1
+    assert workflow_commands(result.out) == []
+    assert "notes\\n::stop-commands::pj\\n<!-- hidden.txt" in result.out

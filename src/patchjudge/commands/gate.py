@@ -53,10 +53,12 @@ def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = 
     run = open_run(options, environ)
     report = registry()[name](run)
     path = store.write_report(run.reports, report)
-    first = f" — {report.reasons[0]}" if report.reasons else ""
+    # Reasons hold patch-chosen paths: a newline in one must not start a line (in
+    # Actions, a line starting with `::` is a command, e.g. `::stop-commands::`).
+    first = f" — {render.printable(report.reasons[0])}" if report.reasons else ""
     print(f"patchjudge {name}: {report.status.value}{first}", file=out)
     for reason in report.reasons[1:]:
-        print(f"  {reason}", file=out)
+        print(f"  {render.printable(reason)}", file=out)
     print(f"report: {path}", file=out)
     return report.exit_code
 
