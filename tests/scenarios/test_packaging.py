@@ -17,6 +17,7 @@ import pytest
 import uv
 
 import patchjudge
+from patchjudge.git import no_git_env
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = uv.find_uv_bin()
@@ -46,7 +47,16 @@ def _clean_env() -> dict[str, str]:
 
 
 def source_files(root: Path) -> set[str]:
-    """The project's files as a clone has them: what .gitignore does not exclude."""
+    """The project's files: what git tracks, or (an unpacked sdist) what .gitignore keeps."""
+    if (root / ".git").exists():  # a checkout (or worktree), not a folder inside one
+        tracked = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z"],
+            capture_output=True,
+            check=True,
+            env=no_git_env(os.environ),
+        )
+        names = tracked.stdout.decode().split("\0")
+        return {n for n in names if n and (root / n).is_file()}
     ignore_file = root / ".gitignore"
     lines = ignore_file.read_text().splitlines() if ignore_file.exists() else []
     spec = pathspec.PathSpec.from_lines("gitignore", [*lines, ".git", ".git/"])
