@@ -14,7 +14,7 @@ _ICON = {
 
 # Reasons carry patch-controlled text (paths, node ids). It must not change the
 # comment's shape: `<!--` would hide the rest of it, a leading ``` would swallow
-# it, `|` splits a table cell, `[..](..)` makes a link.
+# it, `|` splits a table cell, `[..](..)` makes a link, `__x__` turns bold.
 _MARKDOWN = str.maketrans(
     {
         "\\": "\\\\",
@@ -23,6 +23,11 @@ _MARKDOWN = str.maketrans(
         "[": "\\[",
         "]": "\\]",
         "*": "\\*",
+        # `src/calc/__init__.py` would render as src/calc/<b>init</b>.py.
+        "_": "\\_",
+        "~": "\\~",
+        # GitHub renders $...$ as math.
+        "$": "\\$",
         "&": "&amp;",
         "<": "&lt;",
         ">": "&gt;",

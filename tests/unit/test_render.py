@@ -153,3 +153,9 @@ def test_verdict_md_reads_as_a_pr_comment() -> None:
     assert "| fixtures | **FAIL** | changed: tests/fixtures/order.json |" in md
     assert "- properties: seed 7, 50 cases" in md
     assert md.endswith("\n")
+
+
+def test_paths_render_as_written() -> None:
+    md = render.markdown(verdict_of(pathfilter=(Status.FAIL, ["unmapped path: src/__init__.py"])))
+    # Escaped, so GitHub shows the underscores instead of bold text.
+    assert r"- pathfilter: unmapped path: src/\_\_init\_\_.py" in md
