@@ -187,6 +187,47 @@ def test_what_the_verdict_says_matches_the_code() -> None:
     assert rows["accept_for_review"]["reasons"] == "none"
 
 
+RECEIPT = "e" * 64
+# case -> (the lane's report, what the review field must show)
+REVIEW_CASES: dict[str, tuple[LaneReport, str]] = {
+    "fixtures-pass": (_report("fixtures", Status.PASS, ()), "lock intact"),
+    "fixtures-fail": (_report("fixtures", Status.FAIL, ("changed: a", "changed: b")), "changed: a"),
+    "fixtures-not-applicable": (
+        _report("fixtures", Status.NOT_APPLICABLE, ("no fixture files", "an empty lock")),
+        "no fixture files; an empty lock",
+    ),
+    "replay-receipt": (
+        LaneReport("replay", Status.PASS, (), KEY, {"receipt_sha256": RECEIPT}),
+        RECEIPT,
+    ),
+    "replay-pass-no-receipt": (_report("replay", Status.PASS, ()), "undecided"),
+    "replay-not-applicable": (_report("replay", Status.NOT_APPLICABLE), "not required"),
+    "replay-fail": (
+        LaneReport("replay", Status.FAIL, ("bad slice",), KEY, {"receipt_sha256": RECEIPT}),
+        "undecided",
+    ),
+    "replay-undecided": (_report("replay", Status.UNDECIDED), "undecided"),
+}
+
+
+def test_the_review_fields_table_matches_decide() -> None:
+    rows = _decision_tables()["The review fields"]
+    assert [unquote(r["case"]) for r in rows] == list(REVIEW_CASES)
+    for row in rows:
+        report, shows = REVIEW_CASES[unquote(row["case"])]
+        reports = {lane: _report(lane, Status.PASS, ()) for lane in ALL_LANES}
+        reports[report.lane] = report
+        verdict = decide(reports, KEY, PROPS)
+        assert row["field"] == report.lane
+        assert verdict.review[report.lane] == shows, row
+        if row["shows"].startswith("`"):  # a literal in the doc is the literal the code gives
+            assert unquote(row["shows"]) == shows, row
+    assert verdict.review["properties"] == {
+        "seed": PROPS.seed,
+        "max_examples": PROPS.max_examples,
+    }
+
+
 # --- docs/reports.md, docs/environments.md -----------------------------------
 
 
