@@ -84,3 +84,42 @@ def gate(session: nox.Session) -> None:
     # A lane nox skipped or that printed no digest is missing to the verdict.
     expect = [f"--expect={lane}={digest}" for lane, digest in sorted(DIGESTS.items())]
     _patchjudge(session, "verdict", "--only-expected", *expect, success_codes=[0])
+
+
+# --- pinned environments ------------------------------------------------------
+# Every constraints/<name>.in compiles to constraints/<name>.txt: exact pins with
+# hashes, which the sessions install with --require-hashes (a session uses
+# <session>.txt when there is one, else the lanes' shared lane.txt). uv keeps
+# the current pins unless told otherwise: `nox -s lock -- --upgrade`, or
+# `-- --upgrade-package pytest`.
+LOCK_PYTHON = "3.11"
+
+
+def _compile_argv(source: str, target: str) -> list[str]:
+    return [
+        "uv",
+        "pip",
+        "compile",
+        "--quiet",
+        "--generate-hashes",
+        "--no-header",
+        "--annotation-style",
+        "line",
+        "--python-version",
+        LOCK_PYTHON,
+        source,
+        "--output-file",
+        target,
+    ]
+
+
+@nox.session(default=False)
+def lock(session: nox.Session) -> None:
+    """Regenerate every constraints/*.txt from its .in: pinned, with hashes."""
+    session.install("--require-hashes", "-r", str(_constraints("lock")))
+    # Relative paths: the `# via -r constraints/x.in` comments must not name a machine.
+    with session.chdir(HERE):
+        for source in sorted((HERE / "constraints").glob("*.in")):
+            target = source.with_suffix(".txt")
+            argv = _compile_argv(f"constraints/{source.name}", f"constraints/{target.name}")
+            session.run(*argv, *session.posargs)

@@ -12,8 +12,38 @@ _ICON = {
 }
 
 
+# Reasons carry patch-controlled text (paths, node ids). It must not change the
+# comment's shape: `<!--` would hide the rest of it, a leading ``` would swallow
+# it, `|` splits a table cell, `[..](..)` makes a link, `__x__` turns bold.
+_MARKDOWN = str.maketrans(
+    {
+        "\\": "\\\\",
+        "`": "\\`",
+        "|": "\\|",
+        "[": "\\[",
+        "]": "\\]",
+        "*": "\\*",
+        # `src/calc/__init__.py` would render as src/calc/<b>init</b>.py.
+        "_": "\\_",
+        "~": "\\~",
+        # GitHub renders $...$ as math.
+        "$": "\\$",
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "\n": " ",
+        "\r": " ",
+    }
+)
+
+
+def printable(text: str) -> str:
+    """Control characters shown, not obeyed: a newline in a path must not start a line."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return printable(text.translate(_MARKDOWN))
 
 
 def markdown(verdict: Verdict) -> str:
@@ -43,7 +73,7 @@ def markdown(verdict: Verdict) -> str:
         f"- properties: seed {props.get('seed')}, {props.get('max_examples')} cases",
         f"- fixtures: {_cell(str(review.get('fixtures')))}",
         "- frozen: "
-        + (", ".join(f"`{f['nodeid']}` until {f['expires']}" for f in frozen) or "none"),
+        + (", ".join(_cell(f"{f['nodeid']} until {f['expires']}") for f in frozen) or "none"),
         f"- replay: {_cell(str(review.get('replay')))}",
         "",
     ]
@@ -54,11 +84,44 @@ def summary(verdict: Verdict) -> str:
     """Leads with the verdict and the first reason: what a person reads first."""
     head = f"patchjudge: {verdict.decision.value}"
     if verdict.reasons:
-        head += f" — {verdict.reasons[0]}"
+        head += f" — {printable(verdict.reasons[0])}"
         if len(verdict.reasons) > 1:
             head += f" (+{len(verdict.reasons) - 1} more)"
     rows = [head]
     for name, outcome in verdict.lanes.items():
         first = outcome.reasons[0] if outcome.reasons else ""
-        rows.append(f"  {name:<11} {outcome.status.value:<15} {first}")
+        rows.append(f"  {name:<11} {outcome.status.value:<15} {printable(first)}")
     return "\n".join(rows)
+
+
+def _workflow_data(text: str) -> str:
+    # GitHub's escaping for workflow command data: a newline would end the command.
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _workflow_property(text: str) -> str:
+    return _workflow_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotations(verdict: Verdict, limit: int = 10) -> list[str]:
+    """GitHub Actions workflow commands: an error per reason of a failing lane.
+
+    An undecided replay lane is a warning: it holds the merge without being a
+    fault of the patch. GitHub shows at most 10 errors a step, so at most
+    `limit` lines, the last one saying how many more verdict.md has.
+    """
+    found = []
+    for name, outcome in verdict.lanes.items():
+        level = {Status.FAIL: "error", Status.UNDECIDED: "warning"}.get(outcome.status)
+        if level:
+            found += [(level, name, r) for r in outcome.reasons or (outcome.status.value,)]
+    if len(found) > limit:
+        level, name, _ = found[limit - 1]
+        found = [
+            *found[: limit - 1],
+            (level, name, f"… and {len(found) - limit + 1} more in verdict.md"),
+        ]
+    return [
+        f"::{level} title={_workflow_property(f'patchjudge {name}')}::{_workflow_data(reason)}"
+        for level, name, reason in found
+    ]

@@ -25,6 +25,10 @@ def _write_verdict(run: Run, verdict: Verdict, out: TextIO, environ: Mapping[str
     if summary_file:
         with Path(summary_file).open("a", encoding="utf-8") as fh:
             fh.write(md)
+    # Annotations are stdout lines GitHub Actions turns into errors on the run page.
+    if environ.get("GITHUB_ACTIONS") == "true":
+        for line in render.github_annotations(verdict):
+            print(line, file=out)
     print(render.summary(verdict), file=out)
     print(f"reports: {run.reports}", file=out)
     return verdict.decision.exit_code
@@ -64,10 +68,12 @@ def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = 
     run = open_run(options, environ)
     report = run_lane(run, name, registry()[name])
     path = store.write_report(run.reports, report)
-    first = f" — {report.reasons[0]}" if report.reasons else ""
+    # Reasons hold patch-chosen paths: a newline in one must not start a line (in
+    # Actions, a line starting with `::` is a command, e.g. `::stop-commands::`).
+    first = f" — {render.printable(report.reasons[0])}" if report.reasons else ""
     print(f"patchjudge {name}: {report.status.value}{first}", file=out)
     for reason in report.reasons[1:]:
-        print(f"  {reason}", file=out)
+        print(f"  {render.printable(reason)}", file=out)
     # The last line: the noxfile keeps this digest in its own memory and hands
     # it to `verdict --expect`, so a report rewritten afterwards is caught.
     print(f"report: {path} sha256={store.file_sha256(path)}", file=out)

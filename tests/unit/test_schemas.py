@@ -1,0 +1,226 @@
+"""The shipped JSON Schemas: well-formed, true to SPEC's examples, and true to the code."""
+
+from __future__ import annotations
+
+import copy
+import importlib.resources
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from patchjudge.config import PropertiesSettings
+from patchjudge.report import LaneReport, RunKey, Status
+from patchjudge.verdict import ALL_LANES, Unreadable, decide
+from tests.schema_helpers import SCHEMAS, problems, schema, validate
+
+A, B = "a" * 40, "b" * 40
+SHA = "c" * 64
+CLOCK = "tests/test_clock.py::test_timestamp_order"
+
+# SPEC.md's examples, with its <sha> placeholders filled in.
+SPEC_LANE_REPORT = {
+    "schema": 1, "lane": "fixtures", "status": "fail",
+    "reasons": ["changed: tests/fixtures/order_total.json"],
+    "base": A, "head": B, "ledger_sha256": SHA, "details": {},
+}  # fmt: skip
+SPEC_VERDICT = {
+    "schema": 1, "verdict": "reject", "base": A, "head": B, "ledger_sha256": SHA,
+    "lanes": {
+        "pathfilter": {"status": "pass", "reasons": []},
+        "fixtures": {"status": "fail", "reasons": ["changed: tests/fixtures/order_total.json"]},
+        "freeze": {"status": "pass", "reasons": []},
+        "properties": {"status": "pass", "reasons": []},
+        "replay": {"status": "not_applicable", "reasons": ["replay not required"]},
+    },
+    "reasons": ["fixtures: changed: tests/fixtures/order_total.json"],
+    "review": {
+        "properties": {"seed": 20260924, "max_examples": 200},
+        "fixtures": "changed: tests/fixtures/order_total.json",
+        "freeze": [{"nodeid": CLOCK, "expires": "2026-12-08"}],
+        "replay": "undecided",
+    },
+}  # fmt: skip
+SPEC_FLAKES = {
+    "schema": 1, "head": B, "count": 12, "shard": "1/1", "seed": 20260924,
+    "host": {"python": "3.11.7", "platform": "linux-x86_64", "cpus": 2, "pins_sha256": SHA},
+    "nodes": {"tests/test_clock.py::test_timestamp_order": {"fail": 3, "runs": 12}},
+    "candidates": ["tests/test_clock.py::test_timestamp_order"],
+}  # fmt: skip
+SPEC_RECEIPT = {
+    "seed": 20260924, "head": B, "slice_sha256": SHA,
+    "failed_nodeids": [], "skipped_by_freeze": ["tests/test_clock.py::test_timestamp_order"],
+    "host_role": "trusted-ci",
+}  # fmt: skip
+EXAMPLES = {
+    "lane_report": SPEC_LANE_REPORT,
+    "verdict": SPEC_VERDICT,
+    "flakes": SPEC_FLAKES,
+    "receipt": SPEC_RECEIPT,
+}
+
+
+def test_every_shipped_schema_is_a_valid_draft_2020_12_schema() -> None:
+    shipped = {
+        p.name
+        for p in importlib.resources.files("patchjudge").joinpath("schemas").iterdir()
+        if p.name.endswith(".json")
+    }
+    assert shipped == set(SCHEMAS.values())
+    for name in SCHEMAS:
+        jsonschema.Draft202012Validator.check_schema(schema(name))
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_spec_examples_are_valid(name: str) -> None:
+    validate(EXAMPLES[name], name)
+
+
+def test_merged_flakes_shards_are_valid() -> None:
+    validate({**SPEC_FLAKES, "shard": "1+2/2"}, "flakes")
+
+
+def _without(doc: dict[str, Any], *path: str | int) -> dict[str, Any]:
+    doc = copy.deepcopy(doc)
+    target = doc
+    for part in path[:-1]:
+        target = target[part]
+    del target[path[-1]]
+    return doc
+
+
+def _with(doc: dict[str, Any], value: Any, *path: str | int) -> dict[str, Any]:
+    doc = copy.deepcopy(doc)
+    target = doc
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    return doc
+
+
+# (schema, broken document, why it must not validate)
+BROKEN = [
+    (
+        "lane_report",
+        _without(SPEC_LANE_REPORT, "ledger_sha256"),
+        "no ledger digest: cannot be keyed",
+    ),
+    ("lane_report", _with(SPEC_LANE_REPORT, 2, "schema"), "a future schema"),
+    ("lane_report", _with(SPEC_LANE_REPORT, "ok", "status"), "a status nobody decides on"),
+    ("lane_report", _with(SPEC_LANE_REPORT, [], "reasons"), "a failure without a reason"),
+    ("lane_report", _with(SPEC_LANE_REPORT, [""], "reasons"), "an empty reason"),
+    ("lane_report", _with(SPEC_LANE_REPORT, "flakes", "lane"), "flakes never gates"),
+    ("lane_report", _with(SPEC_LANE_REPORT, "undecided", "status"), "only replay is undecided"),
+    ("lane_report", _with(SPEC_LANE_REPORT, "HEAD", "head"), "a ref, not a commit"),
+    ("lane_report", _with(SPEC_LANE_REPORT, True, "verdict"), "an unknown key"),
+    ("lane_report", _with(SPEC_LANE_REPORT, [], "details"), "details is an object"),
+    ("verdict", _with(SPEC_VERDICT, "accept", "verdict"), "not one of the three verdicts"),
+    ("verdict", _with(SPEC_VERDICT, [], "reasons"), "a reject without a reason"),
+    ("verdict", _with(SPEC_VERDICT, "accept_for_review", "verdict"), "accepted with a failed lane"),
+    ("verdict", _without(SPEC_VERDICT, "lanes", "replay"), "a lane left out"),
+    (
+        "verdict",
+        _with(SPEC_VERDICT, {"status": "pass", "reasons": []}, "lanes", "flakes"),
+        "a sixth lane",
+    ),
+    (
+        "verdict",
+        _with(SPEC_VERDICT, "undecided", "lanes", "freeze", "status"),
+        "core lanes are never undecided",
+    ),
+    ("verdict", _with(SPEC_VERDICT, "undecided", "verdict"), "undecided while replay is not"),
+    ("verdict", _without(SPEC_VERDICT, "review", "properties"), "a review field left out"),
+    (
+        "verdict",
+        _with(SPEC_VERDICT, "12/08/2026", "review", "freeze", 0, "expires"),
+        "not an ISO date",
+    ),
+    (
+        "verdict",
+        _with(SPEC_VERDICT, "passed", "review", "replay"),
+        "neither a receipt hash nor undecided",
+    ),
+    ("flakes", _without(SPEC_FLAKES, "host", "pins_sha256"), "a host without its pins"),
+    ("flakes", _with(SPEC_FLAKES, "1", "shard"), "a shard is I/N"),
+    ("flakes", _with(SPEC_FLAKES, {"fail": 3}, "nodes", CLOCK), "fail without runs"),
+    ("flakes", _with(SPEC_FLAKES, 0, "count"), "no runs at all"),
+    ("receipt", _without(SPEC_RECEIPT, "slice_sha256"), "no slice digest: nothing to check"),
+    ("receipt", _with(SPEC_RECEIPT, "abc", "slice_sha256"), "not a SHA-256"),
+    ("receipt", _with(SPEC_RECEIPT, ["x", "x"], "failed_nodeids"), "a node id twice"),
+    ("receipt", _with(SPEC_RECEIPT, ["a\nb"], "skipped_by_freeze"), "a node id holding a newline"),
+    ("receipt", _with(SPEC_RECEIPT, "", "host_role"), "no host role"),
+    ("receipt", _with(SPEC_RECEIPT, "yes", "trusted"), "an unknown key"),
+]
+
+
+@pytest.mark.parametrize(("name", "doc", "why"), BROKEN, ids=[row[2] for row in BROKEN])
+def test_broken_documents_are_refused(name: str, doc: dict[str, Any], why: str) -> None:
+    assert problems(doc, name), why
+
+
+def test_validate_names_every_problem() -> None:
+    broken = _with(_without(SPEC_RECEIPT, "seed"), "x", "head")
+    with pytest.raises(AssertionError) as info:
+        validate(broken, "receipt")
+    assert "head:" in str(info.value)
+    assert "'seed' is a required property" in str(info.value)
+    with pytest.raises(KeyError, match="known: lane_report"):
+        schema("receipts")
+
+
+# --- the code writes what the schemas describe ------------------------------
+
+KEY = RunKey(A, B, SHA, "run-1")
+PROPS = PropertiesSettings(paths=("eval/properties",), seed=7, max_examples=50, timeout_s=60)
+reasons_st = st.lists(st.text(min_size=1, max_size=20), max_size=3)
+status_st = st.sampled_from(list(Status))
+key_st = st.sampled_from(
+    [KEY, RunKey(A, A, SHA, "run-1"), RunKey(A, B, "d" * 64, "run-1"), RunKey(A, B, SHA, "old")]
+)
+frozen_st = st.lists(
+    st.fixed_dictionaries(
+        {"nodeid": st.text(min_size=1, max_size=30), "expires": st.dates().map(str)}
+    ),
+    max_size=2,
+)
+
+
+@st.composite
+def lane_reports(draw: st.DrawFn, lane: str) -> LaneReport:
+    status = draw(status_st)
+    reasons = draw(reasons_st)
+    if status is Status.FAIL and not reasons:
+        reasons = ["it failed"]
+    details: dict[str, Any] = {}
+    if lane == "freeze":
+        details["frozen"] = draw(frozen_st)
+    if lane == "replay" and draw(st.booleans()):
+        details["receipt_sha256"] = "e" * 64
+    name = draw(st.sampled_from([lane, lane, "pathfilter"]))
+    return LaneReport(name, status, tuple(reasons), draw(key_st), details)
+
+
+def any_report(lane: str) -> st.SearchStrategy[LaneReport | Unreadable | None]:
+    return st.one_of(
+        st.none(), st.builds(Unreadable, st.text(min_size=1, max_size=10)), lane_reports(lane)
+    )
+
+
+@given(st.fixed_dictionaries({lane: any_report(lane) for lane in ALL_LANES}))
+def test_every_verdict_decide_can_give_is_valid(
+    reports: dict[str, LaneReport | Unreadable | None],
+) -> None:
+    doc = decide(reports, KEY, PROPS).to_json()
+    validate(json.loads(json.dumps(doc)), "verdict")
+
+
+@given(st.sampled_from(ALL_LANES).flatmap(lane_reports))
+def test_every_lane_report_the_gate_writes_is_valid(report: LaneReport) -> None:
+    if report.status is Status.UNDECIDED and report.lane != "replay":
+        # The lanes cannot write this (only replay is undecided); the schema says so.
+        assert problems(report.to_json(), "lane_report")
+        return
+    validate(json.loads(json.dumps(report.to_json())), "lane_report")
