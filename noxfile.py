@@ -72,3 +72,10 @@ def gate(session: nox.Session) -> None:
     """Every lane in its own venv, then the verdict over this run's reports."""
     _install_judge(session, "gate")
     _patchjudge(session, "verdict", success_codes=[0])
+
+
+@nox.session(default=False)
+def demo(session: nox.Session) -> None:
+    """Typical agent patches against an example repository, and the verdict table."""
+    _install_judge(session, "demo")
+    session.run("patchjudge", "demo", *session.posargs)
