@@ -134,7 +134,8 @@ def _suite_path(test_file: str) -> str:
 
 def detect(tracked: Sequence[str], pyproject: bytes | None = None) -> Layout:
     """The layout of a repository from its tracked paths (and pyproject.toml, if any)."""
-    files = {p for p in tracked if not p.startswith("eval/")}
+    # A path no glob can spell is left to the map's catch-all, never made a suite or a root.
+    files = {p for p in tracked if not p.startswith("eval/") and all(map(_plain, p.split("/")))}
     dirs = _dirs(sorted(files))
     doc = _pyproject(pyproject)
     tests = sorted(p for p in files if is_test_file(p))
@@ -155,6 +156,8 @@ def detect(tracked: Sequence[str], pyproject: bytes | None = None) -> Layout:
         code_paths.append("src")
         for p in sorted(files):
             parts = p.split("/")
+            if parts[0] != "src" or not parts[1].removesuffix(".py").isidentifier():
+                continue
             if len(parts) == 3 and parts[2] == "__init__.py":
                 modules.append(parts[1])
             elif len(parts) == 2 and p.endswith(".py"):
@@ -290,7 +293,7 @@ def plan_map(layout: Layout, tracked: Sequence[str], options: Options) -> tuple[
             add(f"*{suffix}", [], reviewed)
     for name in top:
         if name in REVIEWED_FILES:
-            add(name, [], reviewed)
+            add(f"/{name}", [], reviewed)  # anchored: vendor/LICENSE is not reviewed text
     entries = [MapEntry(line.pattern, frozenset(line.lanes)) for line in lines]
     unknown = "not recognised by init: forces every test lane; narrow it once you know it"
     for path in sorted(tracked):
