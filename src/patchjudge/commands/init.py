@@ -91,6 +91,7 @@ def plan(options: InitOptions) -> tuple[Path, dict[str, str], list[str], list[st
         patchjudge_spec=_spec(options.patchjudge_spec),
     )
     files = scaffold.scaffold([*tracked, ".gitignore"], layout, api, settings)
+    parse_ledger(files[LEDGER].encode(), "--base")  # what the user passed must make a ledger
     return top, files, additions, sorted(m for m, names in api.items() if names)
 
 
