@@ -373,6 +373,15 @@ def render_tox(layout: Layout) -> str:
     return string.Template(template("init/tox.ini.tmpl")).substitute(project_install=install)
 
 
+def ci_recipe(name: str, runner: str) -> str:
+    """The CI recipe as shipped; a tox team's copy runs tox where the recipe runs nox."""
+    text = template(name)
+    if runner == "tox":
+        for nox_text, tox_text in (("pip install nox", "pip install tox"), ("nox -s ", "tox -e ")):
+            text = text.replace(nox_text, tox_text)
+    return text
+
+
 def render_project_constraints(layout: Layout) -> str:
     lines = [
         "# The project's own runtime and test requirements, pinned, installed before the",
@@ -415,8 +424,8 @@ def scaffold(
     files["constraints/lane.txt"] = template("init/lane.txt")
     files["constraints/patchjudge.txt"] = render_patchjudge_constraints(options.patchjudge_spec)
     files["constraints/project.txt"] = render_project_constraints(layout)
-    files[GITHUB_WORKFLOW] = template("ci/github-workflow.yml")
-    files[GITLAB_JOB] = template("ci/gitlab-ci.yml")
+    files[GITHUB_WORKFLOW] = ci_recipe("ci/github-workflow.yml", options.runner)
+    files[GITLAB_JOB] = ci_recipe("ci/gitlab-ci.yml", options.runner)
     everything = sorted({*tracked, *files, LEDGER, FIXTURE_LOCK})
     lines = plan_map(layout, everything, options)
     missed = unmapped(everything, lines)

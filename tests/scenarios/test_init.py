@@ -211,3 +211,16 @@ def test_the_generated_noxfile_gates_a_patch_without_patchjudges_source_tree(tmp
     assert installs
     for line in installs:
         assert "/constraints/" in line or line.endswith(str(repo)), line
+
+
+def test_a_symlinked_fixture_stops_init_before_it_writes_anything(tmp_path):
+    repo = flat_project(tmp_path / "calc")
+    (repo / "tests/fixtures").mkdir(parents=True)
+    (repo / "tests/fixtures/real.json").write_text("{}\n")
+    (repo / "tests/fixtures/link.json").symlink_to("real.json")
+    commit(repo, "fixtures")
+    result = cli(repo, "init")
+    assert result.code == 2
+    assert result.err.startswith("patchjudge: tests/fixtures/link.json: a fixture must be")
+    assert not (repo / "eval").exists()
+    assert not (repo / "noxfile.py").exists()

@@ -183,3 +183,17 @@ def test_an_unknown_runner_is_an_error():
 def test_templates_ship_with_the_package():
     for name in ("noxfile.py.tmpl", "tox.ini.tmpl", "gate.toml.tmpl", "lane.txt"):
         assert (Path(scaffold.__file__).parent / "templates" / "init" / name).is_file()
+
+
+@pytest.mark.parametrize("runner", scaffold.RUNNERS)
+def test_the_ci_recipes_are_valid_yaml_that_run_the_chosen_runner(runner):
+    import yaml
+
+    layout = scaffold.detect(["tests/test_a.py"])
+    files = scaffold.scaffold(["tests/test_a.py"], layout, {}, _options(runner))
+    other = {"nox": "tox -e gate", "tox": "nox -s gate"}[runner]
+    for rel in (scaffold.GITHUB_WORKFLOW, scaffold.GITLAB_JOB):
+        doc = yaml.safe_load(files[rel])
+        assert isinstance(doc, dict) and doc, rel
+        assert other not in files[rel]
+    assert "jobs" in yaml.safe_load(files[scaffold.GITHUB_WORKFLOW])

@@ -9,7 +9,7 @@ from typing import TextIO
 from patchjudge import __version__, git, scaffold
 from patchjudge.config import LEDGER, parse_ledger
 from patchjudge.errors import PatchjudgeError
-from patchjudge.lanes.fixtures import write_lock
+from patchjudge.lanes.fixtures import scan_worktree, write_lock
 
 DEFAULT_SPEC = f"patchjudge=={__version__}"
 
@@ -106,6 +106,15 @@ def init(options: InitOptions, out: TextIO) -> int:
             file=existing[0],
             fix="review and remove it, or pass --force to overwrite",
         )
+    ledger = parse_ledger(files[LEDGER].encode(), LEDGER)
+    # A fixture symlink stops init before it writes anything, not halfway through.
+    _, symlinks = scan_worktree(top, ledger.fixtures)
+    if symlinks:
+        raise PatchjudgeError(
+            "a fixture must be a regular file, not a symlink",
+            file=symlinks[0],
+            fix="replace the link with the bytes it points to, then run init again",
+        )
     for rel, text in files.items():
         path = top / rel
         if path.is_symlink():  # --force replaces the link, never writes through it
@@ -113,7 +122,6 @@ def init(options: InitOptions, out: TextIO) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         print(f"wrote {rel}", file=out)
-    ledger = parse_ledger(files[LEDGER].encode(), LEDGER)
     lock_path = top / ledger.fixtures.lock
     if lock_path.is_symlink():
         lock_path.unlink()
