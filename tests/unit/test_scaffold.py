@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from patchjudge import scaffold
@@ -31,6 +31,7 @@ def _options(runner: str = "nox") -> scaffold.Options:
     return scaffold.Options(base="origin/main", runner=runner, patchjudge_spec="patchjudge==0.1.0")
 
 
+@settings(deadline=None)  # a loaded 2-core CI box is no reason to fail
 @given(tracked_sets, st.sampled_from(scaffold.RUNNERS))
 def test_the_written_map_leaves_no_path_unmapped_and_protects_the_judge(tracked, runner):
     layout = scaffold.detect(tracked)
