@@ -63,6 +63,7 @@ def _pip() -> list[str]:
 
 def six_sdist(dest: Path) -> Path:
     """The unpacked six sdist, downloaded from PyPI with its hash checked."""
+    dest.mkdir(parents=True, exist_ok=True)
     req = dest / "six.txt"
     req.write_text(f"{SIX} --hash=sha256:{SIX_SHA256}\n")
     argv = [*_pip(), "download", "-q", "--no-deps", "--no-binary", ":all:", "--require-hashes"]
