@@ -52,8 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     lock = sub.add_parser("lock", help="rewrite the fixture lock (a human-reviewed change)")
     lock.add_argument("--repo", type=Path, default=Path())
     init = sub.add_parser("init", help="scaffold eval/, the runner, constraints/ and CI")
-    init.add_argument("--repo", type=Path, default=Path())
-    init.add_argument("--runner", choices=("nox", "tox"), default="nox")
+    init.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
+    init.add_argument(
+        "--runner", choices=("nox", "tox"), default="nox", help="noxfile.py or tox.ini"
+    )
     init.add_argument("--base", help="the ref patches are judged against (default: detected)")
     init.add_argument("--force", action="store_true", help="overwrite files init wrote before")
     init.add_argument(

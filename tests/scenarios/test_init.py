@@ -158,7 +158,7 @@ def test_a_project_with_nothing_importable_gets_a_starter_that_fails(tmp_path):
     "args",
     [("--runner", "make"), ("--patchjudge-spec", "./dist/missing.whl"), ("--base=-x",)],
 )
-def test_bad_usage_is_exit_2_in_one_line(tmp_path, args):
+def test_bad_usage_is_exit_2_and_writes_nothing(tmp_path, args):
     repo = flat_project(tmp_path / "calc")
     result = cli(repo, "init", *args)
     assert result.code == 2

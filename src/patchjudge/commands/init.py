@@ -68,8 +68,17 @@ def _spec(text: str) -> str:
     return text.strip()
 
 
-def plan(options: InitOptions) -> tuple[Path, dict[str, str], list[str], list[str]]:
-    """What init would write: (top, files, .gitignore additions, scaffold api modules)."""
+@dataclass(frozen=True)
+class Plan:
+    """What init would write, decided before anything is written."""
+
+    top: Path
+    files: dict[str, str]  # path -> text, the fixture lock aside
+    gitignore: list[str]  # lines .gitignore lacks
+    modules: list[str]  # modules whose public names the starter property records
+
+
+def plan(options: InitOptions) -> Plan:
     top = git.toplevel(options.repo)
     tracked = tracked_paths(top)
     pyproject = top / "pyproject.toml"
@@ -92,11 +101,12 @@ def plan(options: InitOptions) -> tuple[Path, dict[str, str], list[str], list[st
     )
     files = scaffold.scaffold([*tracked, ".gitignore"], layout, api, settings)
     parse_ledger(files[LEDGER].encode(), "--base")  # what the user passed must make a ledger
-    return top, files, additions, sorted(m for m, names in api.items() if names)
+    return Plan(top, files, additions, sorted(m for m, names in api.items() if names))
 
 
 def init(options: InitOptions, out: TextIO) -> int:
-    top, files, additions, modules = plan(options)
+    p = plan(options)
+    top, files, additions, modules = p.top, p.files, p.gitignore, p.modules
     targets = [*files, scaffold.FIXTURE_LOCK]
     existing = [p for p in targets if (top / p).exists() or (top / p).is_symlink()]
     if existing and not options.force:
