@@ -123,3 +123,10 @@ def lock(session: nox.Session) -> None:
             target = source.with_suffix(".txt")
             argv = _compile_argv(f"constraints/{source.name}", f"constraints/{target.name}")
             session.run(*argv, *session.posargs)
+
+
+@nox.session(default=False)
+def demo(session: nox.Session) -> None:
+    """Typical agent patches against an example repository, and the verdict table."""
+    _install_judge(session, "demo")
+    session.run("patchjudge", "demo", *session.posargs)

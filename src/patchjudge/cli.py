@@ -70,6 +70,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lock = sub.add_parser("lock", help="rewrite the fixture lock (a human-reviewed change)")
     lock.add_argument("--repo", type=Path, default=Path())
+    init = sub.add_parser("init", help="scaffold eval/, the runner, constraints/ and CI")
+    init.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
+    init.add_argument(
+        "--runner", choices=("nox", "tox"), default="nox", help="noxfile.py or tox.ini"
+    )
+    init.add_argument("--base", help="the ref patches are judged against (default: detected)")
+    init.add_argument("--force", action="store_true", help="overwrite files init wrote before")
+    init.add_argument(
+        "--patchjudge-spec",
+        default=f"patchjudge=={__version__}",
+        help="what constraints/patchjudge.txt installs: a requirement, a wheel or a tree",
+    )
+    demo = sub.add_parser("demo", help="typical agent patches against an example repository")
+    demo.add_argument("--keep", type=Path, help="build the example here and keep it")
     return parser
 
 
@@ -106,6 +120,16 @@ def dispatch(args: argparse.Namespace) -> int:
         from patchjudge.commands.lock import lock
 
         return lock(args.repo, out)
+    if args.command == "init":
+        from patchjudge.commands.init import InitOptions, init
+
+        return init(
+            InitOptions(args.repo, args.runner, args.force, args.base, args.patchjudge_spec), out
+        )
+    if args.command == "demo":
+        from patchjudge.commands.demo import demo
+
+        return demo(out, keep=args.keep)
     raise AssertionError(f"unreachable: {args.command}")
 
 

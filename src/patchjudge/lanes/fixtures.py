@@ -27,6 +27,8 @@ def scan_commit(
     repo: Path, rev: str, settings: FixturesSettings
 ) -> tuple[dict[str, str], list[str], list[str]]:
     """Digests of every blob under the roots at `rev`, straight from the object store."""
+    if not settings.roots:  # ls-tree with no paths lists the whole tree
+        return {}, [], []
     entries = git.ls_tree(repo, rev, settings.roots)
     symlinks = [e.path for e in entries if e.is_symlink]
     not_files = [e.path for e in entries if e.kind != "blob"]

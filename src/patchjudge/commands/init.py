@@ -1,0 +1,163 @@
+"""`patchjudge init`: read the repository, write the judge scaffold, say what comes next."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from patchjudge import __version__, git, scaffold
+from patchjudge.config import LEDGER, parse_ledger
+from patchjudge.errors import PatchjudgeError
+from patchjudge.lanes.fixtures import scan_worktree, write_lock
+
+DEFAULT_SPEC = f"patchjudge=={__version__}"
+
+
+@dataclass(frozen=True)
+class InitOptions:
+    repo: Path = Path()
+    runner: str = "nox"
+    force: bool = False
+    base: str | None = None  # default: the detected default branch
+    patchjudge_spec: str = DEFAULT_SPEC
+
+
+def tracked_paths(top: Path) -> list[str]:
+    out = git.git(top, "ls-files", "-z", "--cached")
+    return sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p})
+
+
+def default_branch(top: Path) -> str:
+    """The ref patches are judged against: the remote's default branch, else main/master."""
+    origin_head = git.git(top, "symbolic-ref", "-q", "refs/remotes/origin/HEAD", ok=(0, 1))
+    name = origin_head.decode().strip()
+    if name.startswith("refs/remotes/"):
+        return name.removeprefix("refs/remotes/")
+    refs = git.git(top, "for-each-ref", "--format=%(refname)", "refs/heads", "refs/remotes/origin")
+    known = set(refs.decode().split())
+    for branch in ("main", "master", "trunk"):
+        if f"refs/remotes/origin/{branch}" in known:
+            return f"origin/{branch}"
+    for branch in ("main", "master", "trunk"):
+        if f"refs/heads/{branch}" in known:
+            return branch
+    current = git.git(top, "symbolic-ref", "-q", "--short", "HEAD", ok=(0, 1)).decode().strip()
+    if current:
+        return current
+    raise PatchjudgeError(
+        "cannot tell the default branch (detached HEAD, no main or master)",
+        key="--base",
+        fix="pass --base REF, e.g. --base origin/main",
+    )
+
+
+def _spec(text: str) -> str:
+    """A path becomes absolute: pip and uv read relative paths in -r files differently."""
+    if "\n" in text or not text.strip():
+        raise PatchjudgeError(
+            "must be one requirement or path", key="--patchjudge-spec", fix=f"e.g. {DEFAULT_SPEC}"
+        )
+    candidate = Path(text).expanduser()
+    if text.startswith((".", "/", "~")) or candidate.suffix == ".whl" or candidate.exists():
+        if not candidate.exists():
+            raise PatchjudgeError(
+                f"{text!r} does not exist", key="--patchjudge-spec", fix="pass a wheel or a tree"
+            )
+        return str(candidate.resolve())
+    return text.strip()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What init would write, decided before anything is written."""
+
+    top: Path
+    files: dict[str, str]  # path -> text, the fixture lock aside
+    gitignore: list[str]  # lines .gitignore lacks
+    modules: list[str]  # modules whose public names the starter property records
+
+
+def plan(options: InitOptions) -> Plan:
+    top = git.toplevel(options.repo)
+    tracked = tracked_paths(top)
+    pyproject = top / "pyproject.toml"
+    layout = scaffold.detect(
+        tracked, pyproject.read_bytes() if "pyproject.toml" in tracked else None
+    )
+    api: dict[str, dict[str, bool]] = {}
+    for module in layout.modules:
+        source = scaffold.module_source(layout, module, tracked)
+        if source is not None:
+            api[module] = scaffold.public_names((top / source).read_bytes())
+    gitignore = top / ".gitignore"
+    additions = scaffold.gitignore_additions(
+        gitignore.read_text(encoding="utf-8", errors="replace") if gitignore.exists() else None
+    )
+    settings = scaffold.Options(
+        base=options.base or default_branch(top),
+        runner=options.runner,
+        patchjudge_spec=_spec(options.patchjudge_spec),
+    )
+    files = scaffold.scaffold([*tracked, ".gitignore"], layout, api, settings)
+    parse_ledger(files[LEDGER].encode(), "--base")  # what the user passed must make a ledger
+    return Plan(top, files, additions, sorted(m for m, names in api.items() if names))
+
+
+def init(options: InitOptions, out: TextIO) -> int:
+    p = plan(options)
+    top, files, additions, modules = p.top, p.files, p.gitignore, p.modules
+    targets = [*files, scaffold.FIXTURE_LOCK]
+    existing = [p for p in targets if (top / p).exists() or (top / p).is_symlink()]
+    if existing and not options.force:
+        more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
+        raise PatchjudgeError(
+            f"already exists{more}; init writes nothing over a judge",
+            file=existing[0],
+            fix="review and remove it, or pass --force to overwrite",
+        )
+    ledger = parse_ledger(files[LEDGER].encode(), LEDGER)
+    # A fixture symlink stops init before it writes anything, not halfway through.
+    _, symlinks = scan_worktree(top, ledger.fixtures)
+    if symlinks:
+        raise PatchjudgeError(
+            "a fixture must be a regular file, not a symlink",
+            file=symlinks[0],
+            fix="replace the link with the bytes it points to, then run init again",
+        )
+    for rel, text in files.items():
+        path = top / rel
+        if path.is_symlink():  # --force replaces the link, never writes through it
+            path.unlink()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {rel}", file=out)
+    lock_path = top / ledger.fixtures.lock
+    if lock_path.is_symlink():
+        lock_path.unlink()
+    write_lock(top, ledger.fixtures, lock_path)
+    roots = ", ".join(ledger.fixtures.roots) or "no fixture folders"
+    print(f"wrote {ledger.fixtures.lock} ({roots})", file=out)
+    if additions:
+        gitignore = top / ".gitignore"
+        current = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
+        sep = "" if not current or current.endswith("\n") else "\n"
+        gitignore.write_text(current + sep + "\n".join(additions) + "\n", encoding="utf-8")
+        print(f"appended to .gitignore: {' '.join(additions)}", file=out)
+    starter = (
+        f"it checks the public names of {', '.join(modules)} stay"
+        if modules
+        else "it FAILS until you write a real property"
+    )
+    base = ledger.gate.base
+    branch = base.removeprefix("origin/")
+    run = "nox -s gate" if options.runner == "nox" else "tox -e gate"
+    print(
+        "\nnext steps:\n"
+        f"  1. review eval/gate.toml (the [map] above all) and eval/properties/ ({starter});\n"
+        "     add the properties that say what your code must do\n"
+        f"  2. commit the judge on {branch}: git add -A && git commit -m 'Adopt patchjudge'\n"
+        f"  3. on a patch branch: {run} -- --base {base}   (or: patchjudge gate --base {base})",
+        file=out,
+    )
+    return 0

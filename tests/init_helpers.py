@@ -1,0 +1,130 @@
+"""What the init, tox and demo tests share: a patchjudge wheel, a real sdist, small projects."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+import patchjudge
+from patchjudge.config import LEDGER, parse_ledger
+from patchjudge.git import no_git_env
+from patchjudge.paths import first_match
+from tests.helpers import commit, git, init_repo
+
+ROOT = Path(patchjudge.__file__).resolve().parents[2]
+# A real, small, pure-Python library whose sdist ships its pytest suite (flat
+# layout: six.py and test_six.py at the top). Pinned by hash: the bytes are fixed.
+SIX = "six==1.16.0"
+SIX_SHA256 = "1e61c37477a1626458e36f7b1d82aa5c9b094fa4802892072e49de9c60c4c926"
+
+
+def run(argv: list[str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv,
+        check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=no_git_env(os.environ),
+        timeout=timeout,
+    )
+
+
+def build_wheel(dest: Path) -> Path:
+    """patchjudge's wheel, built from a copy: two workers never share a build/ dir."""
+    tree = dest / "src-copy"
+    shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("*.egg-info"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (ROOT / name).exists():
+            shutil.copy2(ROOT / name, tree / name)
+    uv = Path(sys.executable).with_name("uv")
+    argv = [str(uv) if uv.exists() else "uv", "build", "-q", "--wheel", "--out-dir", str(dest)]
+    result = run([*argv, str(tree)], dest)
+    assert result.returncode == 0, result.stderr
+    (wheel,) = dest.glob("patchjudge-*.whl")
+    return wheel
+
+
+def _pip() -> list[str]:
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip"]
+    found = shutil.which("pip3") or shutil.which("pip")
+    if found is None:
+        pytest.skip("no pip to download the third-party sdist with")
+    return [found]
+
+
+def six_sdist(dest: Path) -> Path:
+    """The unpacked six sdist, downloaded from PyPI with its hash checked."""
+    dest.mkdir(parents=True, exist_ok=True)
+    req = dest / "six.txt"
+    req.write_text(f"{SIX} --hash=sha256:{SIX_SHA256}\n")
+    argv = [*_pip(), "download", "-q", "--no-deps", "--no-binary", ":all:", "--require-hashes"]
+    result = run([*argv, "-r", str(req), "-d", str(dest)], dest, timeout=300)
+    assert result.returncode == 0, result.stderr
+    with tarfile.open(dest / "six-1.16.0.tar.gz") as tar:
+        tar.extractall(dest, filter="data")
+    return dest / "six-1.16.0"
+
+
+def repo_from_tree(tree: Path, path: Path) -> Path:
+    """A git repository on main holding a copy of `tree`, as its authors would commit it."""
+    shutil.copytree(tree, path)
+    git(path, "init", "-q", "-b", "main")
+    commit(path, "upstream sources")
+    return path
+
+
+def tracked(repo: Path) -> list[str]:
+    return [p for p in git(repo, "ls-files", "-z").split("\0") if p]
+
+
+def unmapped_tracked(repo: Path) -> list[str]:
+    """Tracked paths the committed ledger's [map] leaves unmapped."""
+    ledger = parse_ledger((repo / LEDGER).read_bytes())
+    return [p for p in tracked(repo) if first_match(ledger.map, p) is None]
+
+
+def src_project(path: Path) -> Path:
+    """A src-layout project with fixtures, docs and a file init cannot place."""
+    return init_repo(
+        path,
+        {
+            "README.md": "# tally\n",
+            "pyproject.toml": (
+                '[project]\nname = "tally"\nversion = "1"\ndependencies = ["attrs>=23"]\n'
+            ),
+            "Makefile": "test:\n\tpytest\n",
+            "scripts/release.sh": "echo release\n",
+            "docs/index.md": "tally\n",
+            "src/tally/__init__.py": (
+                '"""Tallies."""\n\n__all__ = ["count", "MISSING"]\n\nMISSING = object()\n\n\n'
+                "def count(xs):\n    return len(list(xs))\n\n\ndef _private():\n    return 1\n"
+            ),
+            "tests/test_tally.py": (
+                "from tally import count\n\n\ndef test_count():\n    assert count([1]) == 1\n"
+            ),
+            "tests/fixtures/expected.json": '{"count": 1}\n',
+            "tests/fixtures/nested/raw.bin": b"\x00\x01",
+        },
+    )
+
+
+def flat_project(path: Path) -> Path:
+    """A flat-layout package with its suite in tests/ and no packaging at all."""
+    return init_repo(
+        path,
+        {
+            "calc/__init__.py": "def total(xs):\n    return sum(xs)\n",
+            "tests/test_calc.py": (
+                "from calc import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n"
+            ),
+        },
+    )

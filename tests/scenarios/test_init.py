@@ -1,0 +1,219 @@
+"""`patchjudge init` on real repositories, then patches through the real gate."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from patchjudge import __version__
+from patchjudge.config import LEDGER, parse_ledger
+from tests.helpers import cli, commit, gate, git, init_repo, verdict, write
+from tests.init_helpers import (
+    build_wheel,
+    flat_project,
+    repo_from_tree,
+    run,
+    six_sdist,
+    src_project,
+    tracked,
+    unmapped_tracked,
+)
+
+WRITTEN = {
+    "eval/gate.toml",
+    "eval/properties/test_public_api.py",
+    "eval/flakes.freeze.toml",
+    "eval/fixtures.lock.json",
+    "noxfile.py",
+    "constraints/lane.txt",
+    "constraints/patchjudge.txt",
+    "constraints/project.txt",
+    ".github/workflows/patchjudge.yml",
+    ".gitlab/ci/patchjudge.yml",
+}
+
+
+def _adopt(repo: Path, *args: str) -> str:
+    result = cli(repo, "init", *args)
+    assert result.code == 0, result.err
+    commit(repo, "Adopt patchjudge")
+    git(repo, "checkout", "-q", "-b", "patch")
+    return result.out
+
+
+def test_init_on_a_real_third_party_project_then_a_trivial_patch_is_accepted(tmp_path):
+    # One test for both patches: the sdist download and its metadata build cost ~15 s.
+    repo = repo_from_tree(six_sdist(tmp_path / "sdist"), tmp_path / "six")
+    out = _adopt(repo)
+    for rel in WRITTEN:
+        assert f"wrote {rel}" in out
+    assert "next steps:" in out
+    assert out.count("\n  1. ") == out.count("\n  2. ") == out.count("\n  3. ") == 1
+    assert "nox -s gate -- --base main" in out
+    assert set(tracked(repo)) >= WRITTEN
+    assert unmapped_tracked(repo) == []
+    ledger = parse_ledger((repo / LEDGER).read_bytes())
+    assert ledger.gate.pythonpath == (".",)
+    assert ledger.suite.paths == ("test_six.py",)
+    assert ledger.fixtures.roots == ()
+    starter = (repo / "eval/properties/test_public_api.py").read_text()
+    assert '"with_metaclass": True' in starter
+
+    write(repo, {"six.py": (repo / "six.py").read_text() + "# a comment an agent added\n"})
+    commit(repo, "trivial")
+    result = gate(repo)
+    assert result.code == 0, result.out + result.err
+    v = verdict(repo)
+    assert v["verdict"] == "accept_for_review"
+    assert v["lanes"]["properties"]["status"] == "pass"
+    assert v["lanes"]["fixtures"]["status"] == "not_applicable"
+
+    # The starter property is no tautology: deleting public API is rejected.
+    source = (repo / "six.py").read_text()
+    write(repo, {"six.py": source.replace("def with_metaclass(", "def _with_metaclass(")})
+    commit(repo, "agent renames a public function")
+    assert gate(repo).code == 1
+    reasons = verdict(repo)["lanes"]["properties"]["reasons"]
+    assert any("test_public_name_still_there" in r for r in reasons), reasons
+
+
+def test_src_layout_fixtures_and_default_branch_are_detected(tmp_path):
+    upstream = src_project(tmp_path / "upstream")
+    repo = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(upstream), str(repo))
+    out = _adopt(repo)
+    ledger = parse_ledger((repo / LEDGER).read_bytes())
+    assert ledger.gate.base == "origin/main"
+    assert "--base origin/main" in out
+    assert ledger.gate.pythonpath == ("src",)
+    assert ledger.gate.install == (".",)
+    assert ledger.suite.paths == ("tests",)
+    assert ledger.fixtures.roots == ("tests/fixtures",)
+    lock = json.loads((repo / "eval/fixtures.lock.json").read_text())
+    assert sorted(lock["files"]) == [
+        "tests/fixtures/expected.json",
+        "tests/fixtures/nested/raw.bin",
+    ]
+    mapped = {e.pattern: e.lanes for e in ledger.map}
+    assert mapped["src/**"] == {"properties", "freeze"}
+    assert mapped["Makefile"] == {"properties", "freeze"}  # unknown: every test lane
+    assert mapped["scripts/**"] == {"properties", "freeze"}
+    assert mapped["docs/**"] == frozenset()
+    assert unmapped_tracked(repo) == []
+    assert "attrs>=23" in (repo / "constraints/project.txt").read_text()
+    assert ".patchjudge/" in (repo / ".gitignore").read_text().splitlines()
+    assert '"count": True' in (repo / "eval/properties/test_public_api.py").read_text()
+
+    write(repo, {"tests/fixtures/expected.json": '{"count": 2}\n'})
+    commit(repo, "agent rewrites the expected value")
+    assert gate(repo).code == 1
+    v = verdict(repo)
+    assert v["lanes"]["fixtures"]["reasons"] == ["changed: tests/fixtures/expected.json"]
+
+
+def test_init_refuses_to_overwrite_without_force(tmp_path):
+    repo = flat_project(tmp_path / "calc")
+    assert cli(repo, "init").code == 0
+    (repo / "eval/gate.toml").write_text("# my edits\n")
+    again = cli(repo, "init")
+    assert again.code == 2
+    assert again.err.count("\n") == 1
+    assert "already exists" in again.err and "--force" in again.err
+    assert (repo / "eval/gate.toml").read_text() == "# my edits\n"
+    forced = cli(repo, "init", "--force")
+    assert forced.code == 0, forced.err
+    assert (repo / "eval/gate.toml").read_text().startswith("# The judge's ledger")
+    assert (repo / ".gitignore").read_text().count(".patchjudge/") == 1
+
+
+def test_init_refuses_to_overwrite_a_noxfile_the_project_already_has(tmp_path):
+    repo = init_repo(
+        tmp_path / "r", {"noxfile.py": "# ours\n", "tests/test_a.py": "def test_a():\n    pass\n"}
+    )
+    result = cli(repo, "init")
+    assert result.code == 2
+    assert "noxfile.py: already exists" in result.err
+    assert not (repo / "eval").exists()
+
+
+def test_a_project_with_nothing_importable_gets_a_starter_that_fails(tmp_path):
+    files = {
+        "calc/__init__.py": "def _private():\n    return 1\n",
+        "tests/test_a.py": "def test_a():\n    assert 1\n",
+    }
+    repo = init_repo(tmp_path / "r", files)
+    out = _adopt(repo)
+    assert "FAILS until you write a real property" in out
+    write(repo, {"calc/__init__.py": "def _private():\n    return 2\n"})
+    commit(repo, "patch")
+    assert gate(repo).code == 1
+    reasons = verdict(repo)["lanes"]["properties"]["reasons"]
+    assert any("test_replace_me" in r for r in reasons), reasons
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--runner", "make"), ("--patchjudge-spec", "./dist/missing.whl"), ("--base=-x",)],
+)
+def test_bad_usage_is_exit_2_and_writes_nothing(tmp_path, args):
+    repo = flat_project(tmp_path / "calc")
+    result = cli(repo, "init", *args)
+    assert result.code == 2
+    assert not (repo / "eval").exists()
+
+
+def test_no_suite_and_no_repository_are_one_line_errors(tmp_path):
+    repo = init_repo(tmp_path / "r", {"README.md": "# nothing\n"})
+    result = cli(repo, "init")
+    assert result.code == 2
+    assert "no pytest suite found" in result.err and result.err.count("\n") == 1
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    result = cli(outside, "init")
+    assert result.code == 2
+    assert "not a git repository" in result.err
+
+
+def test_the_patchjudge_spec_is_recorded(tmp_path):
+    repo = flat_project(tmp_path / "calc")
+    assert cli(repo, "init").code == 0
+    pins = (repo / "constraints/patchjudge.txt").read_text().splitlines()
+    assert pins[-1] == f"patchjudge=={__version__}"
+    wheel = tmp_path / "patchjudge-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    assert cli(repo, "init", "--force", "--patchjudge-spec", str(wheel)).code == 0
+    assert (repo / "constraints/patchjudge.txt").read_text().splitlines()[-1] == str(wheel)
+
+
+@pytest.mark.slow
+def test_the_generated_noxfile_gates_a_patch_without_patchjudges_source_tree(tmp_path):
+    wheel = build_wheel(tmp_path / "wheel")
+    repo = flat_project(tmp_path / "calc")
+    _adopt(repo, "--patchjudge-spec", str(wheel))
+    write(repo, {"calc/__init__.py": "def total(xs):\n    return sum(list(xs))\n"})
+    commit(repo, "trivial")
+    nox = [sys.executable, "-m", "nox", "--no-color", "-s", "gate", "--"]
+    result = run([*nox, "--base", "main", "--today", "2026-12-01"], repo)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert verdict(repo)["verdict"] == "accept_for_review"
+    # Every install came from constraints/ (and the project itself): nothing else.
+    installs = [line for line in result.stderr.splitlines() if "pip install" in line]
+    assert installs
+    for line in installs:
+        assert "/constraints/" in line or line.endswith(str(repo)), line
+
+
+def test_a_symlinked_fixture_stops_init_before_it_writes_anything(tmp_path):
+    repo = flat_project(tmp_path / "calc")
+    (repo / "tests/fixtures").mkdir(parents=True)
+    (repo / "tests/fixtures/real.json").write_text("{}\n")
+    (repo / "tests/fixtures/link.json").symlink_to("real.json")
+    commit(repo, "fixtures")
+    result = cli(repo, "init")
+    assert result.code == 2
+    assert result.err.startswith("patchjudge: tests/fixtures/link.json: a fixture must be")
+    assert not (repo / "eval").exists()
+    assert not (repo / "noxfile.py").exists()

@@ -1,0 +1,73 @@
+"""`patchjudge init --runner tox`: the same lanes as tox environments, really run by tox."""
+
+from __future__ import annotations
+
+import configparser
+import sys
+
+import pytest
+
+from patchjudge.config import LEDGER, parse_ledger
+from tests.helpers import cli, commit, git, verdict, write
+from tests.init_helpers import build_wheel, flat_project, run, unmapped_tracked
+
+TOX = [sys.executable, "-m", "tox"]
+LANES = ("pathfilter", "fixtures", "freeze", "properties", "replay")
+
+
+def test_tox_ini_holds_every_lane_the_gate_and_flakes_and_is_protected(tmp_path):
+    repo = flat_project(tmp_path / "calc")
+    result = cli(repo, "init", "--runner", "tox")
+    assert result.code == 0, result.err
+    assert "tox -e gate -- --base main" in result.out
+    assert not (repo / "noxfile.py").exists()
+    ini = configparser.ConfigParser(interpolation=None)
+    ini.read(repo / "tox.ini")
+    for env in (*LANES, "gate", "flakes"):
+        assert ini.has_section(f"testenv:{env}"), env
+    pre = ini["testenv"]["commands_pre"]
+    assert "--require-hashes -r {tox_root}{/}constraints{/}lane.txt" in pre
+    assert "constraints{/}patchjudge.txt" in pre
+    # Nothing installs from anywhere but constraints/ (and the project, with no deps).
+    for line in filter(None, (x.strip() for x in pre.splitlines())):
+        assert "{tox_root}{/}constraints{/}" in line, line
+    assert ini["testenv"]["skip_install"] == "true"
+    ledger = parse_ledger((repo / LEDGER).read_bytes())
+    assert "tox.ini" in ledger.gate.protected
+    commit(repo, "Adopt patchjudge")
+    assert unmapped_tracked(repo) == []
+
+
+def test_tox_resolves_flakes_and_lane_commands_without_building_anything(tmp_path):
+    repo = flat_project(tmp_path / "calc")
+    assert cli(repo, "init", "--runner", "tox").code == 0
+    listed = run([*TOX, "list", "--no-desc"], repo)
+    assert listed.returncode == 0, listed.stderr
+    assert set(listed.stdout.split()) == {"gate", "flakes", *LANES}
+    shown = run([*TOX, "config", "-e", "flakes,properties", "-k", "commands"], repo)
+    assert shown.returncode == 0, shown.stderr
+    assert f"patchjudge flakes --repo {repo}" in shown.stdout
+    assert f"patchjudge properties --repo {repo}" in shown.stdout
+
+
+@pytest.mark.slow
+def test_tox_e_gate_judges_a_patch_from_constraints(tmp_path):
+    wheel = build_wheel(tmp_path / "wheel")
+    repo = flat_project(tmp_path / "calc")
+    result = cli(repo, "init", "--runner", "tox", "--patchjudge-spec", str(wheel))
+    assert result.code == 0, result.err
+    commit(repo, "Adopt patchjudge")
+    git(repo, "checkout", "-q", "-b", "patch")
+    write(repo, {"calc/__init__.py": "def total(xs):\n    return sum(list(xs))\n"})
+    commit(repo, "trivial")
+    good = run([*TOX, "-e", "gate", "--", "--base", "main", "--today", "2026-12-01"], repo)
+    assert good.returncode == 0, good.stdout[-3000:] + good.stderr[-3000:]
+    assert verdict(repo)["verdict"] == "accept_for_review"
+
+    write(repo, {"calc/__init__.py": "def summed(xs):\n    return sum(xs)\n"})
+    commit(repo, "agent renames the public function")
+    bad = run([*TOX, "-e", "gate", "--", "--base", "main", "--today", "2026-12-01"], repo)
+    assert bad.returncode != 0
+    v = verdict(repo)
+    assert v["verdict"] == "reject"
+    assert v["lanes"]["properties"]["status"] == "fail"
