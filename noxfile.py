@@ -35,11 +35,15 @@ def _constraints(name: str) -> Path:
 
 def _install_judge(session: nox.Session, name: str) -> None:
     """Pinned runtime with hashes, then what `[gate] install` names, from this judge."""
-    session.install("--require-hashes", "-r", str(_constraints(name)))
     ledger = tomllib.loads((HERE / "eval" / "gate.toml").read_text())
-    for entry in ledger.get("gate", {}).get("install", ["."]):
+    entries = ledger.get("gate", {}).get("install", ["."])
+    # The entries are built without isolation from a pinned backend: an
+    # isolated build would fetch whatever setuptools the index serves, unhashed.
+    build = ["-r", str(HERE / "constraints" / "build.txt")] if entries else []
+    session.install("--require-hashes", "-r", str(_constraints(name)), *build)
+    for entry in entries:
         target = HERE / entry if not entry.startswith("-") else entry
-        session.install("--no-deps", str(target))
+        session.install("--no-deps", "--no-build-isolation", str(target))
 
 
 def _patchjudge(session: nox.Session, *args: str, success_codes: list[int]) -> str:
