@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from patchjudge import replay, store, testrun
-from patchjudge.errors import PatchjudgeError
 from patchjudge.freezefile import FreezeRow, parse_registry
 from patchjudge.lanes import report
 from patchjudge.report import LaneReport, Status
@@ -109,24 +108,10 @@ def write_slice(run: Run, sl: Slice) -> Path:
     return path
 
 
-def read_receipt(path: Path | None) -> bytes | None:
-    if path is None:
-        return None
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise PatchjudgeError(
-            f"cannot read the receipt: {exc.strerror}",
-            file=str(path),
-            key="--receipt",
-            fix="pass the receipt.json the trusted host wrote",
-        ) from None
-
-
 def run(run: Run) -> LaneReport:
-    # The receipt is read before anything of the patch runs (collection
-    # imports its tests): code under test gets no chance to rewrite it first.
-    receipt_data = read_receipt(run.options.receipt)
+    # open_run read the receipt before anything of the patch ran: the file on
+    # disk now may not be the one the user passed.
+    receipt_data = run.receipt
     receipt = None
     if receipt_data is not None:
         receipt = replay.parse_receipt(receipt_data, str(run.options.receipt))
