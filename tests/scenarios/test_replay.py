@@ -257,3 +257,24 @@ def test_git_history_of_the_trusted_clone_is_its_own(hosts: Hosts) -> None:
     # The two hosts share no working tree: the receipt lives only in the clone.
     assert git(hosts.trusted, "rev-parse", "HEAD").strip() == hosts.head
     assert not receipt_of(hosts.dev).exists()
+
+
+def test_receipt_rewritten_by_code_under_test_changes_nothing(tmp_path: Path) -> None:
+    # The patched code overwrites the receipt whenever it is imported: during
+    # the gate that is long before the replay lane runs.
+    target = tmp_path / "receipt.json"
+    dev = replay_repo(tmp_path)
+    rewriting = (
+        "import pathlib\n\n"
+        f"pathlib.Path({str(target)!r}).write_text('{{}}')\n\n\n"
+        "def total(xs):\n    return sum(xs)\n"
+    )
+    patch(dev, {"src/calc/__init__.py": rewriting})
+    assert make_slice(dev).code == 0
+    trusted = clone(dev, tmp_path / "trusted")
+    assert run_slice(trusted, dev / ".patchjudge" / "replay-slice.txt").code == 0
+    target.write_bytes(receipt_of(trusted).read_bytes())
+    result = gate(dev, "--receipt", str(target))
+    assert target.read_text() == "{}"  # the code under test did run
+    assert result.code == 0, result
+    assert verdict(dev)["review"]["replay"] == sha256_file(receipt_of(trusted))
