@@ -72,3 +72,26 @@ def gate(session: nox.Session) -> None:
     """Every lane in its own venv, then the verdict over this run's reports."""
     _install_judge(session, "gate")
     _patchjudge(session, "verdict", success_codes=[0])
+
+
+# --- replay (issue 4): the trusted host's run, and the verdict over its receipt ---
+# CI runs both from the base's noxfile (`nox -f <base>/noxfile.py`), never the
+# patch's: a patched noxfile could skip everything.
+
+
+@nox.session(name="replay-run", default=False)
+def replay_run(session: nox.Session) -> None:
+    """On the trusted host: -- --base REF --slice FILE; writes .patchjudge/receipt.json."""
+    _install_judge(session, "replay")
+    session.run("patchjudge", "replay", "run", "--repo", session.invoked_from, *session.posargs)
+
+
+@nox.session(name="replay-verdict", default=False)
+def replay_verdict(session: nox.Session) -> None:
+    """The local lanes' reports plus the receipt (-- --base REF [--receipt FILE]) -> verdict."""
+    _install_judge(session, "gate")
+    # The other lanes' reports come from the CI job that ran them, under its run
+    # id; the replay lane (check, when --receipt is given) runs here, then the verdict.
+    repo = ("--repo", session.invoked_from)
+    session.run("patchjudge", "replay", *repo, *session.posargs, success_codes=[0, 1, 3])
+    session.run("patchjudge", "verdict", *repo, *session.posargs)
