@@ -32,6 +32,7 @@ class Hosts:
     slice: Path
     receipt: Path
     head: str
+    printed: str = ""  # what `replay slice` printed
 
 
 @pytest.fixture(scope="module")
@@ -46,13 +47,12 @@ def hosts(tmp_path_factory: pytest.TempPathFactory) -> Hosts:
     trusted = clone(dev, tmp / "trusted")
     ran = run_slice(trusted, slice_path)
     assert ran.code == 0, ran
-    return Hosts(dev, trusted, slice_path, receipt_of(trusted), head)
+    return Hosts(dev, trusted, slice_path, receipt_of(trusted), head, made.out)
 
 
 def test_slice_is_the_spec_bytes_and_its_hash_is_printed(hosts: Hosts) -> None:
     assert hosts.slice.read_bytes() == SLICE.encode()
-    printed = make_slice(hosts.dev)
-    assert printed.out == f"{sha256_file(hosts.slice)}  {hosts.slice}\n"
+    assert hosts.printed == f"{sha256_file(hosts.slice)}  {hosts.slice}\n"
 
 
 def test_receipt_records_the_run(hosts: Hosts) -> None:
@@ -164,13 +164,11 @@ def test_oversized_slice_fails_with_the_count(hosts: Hosts, tmp_path: Path) -> N
     dev = clone(hosts.dev, tmp_path / "dev")
     more = HOST_TESTS + "\n\ndef test_b():\n    pass\n\n\ndef test_c():\n    pass\n"
     patch(dev, {"tests/test_host.py": more})
-    result = cli(dev, "replay", "slice", "--base", "origin/main")
-    assert result.code == 1, result
-    assert "slice has 4 node ids, over max_slice 3" in result.out
-    assert not (dev / ".patchjudge" / "replay-slice.txt").exists()
     lane = cli(dev, "replay", "--base", "origin/main")
-    assert lane.code == 1
+    assert lane.code == 1, lane
+    assert lane.out.startswith("patchjudge replay: fail — slice has 4 node ids, over max_slice 3")
     assert lane.report(dev, "replay")["reasons"] == ["slice has 4 node ids, over max_slice 3"]
+    assert not (dev / ".patchjudge" / "replay-slice.txt").exists()
 
 
 def test_private_node_id_is_refused(hosts: Hosts, tmp_path: Path) -> None:
@@ -270,9 +268,9 @@ def test_receipt_rewritten_by_code_under_test_changes_nothing(tmp_path: Path) ->
         "def total(xs):\n    return sum(xs)\n"
     )
     patch(dev, {"src/calc/__init__.py": rewriting})
-    assert make_slice(dev).code == 0
     trusted = clone(dev, tmp_path / "trusted")
-    assert run_slice(trusted, dev / ".patchjudge" / "replay-slice.txt").code == 0
+    (tmp_path / "replay-slice.txt").write_text(SLICE)  # what `replay slice` writes here
+    assert run_slice(trusted, tmp_path / "replay-slice.txt").code == 0
     target.write_bytes(receipt_of(trusted).read_bytes())
     result = gate(dev, "--receipt", str(target))
     assert target.read_text() == "{}"  # the code under test did run

@@ -440,3 +440,36 @@ def test_pins_digest_ignores_order(pins: list[tuple[str, str]], rnd: object) -> 
     rnd.shuffle(shuffled)  # type: ignore[attr-defined]
     assert replay.pins_digest(shuffled) == replay.pins_digest(pins)
     assert len(replay.pins_digest(pins)) == 64
+
+
+# --- the command line ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "step", "base"),
+    [
+        (["replay", "--base", "X"], None, "X"),
+        (["replay", "slice", "--base", "X"], "slice", "X"),
+        # A step's defaults must not overwrite what came before it.
+        (["replay", "--base", "X", "slice"], "slice", "X"),
+        (["replay", "--base", "X", "check", "--receipt", "r.json"], "check", "X"),
+        (["replay", "run", "--slice", "s.txt"], "run", None),
+    ],
+)
+def test_replay_alone_is_the_lane_and_takes_steps(
+    argv: list[str], step: str | None, base: str
+) -> None:
+    from patchjudge.cli import build_parser
+
+    args = build_parser().parse_args(argv)
+    assert args.replay_step == step
+    assert args.base == base
+    assert args.head == "HEAD"
+    if step == "run":
+        assert (str(args.slice), args.host_role) == ("s.txt", "trusted-ci")
+
+
+def test_replay_run_needs_a_slice() -> None:
+    from patchjudge.cli import main
+
+    assert main(["replay", "run"]) == 2
