@@ -108,6 +108,17 @@ def test_a_slice_that_is_not_canonical_is_refused_by_the_host(hosts: Hosts, tmp_
     assert "Traceback" not in result.err
 
 
+def test_a_slice_naming_a_test_that_is_not_there_is_no_pass(hosts: Hosts, tmp_path: Path) -> None:
+    ghost = tmp_path / "replay-slice.txt"
+    ghost.write_bytes(slice_bytes([*SLICE.splitlines(), "tests/test_host.py::test_ghost"]))
+    ran = run_slice(hosts.trusted, ghost, "--reports", str(tmp_path / "out"))
+    assert ran.code == 0, ran
+    receipt = json.loads((tmp_path / "out" / "receipt.json").read_text())
+    [problem] = receipt["problems"]
+    assert problem.startswith("pytest exited 4: ERROR: not found: tests/test_host.py::test_ghost")
+    assert receipt["passed_nodeids"] == []
+
+
 def test_tampered_receipt_that_drops_a_node_id_is_rejected(hosts: Hosts, tmp_path: Path) -> None:
     forged = edit_receipt(
         hosts.receipt, tmp_path / "receipt.json", passed_nodeids=[SLICE.splitlines()[0]]

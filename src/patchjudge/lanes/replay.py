@@ -186,6 +186,12 @@ def run_on_host(
             result = testrun.run(plan, scratch=scratch, environ=run.environ)
         outcomes = result.outcomes
         problems = testrun.run_problems(result, run.ledger.suite.timeout_s)
+        # 0 and 1 are pytest's verdicts on tests; anything else (a node id not
+        # found, an interrupted or empty session) means the slice did not run.
+        if result.exitstatus not in (0, 1) and not problems:
+            output = result.output.replace(f"{plan.tree}/", "")
+            tail = " / ".join(output.strip().splitlines()[-2:])
+            problems.append(f"pytest exited {result.exitstatus}: {tail}")
     passed, failed, skipped = replay.sort_outcomes(nodeids, outcomes, frozen)
     receipt = replay.Receipt(
         seed=seed,
