@@ -119,6 +119,10 @@ def host_dependent(
     return found
 
 
+def is_private(nodeid: str, private: Sequence[str]) -> bool:
+    return any(nodeid_matches(glob, nodeid) for glob in private)
+
+
 def slice_problems(nodeids: Collection[str], private: Sequence[str], max_slice: int) -> list[str]:
     """Why this slice may not be handed to a trusted host.
 
@@ -127,7 +131,7 @@ def slice_problems(nodeids: Collection[str], private: Sequence[str], max_slice: 
     """
     problems = []
     for glob in private:
-        hits = sum(1 for n in nodeids if nodeid_matches(glob, n))
+        hits = sum(1 for n in nodeids if is_private(n, [glob]))
         if hits:
             problems.append(
                 f"{hits} node id(s) match [replay] private glob {glob!r}: "

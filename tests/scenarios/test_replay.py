@@ -175,10 +175,9 @@ def test_oversized_slice_fails_with_the_count(hosts: Hosts, tmp_path: Path) -> N
     dev = clone(hosts.dev, tmp_path / "dev")
     more = HOST_TESTS + "\n\ndef test_b():\n    pass\n\n\ndef test_c():\n    pass\n"
     patch(dev, {"tests/test_host.py": more})
-    lane = cli(dev, "replay", "--base", "origin/main")
-    assert lane.code == 1, lane
-    assert lane.out.startswith("patchjudge replay: fail — slice has 4 node ids, over max_slice 3")
-    assert lane.report(dev, "replay")["reasons"] == ["slice has 4 node ids, over max_slice 3"]
+    result = cli(dev, "replay", "slice", "--base", "origin/main")
+    assert result.code == 1, result
+    assert result.out == "patchjudge replay slice: slice has 4 node ids, over max_slice 3\n"
     assert not (dev / ".patchjudge" / "replay-slice.txt").exists()
 
 
@@ -186,10 +185,15 @@ def test_private_node_id_is_refused(hosts: Hosts, tmp_path: Path) -> None:
     dev = clone(hosts.dev, tmp_path / "dev")
     secret = HOST_TESTS + "\n\ndef test_secret_launch_codes():\n    pass\n"
     patch(dev, {"tests/test_host.py": secret})
-    result = cli(dev, "replay", "slice", "--base", "origin/main")
-    assert result.code == 1, result
-    assert "match [replay] private glob '*::test_secret_*'" in result.out
-    assert "launch_codes" not in result.out
+    lane = cli(dev, "replay", "--base", "origin/main")
+    assert lane.code == 1, lane
+    assert lane.report(dev, "replay")["reasons"] == [
+        "1 node id(s) match [replay] private glob '*::test_secret_*': "
+        "a slice never carries what may not be uploaded"
+    ]
+    # Nothing that is uploaded names it: not the report, not a slice file.
+    assert "launch_codes" not in lane.out
+    assert "launch_codes" not in (dev / ".patchjudge" / "replay.json").read_text()
     assert not (dev / ".patchjudge" / "replay-slice.txt").exists()
     # Nor does the trusted host run a slice that carries one, however it was made.
     handmade = tmp_path / "replay-slice.txt"

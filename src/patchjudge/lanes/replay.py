@@ -119,12 +119,14 @@ def run(run: Run) -> LaneReport:
     rows = frozen_rows(run)
     sl = compute_slice(run)
     write_slice(run, sl)
+    # Reports are uploaded too: a private node id is counted, never named.
+    public = [n for n in sl.nodeids if not replay.is_private(n, settings.private)]
     details: dict[str, Any] = {
         "required": settings.required,
         "slice_sha256": sl.sha256,
-        "slice": list(sl.nodeids),
-        "frozen_in_slice": list(sl.frozen),
-        "host_dependent": list(sl.host_dependent),
+        "slice": public,
+        "frozen_in_slice": [n for n in sl.frozen if n in public],
+        "host_dependent": [n for n in sl.host_dependent if n in public],
     }
     reasons = list(sl.problems)
     if receipt is not None and receipt_data is not None:
