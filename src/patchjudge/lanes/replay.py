@@ -103,7 +103,6 @@ def write_slice(run: Run, sl: Slice) -> Path:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
     else:
-        path.parent.mkdir(parents=True, exist_ok=True)
         store.write_text(path, sl.data.decode("utf-8"))
     return path
 
