@@ -47,12 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     common = _common()
     sub.add_parser("gate", parents=[common], help="every lane, then the verdict")
     for name in LANE_COMMANDS:
-        lane = sub.add_parser(name, parents=[common], help=f"the {name} lane on its own")
-        if name == "replay":
-            _replay_steps(lane)
+        sub.add_parser(name, parents=[common], help=f"the {name} lane on its own")
     sub.add_parser("verdict", parents=[common], help="the verdict over reports on disk")
     lock = sub.add_parser("lock", help="rewrite the fixture lock (a human-reviewed change)")
     lock.add_argument("--repo", type=Path, default=Path())
+    _replay_steps(sub.choices["replay"])
     return parser
 
 
