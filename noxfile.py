@@ -134,3 +134,26 @@ def demo(session: nox.Session) -> None:
     """Typical agent patches against an example repository, and the verdict table."""
     _install_judge(session, "demo")
     session.run("patchjudge", "demo", *session.posargs)
+
+
+# --- replay (issue 4): the trusted host's run, and the verdict over its receipt ---
+# CI runs both from the base's noxfile (`nox -f <base>/noxfile.py`), never the
+# patch's: a patched noxfile could skip everything.
+
+
+@nox.session(name="replay-run", default=False)
+def replay_run(session: nox.Session) -> None:
+    """On the trusted host: -- --base REF --slice FILE; writes .patchjudge/receipt.json."""
+    _install_judge(session, "replay")
+    session.run("patchjudge", "replay", "run", "--repo", session.invoked_from, *session.posargs)
+
+
+@nox.session(name="replay-verdict", default=False)
+def replay_verdict(session: nox.Session) -> None:
+    """The local lanes' reports plus the receipt (-- --base REF [--receipt FILE]) -> verdict."""
+    _install_judge(session, "gate")
+    # The other lanes' reports come from the CI job that ran them, under its run
+    # id; the replay lane (check, when --receipt is given) runs here, then the verdict.
+    repo = ("--repo", session.invoked_from)
+    session.run("patchjudge", "replay", *repo, *session.posargs, success_codes=[0, 1, 3])
+    session.run("patchjudge", "verdict", *repo, *session.posargs)

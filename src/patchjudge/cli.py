@@ -84,7 +84,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo = sub.add_parser("demo", help="typical agent patches against an example repository")
     demo.add_argument("--keep", type=Path, help="build the example here and keep it")
+    _replay_steps(sub.choices["replay"])
     return parser
+
+
+def _replay_steps(replay: argparse.ArgumentParser) -> None:
+    """`replay` alone is the lane; `replay slice|run|check` are its steps."""
+    # A step's own defaults would overwrite `replay --base X slice`: argparse
+    # copies every attribute of the step's namespace over the parent's.
+    quiet = _common()
+    for action in quiet._actions:
+        action.default = argparse.SUPPRESS
+    steps = replay.add_subparsers(dest="replay_step", metavar="[STEP]")
+    steps.add_parser("slice", parents=[quiet], help="write DIR/replay-slice.txt, print its sha256")
+    run = steps.add_parser("run", parents=[quiet], help="on the trusted host: run a slice")
+    run.add_argument("--slice", type=Path, required=True, help="the replay-slice.txt to run")
+    run.add_argument(
+        "--host-role", default="trusted-ci", help="recorded in the receipt (default: trusted-ci)"
+    )
+    steps.add_parser("check", parents=[quiet], help="the replay lane with --receipt FILE")
 
 
 def options_from(args: argparse.Namespace) -> Options:
@@ -107,6 +125,14 @@ def dispatch(args: argparse.Namespace) -> int:
         from patchjudge.commands.gate import gate
 
         return gate(options_from(args), out)
+    if args.command == "replay" and getattr(args, "replay_step", None):
+        from patchjudge.commands import replay
+
+        if args.replay_step == "slice":
+            return replay.slice_command(options_from(args), out)
+        if args.replay_step == "run":
+            return replay.run_command(options_from(args), args.slice, args.host_role, out)
+        return replay.check_command(options_from(args), out)
     if args.command in LANE_COMMANDS:
         from patchjudge.commands.gate import lane
 

@@ -15,6 +15,7 @@ from patchjudge import git
 from patchjudge.config import LEDGER, Ledger, check_paths_exist, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import SYMLINK, Change, Classification, any_match, classify
+from patchjudge.replay import parse_receipt
 from patchjudge.report import RunKey
 
 DEFAULT_REPORTS = ".patchjudge"
@@ -45,6 +46,9 @@ class Run:
     classification: Classification
     options: Options
     environ: Mapping[str, str]
+    # The --receipt bytes, read when the run opens: before any lane runs code
+    # under test that could rewrite the file (issue 4).
+    receipt: bytes | None = None
 
     @property
     def key(self) -> RunKey:
@@ -138,7 +142,25 @@ def default_base(repo: Path) -> str:
     )
 
 
+def _read_receipt(path: Path | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise PatchjudgeError(
+            f"cannot read the receipt: {exc.strerror}",
+            file=str(path),
+            key="--receipt",
+            fix="pass the receipt.json the trusted host wrote",
+        ) from None
+    # A malformed receipt is exit 2 now, not after every other lane has run.
+    parse_receipt(data, str(path))
+    return data
+
+
 def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
+    receipt = _read_receipt(options.receipt)
     repo = git.toplevel(options.repo)
     head = git.rev_parse(repo, options.head, "--head")
     base_ref = options.base or default_base(repo)
@@ -188,4 +210,5 @@ def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
         classification=classification,
         options=options,
         environ=environ,
+        receipt=receipt,
     )

@@ -1,0 +1,247 @@
+"""The CI recipes: valid YAML, the three-job graph, and only nox sessions the judge defines."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# The lanes collect this suite in a venv pinned by constraints/lane.txt, which
+# has no PyYAML: a skip there, not a collection error that fails every patch.
+yaml = pytest.importorskip("yaml")
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATES = resources.files("patchjudge") / "templates" / "ci"
+# Noxfiles a recipe may meet: this project's, and the one `patchjudge init` writes.
+NOXFILES = [
+    p
+    for p in (ROOT / "noxfile.py", ROOT / "src/patchjudge/templates/init/noxfile.py.tmpl")
+    if p.exists()
+]
+NOX_CALL = re.compile(r"\s*nox (?P<args>.*?)(?: -- |$)")
+
+
+def load(name: str) -> dict[str, Any]:
+    doc = yaml.safe_load((TEMPLATES / name).read_text(encoding="utf-8"))
+    assert isinstance(doc, dict)
+    return doc
+
+
+def github() -> dict[str, Any]:
+    return load("github-workflow.yml")
+
+
+def gitlab() -> dict[str, Any]:
+    return load("gitlab-ci.yml")
+
+
+def gh_scripts(job: dict[str, Any]) -> list[str]:
+    return [step["run"] for step in job["steps"] if "run" in step]
+
+
+def gl_jobs(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {k: v for k, v in doc.items() if k.startswith("patchjudge:")}
+
+
+def gl_scripts(doc: dict[str, Any], name: str) -> list[str]:
+    job = gl_jobs(doc)[name]
+    template = doc[job["extends"]]
+    return [*template.get("before_script", []), *job["script"]]
+
+
+def nox_calls(scripts: list[str]) -> list[str]:
+    """The options of every nox command line, up to its `--`."""
+    calls = []
+    for script in scripts:
+        for line in script.splitlines():
+            m = NOX_CALL.match(line)
+            if m:
+                calls.append(m.group("args").strip())
+    return calls
+
+
+def sessions_called(scripts: list[str]) -> list[str]:
+    return [re.search(r"-s (\S+)", call).group(1) for call in nox_calls(scripts)]  # type: ignore[union-attr]
+
+
+@pytest.fixture(scope="module", params=NOXFILES, ids=lambda p: p.name)
+def defined_sessions(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> set[str]:
+    nox = shutil.which("nox", path=str(Path(sys.executable).parent)) or "nox"
+    noxfile = tmp_path_factory.mktemp("nox") / "noxfile.py"
+    noxfile.write_text(request.param.read_text())
+    (noxfile.parent / "eval").mkdir()  # some noxfiles read the ledger at import
+    listed = subprocess.run(
+        [nox, "-f", str(noxfile), "--list"], capture_output=True, text=True, check=True
+    ).stdout
+    return set(re.findall(r"^[*-] (\S+)", listed, re.MULTILINE))
+
+
+# --- GitHub Actions --------------------------------------------------------------
+
+
+def test_github_job_graph() -> None:
+    jobs = github()["jobs"]
+    assert set(jobs) == {"local", "trusted-host", "verdict"}
+    assert "needs" not in jobs["local"]
+    assert jobs["trusted-host"]["needs"] == "local"
+    assert set(jobs["verdict"]["needs"]) == {"local", "trusted-host"}
+    # A skipped required check reads as green: the verdict runs whatever came before.
+    assert jobs["verdict"]["if"] == "${{ always() }}"
+
+
+def test_github_runs_on_pull_requests_with_a_read_only_token() -> None:
+    doc = github()
+    assert "pull_request" in doc[True]  # YAML 1.1 reads the key `on` as true
+    assert doc["permissions"] == {"contents": "read"}
+    jobs = doc["jobs"]
+    assert jobs["trusted-host"]["permissions"] == {"contents": "read"}
+    for job in jobs.values():
+        assert job.get("permissions", {"contents": "read"}) == {"contents": "read"}
+
+
+def test_github_trusted_host_is_a_separate_runner() -> None:
+    jobs = github()["jobs"]
+    assert jobs["trusted-host"]["runs-on"] != jobs["local"]["runs-on"]
+    assert "vars.PATCHJUDGE_TRUSTED_RUNNER" in jobs["trusted-host"]["runs-on"]
+
+
+def test_github_checks_out_the_head_without_credentials() -> None:
+    for name, job in github()["jobs"].items():
+        checkouts = [s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@")]
+        assert len(checkouts) == 1, name
+        assert checkouts[0]["with"] == {
+            "ref": "${{ env.HEAD_SHA }}",
+            "fetch-depth": 0,
+            "persist-credentials": False,
+        }
+
+
+def artifacts(job: dict[str, Any], action: str) -> list[str]:
+    return [
+        s["with"]["name"]
+        for s in job["steps"]
+        if s.get("uses", "").startswith(f"actions/{action}-artifact@")
+    ]
+
+
+def test_github_artifacts_flow_slice_out_receipt_back() -> None:
+    jobs = github()["jobs"]
+    assert artifacts(jobs["local"], "upload") == ["patchjudge-reports", "patchjudge-slice"]
+    # Only the slice reaches the trusted host; only its receipt comes back.
+    assert artifacts(jobs["trusted-host"], "download") == ["patchjudge-slice"]
+    assert artifacts(jobs["trusted-host"], "upload") == ["patchjudge-receipt"]
+    assert artifacts(jobs["verdict"], "download") == ["patchjudge-reports", "patchjudge-receipt"]
+    slice_upload = next(
+        s for s in jobs["local"]["steps"] if s.get("with", {}).get("name") == "patchjudge-slice"
+    )
+    assert slice_upload["with"]["path"] == ".patchjudge/replay-slice.txt"
+
+
+def test_github_jobs_call_their_sessions() -> None:
+    jobs = github()["jobs"]
+    assert sessions_called(gh_scripts(jobs["local"])) == ["gate"]
+    assert sessions_called(gh_scripts(jobs["trusted-host"])) == ["replay-run"]
+    assert sessions_called(gh_scripts(jobs["verdict"])) == ["replay-verdict"]
+    run = " ".join(gh_scripts(jobs["trusted-host"])[-1].split())
+    assert '--slice "$RUNNER_TEMP/slice/replay-slice.txt"' in run
+    assert "--receipt" in gh_scripts(jobs["verdict"])[-1]
+
+
+def test_github_shell_parses() -> None:
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash")
+    for job in github()["jobs"].values():
+        for script in gh_scripts(job):
+            plain = re.sub(r"\$\{\{.*?\}\}", "x", script)
+            subprocess.run([bash, "-n", "-c", plain], check=True)
+
+
+# --- GitLab CI -----------------------------------------------------------------
+
+
+def test_gitlab_stages_and_needs() -> None:
+    doc = gitlab()
+    jobs = gl_jobs(doc)
+    assert doc["stages"] == ["patchjudge-local", "patchjudge-trusted", "patchjudge-verdict"]
+    assert [j["stage"] for j in jobs.values()] == doc["stages"]
+    needs = {name: [n["job"] for n in job.get("needs", [])] for name, job in jobs.items()}
+    assert needs == {
+        "patchjudge:local": [],
+        "patchjudge:trusted-host": ["patchjudge:local"],
+        "patchjudge:verdict": ["patchjudge:local", "patchjudge:trusted-host"],
+    }
+    assert all(n["artifacts"] for job in jobs.values() for n in job.get("needs", []))
+    assert jobs["patchjudge:verdict"]["rules"][0]["when"] == "always"
+
+
+def test_gitlab_trusted_host_is_a_separate_runner_and_takes_only_the_slice() -> None:
+    doc = gitlab()
+    jobs = gl_jobs(doc)
+    trusted = jobs["patchjudge:trusted-host"]
+    assert trusted["tags"] == ["patchjudge-trusted"]
+    assert "tags" not in jobs["patchjudge:local"]
+    script = trusted["script"]
+    assert script.index("rm -rf .patchjudge") < next(
+        i for i, line in enumerate(script) if "replay-run" in line
+    )
+    # The receipt travels in a directory of its own, not inside .patchjudge/.
+    assert trusted["artifacts"]["paths"] == ["receipt/receipt.json"]
+    assert "receipt/receipt.json" in " ".join(jobs["patchjudge:verdict"]["script"])
+
+
+def test_gitlab_jobs_call_the_same_sessions_as_github() -> None:
+    doc = gitlab()
+    gh = github()["jobs"]
+    pairs = {"local": "patchjudge:local", "trusted-host": "patchjudge:trusted-host"}
+    pairs["verdict"] = "patchjudge:verdict"
+    for gh_name, gl_name in pairs.items():
+        assert sessions_called(gl_scripts(doc, gl_name)) == sessions_called(gh_scripts(gh[gh_name]))
+
+
+def test_gitlab_shell_parses() -> None:
+    sh = shutil.which("sh")
+    if sh is None:
+        pytest.skip("no sh")
+    doc = gitlab()
+    for name in gl_jobs(doc):
+        subprocess.run([sh, "-n", "-c", "\n".join(gl_scripts(doc, name))], check=True)
+
+
+# --- both ------------------------------------------------------------------------
+
+
+def all_scripts() -> list[tuple[str, list[str]]]:
+    doc = gitlab()
+    found = [(f"github:{n}", gh_scripts(j)) for n, j in github()["jobs"].items()]
+    return found + [(f"gitlab:{n}", gl_scripts(doc, n)) for n in gl_jobs(doc)]
+
+
+def test_every_session_called_is_defined(defined_sessions: set[str]) -> None:
+    for where, scripts in all_scripts():
+        for session in sessions_called(scripts):
+            assert session in defined_sessions, f"{where} calls nox -s {session}"
+
+
+def test_every_nox_call_uses_the_noxfile_of_the_merge_base() -> None:
+    for where, scripts in all_scripts():
+        text = "\n".join(scripts)
+        calls = nox_calls(scripts)
+        assert calls, where
+        for call in calls:
+            assert re.match(r'-f "\$(RUNNER_TEMP/judge|JUDGE)/noxfile\.py" -s \S+$', call), (
+                where,
+                call,
+            )
+        # The judge's worktree is made from the merge base before nox is first called.
+        made = text.index('"$(git merge-base "$BASE_SHA" HEAD)"')
+        assert made < text.index("nox -f"), where
+        assert "git worktree add --detach" in text[:made]
