@@ -248,7 +248,7 @@ def run(
     groups = batches(spec.nodeids)
     for i, group in enumerate(groups, 1):
         found, trouble = _one_pass(
-            tree, group, spec, scratch / f"pass{passes}", environ, spec.count
+            tree, group, spec, scratch / f"pass{passes}", environ, repeat=spec.count
         )
         passes += 1
         nodes = add(nodes, found)
