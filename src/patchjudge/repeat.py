@@ -205,7 +205,7 @@ def _one_pass(
     extra = ["--patchjudge-select", str(select), "--junitxml", str(xml), "-o", "junit_logging=no"]
     if repeat > 1:
         plugins.append("pytest_repeat")
-        extra += ["--count", str(repeat)]
+        extra += ["--count", str(repeat), "--patchjudge-repeat", str(repeat)]
     if spec.workers > 0:
         plugins.append("xdist")
         extra += ["-n", str(spec.workers)]

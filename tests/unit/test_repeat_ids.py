@@ -220,3 +220,24 @@ def test_every_kind_of_node_id_runs_count_times(tmp_path: Path, workers: int) ->
     # the unittest case and the repeat(1) test ran three further passes
     assert result.passes == 4
     assert any("did not repeat" in line for line in said)
+
+
+def test_unittest_cases_repeat_in_the_same_process(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "test_units.py").write_text(
+        "import unittest\n\n\n"
+        "class TU(unittest.TestCase):\n"
+        "    def setUp(self):\n"
+        "        self.ready = True\n\n"
+        "    def test_ok(self):\n"
+        "        assert self.ready\n\n"
+        "    def test_bad(self):\n"
+        "        assert not self.ready\n"
+    )
+    ids = ("tests/test_units.py::TU::test_ok", "tests/test_units.py::TU::test_bad")
+    spec = repeat.Spec(ids, 5, conftest_roots=("tests",))
+    result = repeat.run(tree, spec, tmp_path / "runs", {})
+    assert result.problems == ()
+    assert dict(result.nodes) == {ids[0]: Tally(0, 5), ids[1]: Tally(5, 5)}
+    assert result.passes == 1  # no further passes were needed
