@@ -51,7 +51,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("verdict", parents=[common], help="the verdict over reports on disk")
     lock = sub.add_parser("lock", help="rewrite the fixture lock (a human-reviewed change)")
     lock.add_argument("--repo", type=Path, default=Path())
+    _flakes_parsers(sub, common)
+    sub.add_parser(
+        "audit-judge", parents=[common], help="check a change to the freeze registry and lock"
+    )
     return parser
+
+
+def _flakes_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    flakes = sub.add_parser(
+        "flakes", parents=[common], help="run the visible suite N times: flakes.json, candidates"
+    )
+    flakes.add_argument("--count", type=int, help="runs per node id (default: [flakes] count)")
+    flakes.add_argument("--shard", default="1/1", help="run the I-th of N shares, e.g. 2/4")
+    flakes.add_argument("--workers", help="xdist workers: auto or a number, 0 = off")
+    flakes_sub = flakes.add_subparsers(dest="flakes_command", metavar="merge")
+    merge = flakes_sub.add_parser("merge", parents=[common], help="sum shards of one run")
+    merge.add_argument("files", nargs="+", type=Path, metavar="FILE")
 
 
 def options_from(args: argparse.Namespace) -> Options:
@@ -86,6 +102,30 @@ def dispatch(args: argparse.Namespace) -> int:
         from patchjudge.commands.lock import lock
 
         return lock(args.repo, out)
+    if args.command == "flakes":
+        from patchjudge.commands import flakes
+
+        options = options_from(args)
+        if getattr(args, "flakes_command", None) == "merge":
+            return flakes.merge(
+                repo=args.repo, files=args.files, reports=args.reports, today=options.today, out=out
+            )
+        return flakes.flakes(
+            repo=args.repo,
+            head=args.head,
+            reports=args.reports,
+            today=options.today,
+            count=args.count,
+            shard=args.shard,
+            workers=args.workers,
+            out=out,
+        )
+    if args.command == "audit-judge":
+        from patchjudge.commands.audit import audit_judge
+
+        if not args.base:
+            raise PatchjudgeError("required", key="--base", fix="e.g. --base origin/main")
+        return audit_judge(args.repo, args.base, args.head, out)
     raise AssertionError(f"unreachable: {args.command}")
 
 
