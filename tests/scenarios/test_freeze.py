@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.flaky_helpers import code_flaky_module, flaky_calc, flaky_module, freeze_row, registry
@@ -209,3 +210,38 @@ def test_frozen_reruns_count_a_unittest_case_every_rerun(tmp_path: Path) -> None
     assert code == 0, report["reasons"]
     assert report["details"]["rerun_results"] == {nodeid: {"fail": 2, "runs": 4}}
     assert report["details"]["reruns"] == 4
+
+
+def test_audit_judge_flags_a_silent_extension_and_a_lock_without_its_fixture(
+    tmp_path: Path,
+) -> None:
+    repo = _repo(tmp_path)
+    lock = json.loads((repo / "eval/fixtures.lock.json").read_text())
+    lock["files"]["tests/fixtures/order.json"] = "0" * 64
+    write(
+        repo,
+        {
+            "eval/flakes.freeze.toml": registry(freeze_row(FROZEN, expires="2026-12-10")),
+            "eval/fixtures.lock.json": lock.replace(
+                '"tests/fixtures/order.json": "', '"tests/fixtures/order.json": "0'
+            ),
+        },
+    )
+    commit(repo, "extend the freeze and touch the lock")
+    result = cli(repo, "audit-judge", "--base", "main")
+    assert result.code == 1, result.err
+    assert result.out.splitlines()[:2] == [
+        f"flag: expiry moved later without new evidence: {FROZEN} "
+        "(2026-12-08 -> 2026-12-10; fail_count/runs still 3/12)",
+        "flag: lock entry changed with no matching fixture change: tests/fixtures/order.json",
+    ]
+
+
+def test_audit_judge_passes_a_graduation_and_shows_it_for_review(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    write(repo, {"eval/flakes.freeze.toml": registry()})
+    commit(repo, "graduate the clock test")
+    result = cli(repo, "audit-judge", "--base", "main")
+    assert result.code == 0, result.err
+    assert result.out.startswith(f"review: graduation: {FROZEN} unfrozen (evidence was 3/12)")
+    assert cli(repo, "audit-judge").code == 2
