@@ -222,9 +222,7 @@ def test_audit_judge_flags_a_silent_extension_and_a_lock_without_its_fixture(
         repo,
         {
             "eval/flakes.freeze.toml": registry(freeze_row(FROZEN, expires="2026-12-10")),
-            "eval/fixtures.lock.json": lock.replace(
-                '"tests/fixtures/order.json": "', '"tests/fixtures/order.json": "0'
-            ),
+            "eval/fixtures.lock.json": json.dumps(lock),
         },
     )
     commit(repo, "extend the freeze and touch the lock")
