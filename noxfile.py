@@ -72,3 +72,10 @@ def gate(session: nox.Session) -> None:
     """Every lane in its own venv, then the verdict over this run's reports."""
     _install_judge(session, "gate")
     _patchjudge(session, "verdict", success_codes=[0])
+
+
+@nox.session(default=False)
+def flakes(session: nox.Session) -> None:
+    """Evidence: the visible suite N times (`nox -s flakes -- --count 12 [--shard 1/4]`)."""
+    _install_judge(session, "flakes")
+    _patchjudge(session, "flakes", success_codes=[0])
