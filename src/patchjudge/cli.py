@@ -66,7 +66,13 @@ def _flakes_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentPa
     flakes.add_argument("--shard", default="1/1", help="run the I-th of N shares, e.g. 2/4")
     flakes.add_argument("--workers", help="xdist workers: auto or a number, 0 = off")
     flakes_sub = flakes.add_subparsers(dest="flakes_command", metavar="merge")
-    merge = flakes_sub.add_parser("merge", parents=[common], help="sum shards of one run")
+    # SUPPRESS: an option left out after `merge` must not reset one given before it.
+    merge = flakes_sub.add_parser(
+        "merge", help="sum shards of one run", argument_default=argparse.SUPPRESS
+    )
+    merge.add_argument("--repo", type=Path, help="the repository (default: .)")
+    merge.add_argument("--reports", type=Path, help="where flakes.json goes")
+    merge.add_argument("--today", type=_date, help="created date of the candidate rows")
     merge.add_argument("files", nargs="+", type=Path, metavar="FILE")
 
 

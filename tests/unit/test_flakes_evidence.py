@@ -120,3 +120,15 @@ def test_merge_refuses(other: dict[str, object], message: str) -> None:
     with pytest.raises(PatchjudgeError) as exc:
         flakes.merge([("a", a), ("b", b)], 3)
     assert message in exc.value.one_line()
+
+
+def test_options_before_merge_survive_it() -> None:
+    from pathlib import Path
+
+    from patchjudge.cli import build_parser
+
+    # nox runs `patchjudge flakes --repo X --run-id Y merge FILE...`
+    args = build_parser().parse_args(["flakes", "--repo", "/x", "--reports", "r", "merge", "a"])
+    assert (args.repo, args.reports, args.files) == (Path("/x"), Path("r"), [Path("a")])
+    args = build_parser().parse_args(["flakes", "merge", "--reports", "q", "a", "b"])
+    assert (args.repo, args.reports, args.files) == (Path(), Path("q"), [Path("a"), Path("b")])
