@@ -202,7 +202,10 @@ def run(
     prune_conftests(plan.tree, plan.conftest_roots)
     home = scratch / "home"
     (home / "tmp").mkdir(parents=True, exist_ok=True)
-    ini = scratch / "pytest.ini"
+    # Not in `scratch` itself: that is an ancestor of the tests' TMPDIR, and a
+    # pytest the tests start in a temp dir would take the judge's ini as its own.
+    ini = scratch / "judge-ini" / "pytest.ini"
+    ini.parent.mkdir(exist_ok=True)
     ini.write_text(_INI)
     result = proc.run(
         build_argv(plan, ini, python),
