@@ -61,8 +61,9 @@ def plain_nodeid(item: pytest.Item) -> str:
     # pytest-repeat parametrises last (trylast), so its id is the last part.
     head, _, ids = item.nodeid.rpartition("[")
     parts = ids[:-1].split("-")
-    rest = "-".join(parts[:-2])
-    return f"{head}[{rest}]" if rest else head
+    # More than pytest-repeat's two parts: the test had ids of its own, maybe
+    # an empty one (`test_x[]` repeats as `test_x[-1-12]`).
+    return f"{head}[{'-'.join(parts[:-2])}]" if len(parts) > 2 else head
 
 
 @pytest.hookimpl(trylast=True)

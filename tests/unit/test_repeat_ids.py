@@ -26,6 +26,7 @@ KNOWN = {
     "t.py::test_plain",
     "t.py::test_p[a-1]",
     "t.py::test_p[b]",
+    "t.py::test_e[]",
     "t.py::test_q[1-3]",  # a parametrised id that looks like a repeat id
     "t.py::TU::test_u",
     "t.py::K::test_m",
@@ -38,6 +39,7 @@ KNOWN = {
         ("t.py::test_plain[3-12]", True, "t.py::test_plain"),
         ("t.py::test_p[a-1-3-12]", True, "t.py::test_p[a-1]"),
         ("t.py::test_p[b-12-12]", True, "t.py::test_p[b]"),
+        ("t.py::test_e[-1-12]", True, "t.py::test_e[]"),  # an empty parameter id
         ("t.py::K::test_m[1-2]", True, "t.py::K::test_m"),
         # unittest: pytest-repeat leaves the id alone
         ("t.py::TU::test_u", True, "t.py::TU::test_u"),
@@ -55,7 +57,7 @@ def test_plain_nodeid_table(reported: str, repeated: bool, plain: str | None) ->
     assert repeat.plain_nodeid(reported, KNOWN, repeated) == plain
 
 
-_pid = st.text(st.sampled_from("ab1-2_."), min_size=1, max_size=8)
+_pid = st.text(st.sampled_from("ab1-2_."), max_size=8)
 
 
 @given(
@@ -168,7 +170,7 @@ import unittest
 import pytest
 
 
-@pytest.mark.parametrize("x", ["a-1", "b"])
+@pytest.mark.parametrize("x", ["a-1", "b", ""])
 def test_p(x):
     pass
 
@@ -211,7 +213,7 @@ def test_every_kind_of_node_id_runs_count_times(tmp_path: Path, workers: int) ->
     spec = repeat.Spec((), 4, workers=workers, conftest_roots=("tests",))
     collected = repeat.collect(tree, ["tests"], spec, tmp_path / "collect", {})
     ids = tuple(n for n in collected.collected if "test_not_asked" not in n)
-    assert len(ids) == 8
+    assert len(ids) == 9
     said: list[str] = []
     spec = repeat.Spec(ids, 4, workers=workers, conftest_roots=("tests",))
     result = repeat.run(tree, spec, tmp_path / "runs", {}, progress=said.append)
