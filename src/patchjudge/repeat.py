@@ -16,7 +16,6 @@ passes, one run each, never counted as more than they ran.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import time
@@ -31,8 +30,11 @@ _REPEAT_ID = re.compile(r"^(?P<base>.+?)(?:\[(?P<i>\d+)-(?P<n>\d+)\]|-(?P<j>\d+)
 # xdist pays a worker start-up per run; below this many test runs it loses
 # (issue 3: a 4 s suite was 1.15x slower with -n 2, the 12x run 0.73x).
 AUTO_XDIST_MIN_RUNS = 1000
-# Above this many node ids the run is split by test file, so progress shows.
-BATCH_NODEIDS = 400
+# Long runs go in batches of whole test files, so progress shows: the first
+# batch is small, later ones sized from its pace to take about BATCH_SECONDS.
+# Each file is still collected once; a batch costs one pytest start-up.
+FIRST_BATCH = 50
+BATCH_SECONDS = 60.0
 
 Progress = Callable[[str], None]
 
@@ -144,22 +146,30 @@ def resolve_workers(setting: str | int, runs: int, cpus: int | None) -> int:
     return int(setting)
 
 
-def batches(nodeids: Sequence[str], size: int = BATCH_NODEIDS) -> list[list[str]]:
-    """Pure: node ids split by test file into batches of about `size`, in order."""
-    by_file: dict[str, list[str]] = {}
+def by_file(nodeids: Iterable[str]) -> list[list[str]]:
+    """Pure: node ids grouped by test file, files in first-seen order."""
+    groups: dict[str, list[str]] = {}
     for nodeid in nodeids:
-        by_file.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
-    total = len(nodeids)
-    if total <= size:
-        return [list(nodeids)] if nodeids else []
-    want = math.ceil(total / size)
-    target = math.ceil(total / want)
-    out: list[list[str]] = [[]]
-    for ids in by_file.values():
-        if out[-1] and len(out[-1]) + len(ids) > target:
-            out.append([])
-        out[-1].extend(ids)
-    return out
+        groups.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
+    return list(groups.values())
+
+
+def take(groups: Sequence[Sequence[str]], target: int) -> int:
+    """Pure: how many whole file groups make a batch of about `target` node ids (>= 1)."""
+    taken = size = 0
+    for group in groups:
+        if taken and size + len(group) > target:
+            break
+        taken += 1
+        size += len(group)
+    return taken
+
+
+def next_target(done_ids: int, seconds: float) -> int:
+    """Pure: the batch size that takes about BATCH_SECONDS at the pace seen so far."""
+    if done_ids <= 0 or seconds <= 0:
+        return FIRST_BATCH
+    return max(1, int(BATCH_SECONDS * done_ids / seconds))
 
 
 def files_of(nodeids: Iterable[str]) -> tuple[str, ...]:
@@ -245,20 +255,28 @@ def run(
     nodes: dict[str, Tally] = {}
     problems: list[str] = []
     passes = 0
-    groups = batches(spec.nodeids)
-    for i, group in enumerate(groups, 1):
+    groups = by_file(spec.nodeids)
+    total = len(spec.nodeids)
+    done = 0
+    target = total if total <= FIRST_BATCH else FIRST_BATCH
+    while groups:
+        n = take(groups, target)
+        batch = [nodeid for group in groups[:n] for nodeid in group]
+        groups = groups[n:]
         found, trouble = _one_pass(
-            tree, group, spec, scratch / f"pass{passes}", environ, repeat=spec.count
+            tree, batch, spec, scratch / f"pass{passes}", environ, repeat=spec.count
         )
         passes += 1
         nodes = add(nodes, found)
         problems += trouble
-        if len(groups) > 1 or time.monotonic() - started > 30:
-            done = sum(len(g) for g in groups[:i])
-            say(
-                f"batch {i}/{len(groups)}: {done}/{len(spec.nodeids)} node ids x{spec.count}, "
-                f"{time.monotonic() - started:.0f} s"
-            )
+        if trouble:
+            break
+        done += len(batch)
+        elapsed = time.monotonic() - started
+        target = next_target(done, elapsed)
+        if groups or passes > 1:
+            left = elapsed * (total - done) / done
+            say(f"{done}/{total} node ids x{spec.count} in {elapsed:.0f} s, ~{left:.0f} s left")
     if problems:
         return Result(nodes, tuple(problems), passes, time.monotonic() - started)
     # What pytest-repeat did not repeat runs again, one run per pass.

@@ -126,17 +126,35 @@ def test_resolve_workers(setting: str | int, runs: int, cpus: int | None, worker
 
 
 @given(st.lists(st.tuples(st.integers(0, 30), st.integers(1, 5)), max_size=40), st.integers(1, 50))
-def test_batches_keep_files_whole_and_lose_nothing(spec: list[tuple[int, int]], size: int) -> None:
+def test_batches_keep_files_whole_and_lose_nothing(
+    spec: list[tuple[int, int]], target: int
+) -> None:
     nodeids = list(dict.fromkeys(f"f{f}.py::t{i}" for f, n in spec for i in range(n)))
-    groups = repeat.batches(nodeids, size)
-    # grouped by file (collection order already is), nothing lost or doubled
+    groups = repeat.by_file(nodeids)
     assert sorted(n for g in groups for n in g) == sorted(nodeids)
-    files = [{n.split("::")[0] for n in g} for g in groups]
-    for i, a in enumerate(files):
-        for b in files[i + 1 :]:
-            assert not a & b
-    if len(nodeids) <= size:
-        assert len(groups) == (1 if nodeids else 0)
+    assert all(len({n.split("::")[0] for n in g}) == 1 for g in groups)
+    batches = []
+    while groups:
+        n = repeat.take(groups, target)
+        assert n >= 1  # always progress, even when one file is bigger than the target
+        batch = [x for g in groups[:n] for x in g]
+        assert n == 1 or len(batch) <= target
+        batches.append(batch)
+        groups = groups[n:]
+    assert sorted(n for b in batches for n in b) == sorted(nodeids)
+
+
+@pytest.mark.parametrize(
+    ("done", "seconds", "target"),
+    [
+        (0, 0.0, repeat.FIRST_BATCH),
+        (50, 10.0, 300),  # 5 ids a second: 60 s is 300 ids
+        (50, 600.0, 5),
+        (1, 1000.0, 1),
+    ],
+)
+def test_next_batch_takes_about_a_minute(done: int, seconds: float, target: int) -> None:
+    assert repeat.next_target(done, seconds) == target
 
 
 def test_add_sums_node_by_node() -> None:
@@ -243,3 +261,20 @@ def test_unittest_cases_repeat_in_the_same_process(tmp_path: Path) -> None:
     assert result.problems == ()
     assert dict(result.nodes) == {ids[0]: Tally(0, 5), ids[1]: Tally(5, 5)}
     assert result.passes == 1  # no further passes were needed
+
+
+def test_a_long_run_goes_in_batches_of_whole_files_with_progress(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    for f in range(3):
+        body = "".join(f"def test_{i}():\n    pass\n\n\n" for i in range(20))
+        (tree / "tests" / f"test_f{f}.py").write_text(body)
+    ids = tuple(f"tests/test_f{f}.py::test_{i}" for f in range(3) for i in range(20))
+    said: list[str] = []
+    result = repeat.run(tree, repeat.Spec(ids, 2), tmp_path / "runs", {}, progress=said.append)
+    assert result.problems == ()
+    assert dict(result.nodes) == dict.fromkeys(ids, Tally(0, 2))
+    # the first batch: the whole files that fit in FIRST_BATCH (50), then the rest
+    assert result.passes == 2
+    assert said[0].startswith("40/60 node ids x2 in ")
+    assert said[1].startswith("60/60 node ids x2 in ")
