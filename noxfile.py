@@ -157,3 +157,10 @@ def replay_verdict(session: nox.Session) -> None:
     repo = ("--repo", session.invoked_from)
     session.run("patchjudge", "replay", *repo, *session.posargs, success_codes=[0, 1, 3])
     session.run("patchjudge", "verdict", *repo, *session.posargs)
+
+
+@nox.session(default=False)
+def flakes(session: nox.Session) -> None:
+    """Evidence: the visible suite N times (`nox -s flakes -- --count 12 [--shard 1/4]`)."""
+    _install_judge(session, "flakes")
+    _patchjudge(session, "flakes", success_codes=[0])

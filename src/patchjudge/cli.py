@@ -84,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo = sub.add_parser("demo", help="typical agent patches against an example repository")
     demo.add_argument("--keep", type=Path, help="build the example here and keep it")
+    _flakes_parsers(sub, common)
+    sub.add_parser(
+        "audit-judge", parents=[common], help="check a change to the freeze registry and lock"
+    )
     _replay_steps(sub.choices["replay"])
     return parser
 
@@ -103,6 +107,24 @@ def _replay_steps(replay: argparse.ArgumentParser) -> None:
         "--host-role", default="trusted-ci", help="recorded in the receipt (default: trusted-ci)"
     )
     steps.add_parser("check", parents=[quiet], help="the replay lane with --receipt FILE")
+
+
+def _flakes_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    flakes = sub.add_parser(
+        "flakes", parents=[common], help="run the visible suite N times: flakes.json, candidates"
+    )
+    flakes.add_argument("--count", type=int, help="runs per node id (default: [flakes] count)")
+    flakes.add_argument("--shard", default="1/1", help="run the I-th of N shares, e.g. 2/4")
+    flakes.add_argument("--workers", help="xdist workers: auto or a number, 0 = off")
+    flakes_sub = flakes.add_subparsers(dest="flakes_command", metavar="merge")
+    # SUPPRESS: an option left out after `merge` must not reset one given before it.
+    merge = flakes_sub.add_parser(
+        "merge", help="sum shards of one run", argument_default=argparse.SUPPRESS
+    )
+    merge.add_argument("--repo", type=Path, help="the repository (default: .)")
+    merge.add_argument("--reports", type=Path, help="where flakes.json goes")
+    merge.add_argument("--today", type=_date, help="created date of the candidate rows")
+    merge.add_argument("files", nargs="+", type=Path, metavar="FILE")
 
 
 def options_from(args: argparse.Namespace) -> Options:
@@ -156,6 +178,30 @@ def dispatch(args: argparse.Namespace) -> int:
         from patchjudge.commands.demo import demo
 
         return demo(out, keep=args.keep)
+    if args.command == "flakes":
+        from patchjudge.commands import flakes
+
+        options = options_from(args)
+        if getattr(args, "flakes_command", None) == "merge":
+            return flakes.merge(
+                repo=args.repo, files=args.files, reports=args.reports, today=options.today, out=out
+            )
+        return flakes.flakes(
+            repo=args.repo,
+            head=args.head,
+            reports=args.reports,
+            today=options.today,
+            count=args.count,
+            shard=args.shard,
+            workers=args.workers,
+            out=out,
+        )
+    if args.command == "audit-judge":
+        from patchjudge.commands.audit import audit_judge
+
+        if not args.base:
+            raise PatchjudgeError("required", key="--base", fix="e.g. --base origin/main")
+        return audit_judge(args.repo, args.base, args.head, out)
     raise AssertionError(f"unreachable: {args.command}")
 
 

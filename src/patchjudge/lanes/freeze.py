@@ -1,20 +1,200 @@
-"""freeze: is every frozen test a dated, owned, evidenced exception? (issue 3)"""
+"""freeze: is every frozen test a dated, owned, evidenced exception that leaves properties on?"""
 
 from __future__ import annotations
 
-import tomllib
+import dataclasses
+import datetime as dt
+import os
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
+from patchjudge import repeat, testrun
+from patchjudge.config import Ledger
+from patchjudge.freezefile import FreezeRow, parse_registry
 from patchjudge.lanes import report
+from patchjudge.lanes.properties import run_properties
+from patchjudge.paths import any_match, under
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
 
 NAME = "freeze"
 
 
+def _file(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def audit(
+    rows: Sequence[FreezeRow], ledger: Ledger, today: dt.date, property_nodeids: Collection[str]
+) -> list[str]:
+    """Pure: every rule a registry row breaks, one line each, naming the row."""
+    settings = ledger.freeze
+    props = ledger.properties.paths
+    judge = ledger.judge_paths()
+    problems = []
+    for i, row in enumerate(rows):
+        label = f"freeze[{i}] {row.nodeid}"
+
+        def bad(text: str, label: str = label) -> None:
+            problems.append(f"{label}: {text}")
+
+        if row.expires < today:
+            bad(f"expired on {row.expires.isoformat()} (today is {today.isoformat()})")
+        if not row.owner.strip():
+            bad("no owner")
+        if not row.reason.strip():
+            bad("no reason")
+        if row.fail_count < settings.min_fail_count:
+            bad(
+                f"fail_count {row.fail_count} < min_fail_count {settings.min_fail_count}: "
+                "not enough evidence of flakiness"
+            )
+        if row.runs < row.fail_count:
+            bad(f"runs {row.runs} < fail_count {row.fail_count}")
+        age = (row.expires - row.created).days
+        if age > settings.max_age_days:
+            bad(f"expires {age} days after created (max_age_days {settings.max_age_days})")
+        if age < 0:
+            bad("expires before it was created")
+        path = _file(row.nodeid)
+        if under(path, props):
+            bad("a property test may not be frozen")
+        elif path == "eval" or path.startswith("eval/") or any_match(judge, path):
+            bad(f"a judge path may not be frozen ({path})")
+        if not row.required_properties:
+            bad("required_properties is empty: a freeze must leave a property on")
+        for prop in row.required_properties:
+            if not under(_file(prop), props):
+                bad(f"required property {prop} is not under {', '.join(props)}")
+            elif prop not in property_nodeids:
+                bad(f"required property {prop} does not exist")
+    return problems
+
+
+def property_failures(result: testrun.TestRun, required: Iterable[str]) -> list[str]:
+    """Pure: each required property that exists must have passed in this run."""
+    grouped = result.by_nodeid()
+    problems = []
+    for prop in sorted(set(required)):
+        if prop not in result.collected:
+            continue  # the audit names it as missing
+        outcomes = grouped.get(prop, [])
+        if any(o.outcome == "failed" for o in outcomes):
+            problems.append(f"required property failed: {prop}")
+        elif not any(o.when == "call" and o.outcome == "passed" for o in outcomes):
+            problems.append(f"required property did not pass: {prop}")
+    return problems
+
+
+def rerun_verdicts(
+    rows: Sequence[FreezeRow],
+    collected: Collection[str],
+    tallies: Mapping[str, repeat.Tally],
+    reruns: int,
+) -> tuple[list[str], list[str]]:
+    """Pure: (problems, skipped_by_freeze) from the frozen reruns under the patch."""
+    problems, skipped = [], []
+    for row in rows:
+        if row.nodeid not in collected:
+            problems.append(f"frozen node id no longer exists: {row.nodeid}")
+            continue
+        tally = tallies.get(row.nodeid)
+        if tally is None or tally.runs < reruns:
+            ran = 0 if tally is None else tally.runs
+            problems.append(f"frozen test ran {ran} of {reruns} reruns: {row.nodeid}")
+        elif tally.fail == 0:
+            problems.append(
+                f"frozen test turned green: {row.nodeid}: 0/{tally.runs} failed, registry "
+                f"evidence {row.fail_count}/{row.runs}; only a human graduates it"
+            )
+        else:
+            skipped.append(row.nodeid)
+    return problems, skipped
+
+
+def _frozen_reruns(
+    run: Run, rows: Sequence[FreezeRow]
+) -> tuple[list[str], list[str], dict[str, repeat.Tally]]:
+    ledger = run.ledger
+    with run.scratch() as scratch:
+        tree = run.materialize(scratch / "tree")
+        spec = repeat.Spec(
+            nodeids=(),
+            count=ledger.freeze.reruns,
+            conftest_roots=ledger.suite.paths,
+            pythonpath=ledger.gate.pythonpath,
+            plugins=ledger.suite.plugins,
+            seed=ledger.properties.seed,
+            timeout_s=ledger.suite.timeout_s,
+        )
+        files = [f for f in repeat.files_of(r.nodeid for r in rows) if (tree / f).is_file()]
+        collected: dict[str, str] = {}
+        problems: list[str] = []
+        if files:
+            found = repeat.collect(tree, files, spec, scratch / "collect", run.environ)
+            problems += [f"frozen reruns: {p}" for p in testrun.run_problems(found, spec.timeout_s)]
+            collected = dict(found.collected)
+        present = tuple(r.nodeid for r in rows if r.nodeid in collected)
+        tallies: dict[str, repeat.Tally] = {}
+        if present and not problems:
+            workers = repeat.resolve_workers(
+                ledger.flakes.workers, len(present) * spec.count, os.cpu_count()
+            )
+            spec = dataclasses.replace(spec, nodeids=present, workers=workers)
+            result = repeat.run(tree, spec, scratch / "reruns", run.environ)
+            problems += [f"frozen reruns: {p}" for p in result.problems]
+            tallies = dict(result.nodes)
+        verdicts, skipped = rerun_verdicts(rows, collected, tallies, spec.count)
+        if not problems:
+            problems += verdicts
+        return problems, skipped, tallies
+
+
 def run(run: Run) -> LaneReport:
-    data = run.read_base(run.ledger.freeze.registry)
-    rows = tomllib.loads(data.decode()).get("freeze", []) if data else []
+    ledger = run.ledger
+    source = f"{ledger.freeze.registry} (at merge base {run.merge_base[:12]})"
+    data = run.read_base(ledger.freeze.registry)
+    rows = parse_registry(data, source) if data is not None else ()
+    details: dict[str, Any] = {
+        "registry": ledger.freeze.registry,
+        "today": run.today.isoformat(),
+        "frozen": [
+            {
+                "nodeid": r.nodeid,
+                "expires": r.expires.isoformat(),
+                "owner": r.owner,
+                "evidence": f"{r.fail_count}/{r.runs}",
+                "required_properties": list(r.required_properties),
+            }
+            for r in rows
+        ],
+    }
     if not rows:
-        return report(run, NAME, Status.PASS, [], {"frozen": []})
-    # Until the audit lands, a registry with rows cannot be vouched for.
-    return report(run, NAME, Status.FAIL, ["freeze audit not implemented"], {"frozen": []})
+        return report(run, NAME, Status.PASS, [], details)
+    required = sorted({p for r in rows for p in r.required_properties})
+    props = ledger.properties.paths
+    prop_files = [f for f in repeat.files_of(required) if under(f, props) and run.read_base(f)]
+    problems: list[str] = []
+    collected: Collection[str] = ()
+    if prop_files:
+        # The files whole: a node id that does not exist would stop pytest ("not found").
+        result = run_properties(run, args=prop_files)
+        problems += [
+            f"required properties: {p}"
+            for p in testrun.run_problems(result, ledger.properties.timeout_s)
+        ]
+        collected = result.collected
+        problems += property_failures(result, required)
+    problems = audit(rows, ledger, run.today, collected) + problems
+    if run.forces(NAME):
+        rerun_problems, skipped, tallies = _frozen_reruns(run, rows)
+        problems += rerun_problems
+        details["reruns"] = ledger.freeze.reruns
+        details["skipped_by_freeze"] = skipped
+        details["rerun_results"] = {
+            n: {"fail": t.fail, "runs": t.runs} for n, t in sorted(tallies.items())
+        }
+    else:
+        details["reruns"] = "not forced: no changed path forces the frozen reruns"
+    status = Status.FAIL if problems else Status.PASS
+    return report(run, NAME, status, problems, details)

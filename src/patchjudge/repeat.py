@@ -1,0 +1,296 @@
+"""Run node ids N times, verified: pytest-repeat in one process, further runs where it fails.
+
+Shared by the frozen reruns, `patchjudge flakes` and replay. The primary
+source of outcomes is the judge's result channel (testrun): it carries the
+exact node id (JUnit's classname/name mangling is lossy), it cannot be
+rewritten by the tested code (the JUnit file's path is in sys.argv), and
+it has the raw-vs-final tamper check. JUnit, written by pytest's own
+junitxml plugin, is the independent cross-check: if the two disagree on
+which cases ran or failed, the run is not believed.
+
+pytest-repeat silently repeats nothing for unittest.TestCase tests (and a
+`@pytest.mark.repeat(n)` marker changes the count for one test), so every
+node id's runs are counted and those short of N run again in further plain
+passes, one run each, never counted as more than they ran.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from patchjudge import junit, testrun
+
+# pytest-repeat's id part: `test_x[3-12]` or, parametrised, `test_x[a-1-3-12]`.
+_REPEAT_ID = re.compile(r"^(?P<base>.+?)(?:\[(?P<i>\d+)-(?P<n>\d+)\]|-(?P<j>\d+)-(?P<m>\d+)\])$")
+# xdist pays a worker start-up per run; below this many test runs it loses
+# (issue 3: a 4 s suite was 1.15x slower with -n 2, the 12x run 0.73x).
+AUTO_XDIST_MIN_RUNS = 1000
+# Long runs go in batches of whole test files, so progress shows: the first
+# batch is small, later ones sized from its pace to take about BATCH_SECONDS.
+# Each file is still collected once; a batch costs one pytest start-up.
+FIRST_BATCH = 50
+BATCH_SECONDS = 60.0
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Tally:
+    fail: int
+    runs: int
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What to run and how: the judge's settings for the visible suite."""
+
+    nodeids: tuple[str, ...]  # plain node ids, known to be collected
+    count: int
+    workers: int = 0  # 0: no xdist
+    conftest_roots: tuple[str, ...] = ()
+    pythonpath: tuple[str, ...] = ()
+    plugins: tuple[str, ...] = ()
+    seed: int | None = None
+    timeout_s: float = 600
+
+
+@dataclass(frozen=True)
+class Result:
+    nodes: Mapping[str, Tally]
+    problems: tuple[str, ...]  # why the counts cannot be believed
+    passes: int
+    duration_s: float
+
+
+def plain_nodeid(reported: str, known: Collection[str], repeated: bool) -> str | None:
+    """Pure: the collected node id a reported one stands for, or None.
+
+    In a pytest-repeat pass an id that loses its `i-N` part and then names a
+    collected test is that test; anything else (a unittest case, a test
+    whose `repeat(1)` marker kept it plain) must itself be collected.
+    """
+    if repeated:
+        match = _REPEAT_ID.match(reported)
+        if match:
+            base = match["base"]
+            stripped = base if match["i"] is not None else base + "]"
+            if stripped in known:
+                return stripped
+    return reported if reported in known else None
+
+
+def tally_pass(
+    outcomes: Iterable[testrun.Outcome], known: Collection[str], repeated: bool
+) -> tuple[dict[str, Tally], list[str]]:
+    """Pure: one pass's reports -> fail/runs per plain node id, and strangers.
+
+    Each reported node id is one run (pytest-repeat gives every repetition
+    its own id); it failed if any phase failed (setup, call or teardown).
+    """
+    failed: dict[str, bool] = {}
+    for o in outcomes:
+        failed[o.nodeid] = failed.get(o.nodeid, False) or o.outcome == "failed"
+    nodes: dict[str, Tally] = {}
+    strangers = []
+    for reported, bad in failed.items():
+        plain = plain_nodeid(reported, known, repeated)
+        if plain is None:
+            strangers.append(reported)
+            continue
+        old = nodes.get(plain, Tally(0, 0))
+        nodes[plain] = Tally(old.fail + bad, old.runs + 1)
+    return nodes, strangers
+
+
+def cross_check(outcomes: Iterable[testrun.Outcome], cases: Iterable[junit.Case]) -> list[str]:
+    """Pure: the channel and JUnit must agree on which cases ran and which failed."""
+    channel: dict[tuple[str, str], bool] = {}
+    for o in outcomes:
+        key = junit.junit_key(o.nodeid)
+        channel[key] = channel.get(key, False) or o.outcome == "failed"
+    xml = junit.failed_keys(cases)
+    problems = []
+    for key in sorted(set(channel) | set(xml)):
+        name = "::".join(key)
+        if key not in xml:
+            problems.append(f"JUnit is missing a case the channel reported: {name}")
+        elif key not in channel:
+            problems.append(f"JUnit has a case the channel never reported: {name}")
+        elif channel[key] != xml[key]:
+            problems.append(
+                f"JUnit and the channel disagree on {name}: "
+                f"{'failed' if xml[key] else 'passed'} vs {'failed' if channel[key] else 'passed'}"
+            )
+    return problems
+
+
+def add(a: Mapping[str, Tally], b: Mapping[str, Tally]) -> dict[str, Tally]:
+    """Pure: sum two tallies node id by node id (shards, further passes)."""
+    out = dict(a)
+    for nodeid, t in b.items():
+        old = out.get(nodeid, Tally(0, 0))
+        out[nodeid] = Tally(old.fail + t.fail, old.runs + t.runs)
+    return out
+
+
+def resolve_workers(setting: str | int, runs: int, cpus: int | None) -> int:
+    """Pure: the xdist worker count; 'auto' uses xdist only where it gains."""
+    if setting == "auto":
+        n = cpus or 1
+        return n if n > 1 and runs >= AUTO_XDIST_MIN_RUNS else 0
+    return int(setting)
+
+
+def by_file(nodeids: Iterable[str]) -> list[list[str]]:
+    """Pure: node ids grouped by test file, files in first-seen order."""
+    groups: dict[str, list[str]] = {}
+    for nodeid in nodeids:
+        groups.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
+    return list(groups.values())
+
+
+def take(groups: Sequence[Sequence[str]], target: int) -> int:
+    """Pure: how many whole file groups make a batch of about `target` node ids (>= 1)."""
+    taken = size = 0
+    for group in groups:
+        if taken and size + len(group) > target:
+            break
+        taken += 1
+        size += len(group)
+    return taken
+
+
+def next_target(done_ids: int, seconds: float) -> int:
+    """Pure: the batch size that takes about BATCH_SECONDS at the pace seen so far."""
+    if done_ids <= 0 or seconds <= 0:
+        return FIRST_BATCH
+    return max(1, int(BATCH_SECONDS * done_ids / seconds))
+
+
+def files_of(nodeids: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n.split("::", 1)[0] for n in nodeids))
+
+
+def collect(
+    tree: Path,
+    args: Sequence[str],
+    spec: Spec,
+    scratch: Path,
+    environ: Mapping[str, str],
+) -> testrun.TestRun:
+    """Collect `args` once, plainly: the node ids that exist."""
+    plan = testrun.Plan(
+        tree=tree,
+        args=tuple(args),
+        conftest_roots=spec.conftest_roots,
+        pythonpath=spec.pythonpath,
+        plugins=spec.plugins,
+        seed=spec.seed,
+        timeout_s=spec.timeout_s,
+        collect_only=True,
+    )
+    scratch.mkdir(parents=True, exist_ok=True)
+    return testrun.run(plan, scratch=scratch, environ=environ)
+
+
+def _one_pass(
+    tree: Path,
+    nodeids: Sequence[str],
+    spec: Spec,
+    scratch: Path,
+    environ: Mapping[str, str],
+    *,
+    repeat: int,
+) -> tuple[dict[str, Tally], list[str]]:
+    scratch.mkdir(parents=True, exist_ok=True)
+    select = scratch / "select.txt"
+    select.write_text("".join(f"{n}\n" for n in nodeids), encoding="utf-8")
+    xml = scratch / "junit.xml"
+    plugins = [*spec.plugins, "patchjudge.select_plugin"]
+    extra = ["--patchjudge-select", str(select), "--junitxml", str(xml), "-o", "junit_logging=no"]
+    if repeat > 1:
+        plugins.append("pytest_repeat")
+        extra += ["--count", str(repeat), "--patchjudge-repeat", str(repeat)]
+    if spec.workers > 0:
+        plugins.append("xdist")
+        extra += ["-n", str(spec.workers)]
+    plan = testrun.Plan(
+        tree=tree,
+        args=files_of(nodeids),
+        conftest_roots=spec.conftest_roots,
+        pythonpath=spec.pythonpath,
+        plugins=tuple(plugins),
+        seed=spec.seed,
+        timeout_s=spec.timeout_s * max(repeat, 1),
+        extra=tuple(extra),
+    )
+    result = testrun.run(plan, scratch=scratch, environ=environ)
+    problems = testrun.run_problems(result, plan.timeout_s)
+    if problems:
+        return {}, problems
+    nodes, strangers = tally_pass(result.outcomes, set(nodeids), repeated=repeat > 1)
+    problems += [f"ran a node id that was not asked for: {s}" for s in strangers]
+    if not xml.is_file():
+        problems.append("pytest wrote no JUnit XML")
+    else:
+        problems += cross_check(result.outcomes, junit.read_cases(xml))
+    return nodes, problems
+
+
+def run(
+    tree: Path,
+    spec: Spec,
+    scratch: Path,
+    environ: Mapping[str, str] = os.environ,
+    progress: Progress | None = None,
+) -> Result:
+    """Every node id in `spec` run `spec.count` times in `tree`, counted and verified."""
+    started = time.monotonic()
+    say = progress or (lambda _: None)
+    nodes: dict[str, Tally] = {}
+    problems: list[str] = []
+    passes = 0
+    groups = by_file(spec.nodeids)
+    total = len(spec.nodeids)
+    done = 0
+    target = total if total <= FIRST_BATCH else FIRST_BATCH
+    while groups:
+        n = take(groups, target)
+        batch = [nodeid for group in groups[:n] for nodeid in group]
+        groups = groups[n:]
+        found, trouble = _one_pass(
+            tree, batch, spec, scratch / f"pass{passes}", environ, repeat=spec.count
+        )
+        passes += 1
+        nodes = add(nodes, found)
+        problems += trouble
+        if trouble:
+            break
+        done += len(batch)
+        elapsed = time.monotonic() - started
+        target = next_target(done, elapsed)
+        if groups or passes > 1:
+            left = elapsed * (total - done) / done
+            say(f"{done}/{total} node ids x{spec.count} in {elapsed:.0f} s, ~{left:.0f} s left")
+    if problems:
+        return Result(nodes, tuple(problems), passes, time.monotonic() - started)
+    # What pytest-repeat did not repeat runs again, one run per pass.
+    while True:
+        short = [n for n in spec.nodeids if nodes.get(n, Tally(0, 0)).runs < spec.count]
+        if not short:
+            break
+        say(f"{len(short)} node id(s) pytest-repeat did not repeat: further run {passes}")
+        found, trouble = _one_pass(tree, short, spec, scratch / f"pass{passes}", environ, repeat=1)
+        passes += 1
+        problems += trouble
+        stuck = [n for n in short if n not in found]
+        problems += [f"node id did not run: {n}" for n in stuck]
+        nodes = add(nodes, found)
+        if trouble or stuck:
+            break
+    return Result(nodes, tuple(problems), passes, time.monotonic() - started)

@@ -1,0 +1,161 @@
+"""`patchjudge flakes` end to end: exact thresholds, every kind of node id, shards, xdist."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from patchjudge.freezefile import parse_registry
+from tests.flaky_helpers import flaky_module
+from tests.helpers import cli, commit, example_repo, write
+
+# candidate_min_fails is 3 by default: 2 is below, 3 at, 4 above; 0 and 12 never.
+THRESHOLDS = {
+    "test_two": (2, 12),
+    "test_three": (3, 12),
+    "test_four": (4, 12),
+    "test_never": (0, 12),
+    "test_always": (12, 12),
+}
+
+
+def _suite_repo(tmp_path: Path) -> Path:
+    counters = tmp_path / "counters"
+    return example_repo(
+        tmp_path,
+        **{
+            "tests/test_thresholds.py": flaky_module(counters / "f", THRESHOLDS),
+            "tests/test_params.py": flaky_module(counters / "p", {"test_p": (3, 12)}, "param"),
+            "tests/test_units.py": flaky_module(counters / "u", {"test_u": (3, 12)}, "unittest"),
+            "tests/test_klass.py": flaky_module(counters / "k", {"test_k": (4, 12)}, "class"),
+        },
+    )
+
+
+EXPECTED_NODES = {
+    "tests/test_calc.py::test_empty": {"fail": 0, "runs": 12},
+    "tests/test_calc.py::test_two": {"fail": 0, "runs": 12},
+    "tests/test_klass.py::TestFlaky::test_k": {"fail": 4, "runs": 12},
+    "tests/test_params.py::test_p[a-1]": {"fail": 3, "runs": 12},
+    "tests/test_params.py::test_p[b]": {"fail": 3, "runs": 12},
+    "tests/test_thresholds.py::test_always": {"fail": 12, "runs": 12},
+    "tests/test_thresholds.py::test_four": {"fail": 4, "runs": 12},
+    "tests/test_thresholds.py::test_never": {"fail": 0, "runs": 12},
+    "tests/test_thresholds.py::test_three": {"fail": 3, "runs": 12},
+    "tests/test_thresholds.py::test_two": {"fail": 2, "runs": 12},
+    "tests/test_units.py::TestFlaky::test_u": {"fail": 3, "runs": 12},
+}
+EXPECTED_CANDIDATES = [
+    "tests/test_klass.py::TestFlaky::test_k",
+    "tests/test_params.py::test_p[a-1]",
+    "tests/test_params.py::test_p[b]",
+    "tests/test_thresholds.py::test_four",
+    "tests/test_thresholds.py::test_three",
+    "tests/test_units.py::TestFlaky::test_u",
+]
+
+
+def _flakes(repo: Path, *args: str, reports: str = ".patchjudge") -> tuple[dict, str, str]:  # type: ignore[type-arg]
+    result = cli(repo, "flakes", "--today", "2026-12-01", "--reports", reports, *args)
+    assert result.code == 0, result.err
+    return json.loads((repo / reports / "flakes.json").read_text()), result.out, result.err
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_counts_are_exact_for_every_kind_of_node_id(tmp_path: Path, workers: str) -> None:
+    repo = _suite_repo(tmp_path)
+    registry = repo / "eval/flakes.freeze.toml"
+    before = registry.read_bytes()
+    doc, out, err = _flakes(repo, "--count", "12", "--workers", workers)
+    assert doc["nodes"] == EXPECTED_NODES
+    assert doc["candidates"] == EXPECTED_CANDIDATES
+    assert doc["count"] == 12
+    assert doc["shard"] == "1/1"
+    assert doc["seed"] == 20260924
+    assert doc["head"] == (repo / ".git/refs/heads/patch").read_text().strip()
+    assert set(doc["host"]) == {"python", "platform", "cpus", "pins_sha256"}
+    assert isinstance(doc["duration_s"], float)
+    assert ("xdist -n 2" if workers == "2" else "no xdist") in err
+    # never writes the registry
+    assert registry.read_bytes() == before
+    # the rows on stdout paste into a registry that parses, once an owner is set
+    rows = out.replace('owner = ""', 'owner = "me"')
+    parsed = parse_registry(rows.encode(), "pasted")
+    assert [r.nodeid for r in parsed] == EXPECTED_CANDIDATES
+    first = tomllib.loads(rows)["freeze"][0]
+    assert str(first["created"]) == "2026-12-01"
+    assert str(first["expires"]) == "2026-12-15"  # created + max_age_days
+    assert (first["fail_count"], first["runs"]) == (4, 12)
+
+
+def test_two_shards_merged_equal_the_unsharded_run(tmp_path: Path) -> None:
+    repo = _suite_repo(tmp_path)
+    whole, whole_out, _ = _flakes(repo, "--workers", "0")
+    one, _, _ = _flakes(repo, "--workers", "0", "--shard", "1/2", reports="s1")
+    two, _, _ = _flakes(repo, "--workers", "0", "--shard", "2/2", reports="s2")
+    assert one["nodes"] and two["nodes"]
+    assert not set(one["nodes"]) & set(two["nodes"])
+    merged = cli(
+        repo,
+        "flakes",
+        "merge",
+        "--today",
+        "2026-12-01",
+        "--reports",
+        "m",
+        "s1/flakes.json",
+        "s2/flakes.json",
+    )
+    assert merged.code == 0, merged.err
+    doc = json.loads((repo / "m/flakes.json").read_text())
+    drop = {"duration_s"}
+    assert {k: v for k, v in doc.items() if k not in drop} == {
+        k: v for k, v in whole.items() if k not in drop
+    }
+    assert merged.out == whole_out
+
+
+def test_merge_refuses_other_heads_settings_and_doubles(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path)
+    _flakes(repo, "--count", "2", "--shard", "1/2", reports="a")
+    _flakes(repo, "--count", "3", "--shard", "2/2", reports="b")
+    refused = cli(repo, "flakes", "merge", "a/flakes.json", "b/flakes.json")
+    assert refused.code == 2
+    assert "b/flakes.json: count: 3 differs from 2" in refused.err
+    doubled = cli(repo, "flakes", "merge", "a/flakes.json", "a/flakes.json")
+    assert doubled.code == 2
+    assert "shard 1/2 given twice" in doubled.err
+    write(repo, {"src/calc/extra.py": "X = 1\n"})
+    commit(repo, "another head")
+    _flakes(repo, "--count", "2", "--shard", "2/2", reports="c")
+    other = cli(repo, "flakes", "merge", "a/flakes.json", "c/flakes.json")
+    assert other.code == 2
+    assert "c/flakes.json: head:" in other.err
+
+
+def test_count_defaults_to_the_ledger_and_progress_is_shown(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path)
+    doc, out, err = _flakes(repo)
+    assert doc["count"] == 12
+    assert doc["nodes"]["tests/test_calc.py::test_two"] == {"fail": 0, "runs": 12}
+    assert out == "# no freeze candidates\n"
+    assert "collecting tests" in err
+    assert "shard 1/1: 2 of 2 node ids x12" in err
+
+
+def test_a_suite_that_cannot_be_collected_writes_no_evidence(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path, **{"tests/test_broken.py": "import nothing_of_the_sort\n"})
+    result = cli(repo, "flakes", "--count", "2")
+    assert result.code == 1
+    assert "collection error: tests/test_broken.py" in result.err
+    assert not (repo / ".patchjudge/flakes.json").exists()
+
+
+def test_bad_shard_is_usage(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path)
+    result = cli(repo, "flakes", "--shard", "3/2")
+    assert result.code == 2
+    assert "--shard" in result.err
