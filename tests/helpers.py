@@ -175,11 +175,10 @@ def cli(
     repo: Path, *args: str, env: Mapping[str, str] | None = None, timeout: float = 300
 ) -> Result:
     """`python -m patchjudge ARGS` in `repo`, as a user runs it."""
-    # No GITHUB_* either: a scenario gate must not append to the real job summary.
-    full_env = {
-        k: v for k, v in no_git_env(os.environ if env is None else env).items()
-        if not k.startswith("GITHUB_")
-    }
+    if env is None:
+        # Inherited GITHUB_* would make a scenario gate append to the real job summary.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    full_env = no_git_env(env)
     proc = subprocess.run(
         [sys.executable, "-m", "patchjudge", *args],
         cwd=repo,

@@ -39,12 +39,15 @@ _raw: dict[tuple[str, str], str] = {}
 def _setup() -> None:
     global _fd  # noqa: PLW0603  (set once, at import, before any test code runs)
     env = os.environ
-    # Taken out of the environment so code under test does not inherit them.
+    # Taken out of the environment so code under test does not inherit it.
     fd = env.pop(CHANNEL_ENV, None)
     if fd is not None:
         _fd = int(fd)
         os.set_inheritable(_fd, False)
-    examples = env.pop("PATCHJUDGE_MAX_EXAMPLES", None)
+    # These two stay in the environment: xdist workers load this plugin again
+    # and need them (a worker's sys.path is the controller's snapshot from
+    # before the tree joined it).
+    examples = env.get("PATCHJUDGE_MAX_EXAMPLES")
     if examples is not None:
         from hypothesis import settings
 
@@ -62,7 +65,7 @@ def _setup() -> None:
     for name in PRELOAD:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
-    extra = [p for p in env.pop("PATCHJUDGE_PYTHONPATH", "").split(os.pathsep) if p]
+    extra = [p for p in env.get("PATCHJUDGE_PYTHONPATH", "").split(os.pathsep) if p]
     # The interpreter ran with -I: nothing of the tested tree was on sys.path
     # while site ran, so its sitecustomize and .pth files never loaded.
     sys.path[:0] = extra

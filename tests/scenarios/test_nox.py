@@ -29,6 +29,7 @@ def _nox_repo(tmp_path: Path) -> Path:
             "eval/gate.toml": ledger,
             "noxfile.py": (ROOT / "noxfile.py").read_text(),
             "constraints/lane.txt": (ROOT / "constraints/lane.txt").read_text(),
+            "constraints/build.txt": (ROOT / "constraints/build.txt").read_text(),
         },
     )
     return repo
