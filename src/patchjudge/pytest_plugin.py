@@ -14,6 +14,7 @@ import json
 import os
 import sys
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,8 +22,38 @@ import pytest
 CHANNEL_ENV = "PATCHJUDGE_RESULT_FD"
 _LONGREPR_CAP = 4000
 
+# Top-level modules the judge itself runs on: a tested tree that provides one
+# would replace the judge's code, not just the code under test.
+JUDGE_MODULES = (
+    "pytest", "_pytest", "pluggy", "iniconfig", "packaging", "hypothesis",
+    "_hypothesis_pytestplugin", "_hypothesis_ftz_detector", "_hypothesis_globals",
+    "sortedcontainers", "attr", "attrs", "xdist", "execnet", "pytest_repeat",
+)  # fmt: skip
+
 _fd: int | None = None
 _raw: dict[tuple[str, str], str] = {}
+_shadowed: list[str] = []
+
+
+def shadowing(entries: list[str], protected: set[str]) -> list[str]:
+    """Files on the tested pythonpath that would be imported instead of a protected module.
+
+    Read from the directory listing before any of it is importable, so code in
+    the tree cannot hide itself. patchjudge is left out: it is imported already,
+    and a tree that is patchjudge itself is the code under test.
+    """
+    found = []
+    for entry in entries:
+        try:
+            names = sorted(p.name for p in Path(entry).iterdir())
+        except OSError:
+            continue
+        for name in names:
+            module = name.split(".", 1)[0]
+            is_module = name.endswith((".py", ".pyc", ".so", ".pyd")) or "." not in name
+            if is_module and module != "patchjudge" and module in protected:
+                found.append(str(Path(entry, name)))
+    return found
 
 
 def _setup() -> None:
@@ -34,11 +65,12 @@ def _setup() -> None:
         _fd = int(fd)
         os.set_inheritable(_fd, False)
     extra = [p for p in env.pop("PATCHJUDGE_PYTHONPATH", "").split(os.pathsep) if p]
-    # The interpreter ran with -I: nothing of the tested tree was on sys.path
-    # while site ran, so its sitecustomize and .pth files never loaded.
-    sys.path[:0] = extra
     examples = env.pop("PATCHJUDGE_MAX_EXAMPLES", None)
+    global _shadowed  # noqa: PLW0603  (decided before the tested tree is importable)
+    _shadowed = shadowing(extra, {*sys.modules, *sys.stdlib_module_names, *JUDGE_MODULES})
     if examples is not None:
+        # Imported before the tested tree joins sys.path: a `hypothesis`
+        # package in the patch's src/ must not stand in for the real one.
         from hypothesis import settings
 
         settings.register_profile(
@@ -49,6 +81,9 @@ def _setup() -> None:
             derandomize=False,
             print_blob=True,
         )
+    # The interpreter ran with -I: nothing of the tested tree was on sys.path
+    # while site ran, so its sitecustomize and .pth files never loaded.
+    sys.path[:0] = extra
 
 
 _setup()
@@ -94,7 +129,7 @@ def _state(item: pytest.Item) -> str:
 def pytest_configure(config: pytest.Config) -> None:
     if _is_worker(config):
         return
-    emit("start", pid=os.getpid(), hypothesis=_hypothesis_profile())
+    emit("start", pid=os.getpid(), hypothesis=_hypothesis_profile(), shadowed=_shadowed)
 
 
 @pytest.hookimpl(trylast=True)

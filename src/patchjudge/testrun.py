@@ -76,6 +76,8 @@ class TestRun:
     garbled: int  # channel lines that were not the plugin's JSON
     hypothesis: Mapping[str, Any] = field(default_factory=dict)
     output: str = ""
+    # Files of the tested tree that stand where a judge or stdlib module is.
+    shadowed: tuple[str, ...] = ()
 
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
@@ -84,6 +86,7 @@ class TestRun:
             for o in self.outcomes
             if o.raw is not None and o.raw != o.outcome
         ]
+        found += [f"the tested tree shadows a judge module: {path}" for path in self.shadowed]
         if self.garbled:
             found.append(f"{self.garbled} foreign line(s) on the judge's result channel")
         return found
@@ -152,6 +155,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
             continue
         if event == "start":
             parsed["started"] = True
+            parsed["shadowed"] = tuple(rec.get("shadowed") or ())
         elif event == "collected":
             for item in rec["items"]:
                 collected[item["nodeid"]] = item["state"]
@@ -214,7 +218,15 @@ def run(
         garbled=parsed["garbled"],
         hypothesis=parsed.get("hypothesis", {}),
         output=output[-20000:],
+        shadowed=tuple(_relative(p, plan.tree) for p in parsed.get("shadowed", ())),
     )
+
+
+def _relative(path: str, tree: Path) -> str:
+    try:
+        return Path(path).relative_to(tree).as_posix()
+    except ValueError:
+        return path
 
 
 def run_problems(run: TestRun, timeout_s: float) -> list[str]:
