@@ -126,7 +126,7 @@ def build_env(plan: Plan, home: Path, environ: Mapping[str, str]) -> dict[str, s
 
 
 def build_argv(plan: Plan, ini: Path, python: str) -> list[str]:
-    argv = [python, "-I", "-m", "pytest", "-c", str(ini), "--rootdir", str(plan.tree)]
+    argv = [python, "-I", "-B", "-m", "pytest", "-c", str(ini), "--rootdir", str(plan.tree)]
     argv += ["--confcutdir", str(plan.tree), "-p", "patchjudge.pytest_plugin"]
     argv += ["-p", "no:cacheprovider", "-p", "no:stepwise", "-q", "--tb=short", "--color=no"]
     if plan.seed is not None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge import render, store
-from patchjudge.lanes import registry
-from patchjudge.report import LaneReport, Verdict
+from patchjudge import guard, render, store
+from patchjudge.lanes import LaneFn, registry
+from patchjudge.report import LaneReport, Status, Verdict
 from patchjudge.verdict import ALL_LANES, Unreadable, decide
 from patchjudge.workspace import Options, Run, open_run
 
@@ -29,6 +30,43 @@ def _write_verdict(run: Run, verdict: Verdict, out: TextIO, environ: Mapping[str
     return verdict.decision.exit_code
 
 
+def _watched(run: Run) -> tuple[list[Path], list[Path]]:
+    whole, listed = guard.interpreter_roots()
+    return [*whole, run.repo, run.reports], listed
+
+
+def _shown(change: str, repo: Path) -> str:
+    verb, _, path = change.partition(" ")
+    try:
+        return f"{verb} {Path(path).relative_to(repo).as_posix()} (in the checkout)"
+    except ValueError:
+        return change
+
+
+def guarded(run: Run, lane_fn: LaneFn) -> LaneReport:
+    """Run a lane and fail it if anything outside its scratch trees changed meanwhile.
+
+    Tested code runs as the same user as the gate: it can reach the checkout
+    (its path is in /proc), the reports and the judge's own interpreter. A
+    write there is an attack on a later lane or a later run, whatever the
+    lane itself concluded.
+    """
+    # The gate's own imports must not look like tampering with site-packages.
+    sys.dont_write_bytecode = True
+    whole, listed = _watched(run)
+    before = guard.snapshot(whole, listed)
+    report = lane_fn(run)
+    written = guard.changes(before, guard.snapshot(whole, listed))
+    if not written:
+        return report
+    shown = [_shown(w, run.repo.resolve()) for w in written]
+    reasons = [f"tested code wrote outside its scratch tree: {w}" for w in shown[:5]]
+    if len(shown) > 5:
+        reasons.append(f"tested code wrote outside its scratch tree: {len(shown) - 5} more")
+    details = {**report.details, "tampering": shown[:200]}
+    return LaneReport(report.lane, Status.FAIL, (*reasons, *report.reasons), report.key, details)
+
+
 def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ) -> int:
     """Every lane, then the verdict, decided from the reports this process made.
 
@@ -39,7 +77,7 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
     reports: dict[str, LaneReport | Unreadable | None] = {}
     for name, lane in registry().items():
         print(f"patchjudge: {name} ...", file=out, flush=True)
-        report = lane(run)
+        report = guarded(run, lane)
         store.write_report(run.reports, report)
         reports[name] = report
     return _write_verdict(run, decide(reports, run.key, run.ledger.properties), out, environ)
@@ -47,7 +85,7 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
 
 def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = os.environ) -> int:
     run = open_run(options, environ)
-    report = registry()[name](run)
+    report = guarded(run, registry()[name])
     path = store.write_report(run.reports, report)
     first = f" — {report.reasons[0]}" if report.reasons else ""
     print(f"patchjudge {name}: {report.status.value}{first}", file=out)
