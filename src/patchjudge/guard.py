@@ -25,25 +25,41 @@ def _stamp(st: os.stat_result) -> Stamp:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
 
 
+def stamp(path: Path) -> Stamp | None:
+    try:
+        return _stamp(path.lstat())
+    except OSError:
+        return None
+
+
 def walk(root: Path, skip: Iterable[str] = ()) -> dict[str, Stamp]:
     """Every file, link and directory under `root` (links not followed), stamped."""
-    skipped = {root / s for s in (*_SKIP_DIRS, *skip)}
+    skipped = {str(root / s) for s in (*_SKIP_DIRS, *skip)}
     found: dict[str, Stamp] = {}
     try:
-        found[str(root)] = _stamp(root.lstat())
+        st = root.lstat()
     except OSError:
         return found
-    if not stat.S_ISDIR(root.lstat().st_mode):
+    found[str(root)] = _stamp(st)
+    if not stat.S_ISDIR(st.st_mode):
         return found
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        here = Path(dirpath)
-        dirnames[:] = [d for d in dirnames if here / d not in skipped]
-        for name in (*dirnames, *filenames):
-            path = here / name
+    # os.scandir and plain strings: a venv has thousands of files and this
+    # runs around every lane, so no Path objects and no second stat call.
+    pending = [str(root)]
+    while pending:
+        directory = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
             try:
-                found[str(path)] = _stamp(path.lstat())
+                st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
+            found[entry.path] = _stamp(st)
+            if stat.S_ISDIR(st.st_mode) and entry.path not in skipped:
+                pending.append(entry.path)
     return found
 
 

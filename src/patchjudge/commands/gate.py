@@ -32,7 +32,7 @@ def _write_verdict(run: Run, verdict: Verdict, out: TextIO, environ: Mapping[str
 
 def _watched(run: Run) -> tuple[list[Path], list[Path]]:
     whole, listed = guard.interpreter_roots()
-    return [*whole, run.repo, run.reports], listed
+    return [*whole, run.repo.resolve(), run.reports.resolve()], listed
 
 
 def _shown(change: str, repo: Path) -> str:
@@ -43,28 +43,49 @@ def _shown(change: str, repo: Path) -> str:
         return change
 
 
-def guarded(run: Run, lane_fn: LaneFn) -> LaneReport:
+def guarded(
+    run: Run, lane_fn: LaneFn, before: guard.Snapshot | None = None
+) -> tuple[LaneReport, dict[str, guard.Stamp]]:
     """Run a lane and fail it if anything outside its scratch trees changed meanwhile.
 
     Tested code runs as the same user as the gate: it can reach the checkout
     (its path is in /proc), the reports and the judge's own interpreter. A
     write there is an attack on a later lane or a later run, whatever the
-    lane itself concluded.
+    lane itself concluded. Returns the snapshot taken after the lane, so the
+    next lane starts from it.
     """
     # The gate's own imports must not look like tampering with site-packages.
     sys.dont_write_bytecode = True
     whole, listed = _watched(run)
-    before = guard.snapshot(whole, listed)
+    if before is None:
+        before = guard.snapshot(whole, listed)
     report = lane_fn(run)
-    written = guard.changes(before, guard.snapshot(whole, listed))
+    after = guard.snapshot(whole, listed)
+    written = guard.changes(before, after)
     if not written:
-        return report
+        return report, after
     shown = [_shown(w, run.repo.resolve()) for w in written]
     reasons = [f"tested code wrote outside its scratch tree: {w}" for w in shown[:5]]
     if len(shown) > 5:
         reasons.append(f"tested code wrote outside its scratch tree: {len(shown) - 5} more")
     details = {**report.details, "tampering": shown[:200]}
-    return LaneReport(report.lane, Status.FAIL, (*reasons, *report.reasons), report.key, details)
+    tampered = LaneReport(
+        report.lane, Status.FAIL, (*reasons, *report.reasons), report.key, details
+    )
+    return tampered, after
+
+
+def _restamp(snap: dict[str, guard.Stamp], run: Run) -> dict[str, guard.Stamp]:
+    """The snapshot with the gate's own report writes (and directories it made) folded in."""
+    reports = run.reports.resolve()
+    snap.update(guard.walk(reports))
+    repo = run.repo.resolve()
+    for parent in reports.parents:
+        if str(parent) in snap or not parent.is_relative_to(repo):
+            break
+        if (st := guard.stamp(parent)) is not None:
+            snap[str(parent)] = st
+    return snap
 
 
 def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ) -> int:
@@ -75,17 +96,19 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
     """
     run = open_run(options, environ)
     reports: dict[str, LaneReport | Unreadable | None] = {}
+    snap: dict[str, guard.Stamp] | None = None
     for name, lane in registry().items():
         print(f"patchjudge: {name} ...", file=out, flush=True)
-        report = guarded(run, lane)
+        report, snap = guarded(run, lane, snap)
         store.write_report(run.reports, report)
+        snap = _restamp(snap, run)
         reports[name] = report
     return _write_verdict(run, decide(reports, run.key, run.ledger.properties), out, environ)
 
 
 def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = os.environ) -> int:
     run = open_run(options, environ)
-    report = guarded(run, registry()[name])
+    report, _ = guarded(run, registry()[name])
     path = store.write_report(run.reports, report)
     first = f" — {report.reasons[0]}" if report.reasons else ""
     print(f"patchjudge {name}: {report.status.value}{first}", file=out)
