@@ -123,9 +123,6 @@ def git_mv(repo: Path, old: str, new: str) -> None:
     git(repo, "mv", old, new)
 
 
-
-
-
 def throwaway_python(tmp_path: Path) -> Path:
     """A venv of its own whose site-packages an attack may write, importing ours.
 
@@ -158,6 +155,7 @@ def gate_with(python: Path, repo: Path, *args: str) -> Result:
     proc = subprocess.run(
         [str(python), "-m", "patchjudge", "gate", "--base", "main", "--today", "2026-12-01", *args],
         cwd=repo, capture_output=True, text=True, env=no_git_env(os.environ), timeout=300,
+        check=False,
     )  # fmt: skip
     return Result(proc.returncode, proc.stdout, proc.stderr)
 

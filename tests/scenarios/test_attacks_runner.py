@@ -87,9 +87,7 @@ def test_patch_config_cannot_switch_properties_off(tmp_path: Path, name: str) ->
     ],
     ids=["PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH"],
 )
-def test_gate_environment_cannot_switch_properties_off(
-    tmp_path: Path, env: dict[str, str]
-) -> None:
+def test_gate_environment_cannot_switch_properties_off(tmp_path: Path, env: dict[str, str]) -> None:
     patch = {"src/calc/__init__.py": BROKEN_CALC, "src/evil_plugin.py": FLIP}
     judged = attack(tmp_path, patch, env=env)
     assert judged.decision == "reject", judged.explain()

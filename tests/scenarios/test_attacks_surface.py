@@ -16,9 +16,7 @@ TWO = "tests/test_calc.py::test_two"
 
 
 def _mark(decorator: str) -> str:
-    return "import pytest\n" + VISIBLE_TESTS.replace(
-        "def test_two", f"{decorator}\ndef test_two"
-    )
+    return "import pytest\n" + VISIBLE_TESTS.replace("def test_two", f"{decorator}\ndef test_two")
 
 
 def _rename(repo: Path) -> None:
