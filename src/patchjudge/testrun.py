@@ -78,6 +78,8 @@ class TestRun:
     output: str = ""
     # Files of the tested tree that stand where a judge or stdlib module is.
     shadowed: tuple[str, ...] = ()
+    # Processes left running outside the run's process group (killed after it).
+    escaped: int = 0
 
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
@@ -87,6 +89,10 @@ class TestRun:
             if o.raw is not None and o.raw != o.outcome
         ]
         found += [f"the tested tree shadows a judge module: {path}" for path in self.shadowed]
+        if self.escaped:
+            found.append(
+                f"{self.escaped} process(es) escaped the test run's process group (killed)"
+            )
         if self.garbled:
             found.append(f"{self.garbled} foreign line(s) on the judge's result channel")
         return found
@@ -219,6 +225,7 @@ def run(
         hypothesis=parsed.get("hypothesis", {}),
         output=output[-20000:],
         shadowed=tuple(_relative(p, plan.tree) for p in parsed.get("shadowed", ())),
+        escaped=result.escaped,
     )
 
 
