@@ -24,7 +24,7 @@ def total(xs):
 """
 
 # Not a real bomb: a bounded swarm of sleeping children, one of them in a
-# session of its own, then a hang. All of them must be gone after the gate.
+# session of its own (a daemon), then a hang. All of them must be gone after the gate.
 SWARM = f"""
 import subprocess, time
 
@@ -35,6 +35,8 @@ def total(xs):
     if not _children:
         for _ in range(20):
             _children.append(subprocess.Popen(["sleep", "{MARKER}"]))
+        # A daemon: its own session, out of reach of the process-group kill.
+        _children.append(subprocess.Popen(["sleep", "{MARKER}"], start_new_session=True))
     time.sleep(3600)
 """
 
@@ -87,6 +89,24 @@ def test_swarm_of_children_dies_with_the_process_group(tmp_path: Path) -> None:
     assert judged.decision == "reject", judged.explain()
     assert judged.says(f"properties: timed out after {LIMIT} s"), judged.explain()
     assert _alive(MARKER) == []
+
+
+DAEMON = f"""
+import subprocess
+
+subprocess.Popen(["sleep", "{MARKER}1"], start_new_session=True)
+
+
+def total(xs):
+    return sum(xs)
+"""
+
+
+def test_daemon_outside_the_process_group_is_killed_and_reported(tmp_path: Path) -> None:
+    judged = attack(tmp_path, {"src/calc/__init__.py": DAEMON})
+    assert judged.decision == "reject", judged.explain()
+    assert judged.says("process(es) escaped the test run's process group (killed)")
+    assert _alive(f"{MARKER}1") == []
 
 
 def test_endless_collection_is_a_timeout(tmp_path: Path) -> None:
