@@ -58,6 +58,8 @@ def parse_registry(data: bytes, source: str) -> tuple[FreezeRow, ...]:
         raise PatchjudgeError(f"not UTF-8 (byte {exc.start})", file=source) from None
     except tomllib.TOMLDecodeError as exc:
         raise PatchjudgeError(f"not valid TOML: {exc}", file=source) from None
+    except RecursionError:  # tomllib recurses once per nested array or table
+        raise PatchjudgeError("nested too deeply to be a registry", file=source) from None
     unknown = [k for k in doc if k != "freeze"]
     if unknown:
         raise PatchjudgeError(
