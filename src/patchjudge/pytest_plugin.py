@@ -33,6 +33,7 @@ JUDGE_MODULES = (
 _fd: int | None = None
 _raw: dict[tuple[str, str], str] = {}
 _shadowed: list[str] = []
+_tree_has_patchjudge = False
 
 
 def shadowing(entries: list[str], protected: set[str]) -> list[str]:
@@ -84,6 +85,21 @@ def _setup() -> None:
     # The interpreter ran with -I: nothing of the tested tree was on sys.path
     # while site ran, so its sitecustomize and .pth files never loaded.
     sys.path[:0] = extra
+    global _tree_has_patchjudge  # noqa: PLW0603
+    _tree_has_patchjudge = any(Path(e, "patchjudge", "__init__.py").is_file() for e in extra)
+
+
+def _prefer_tree(package: str) -> None:
+    """Forget the installed `package` (the tested tree has its own).
+
+    This plugin lives in patchjudge, so `patchjudge` is imported before the
+    tree is on sys.path: without this, patchjudge's own property tests would
+    test the installed judge, never the patch. The plugin keeps its module.
+    Done at configure time: the plugin's own import must finish first.
+    """
+    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        if name != __name__:
+            del sys.modules[name]
 
 
 _setup()
@@ -126,7 +142,10 @@ def _state(item: pytest.Item) -> str:
     return "run"
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    if _tree_has_patchjudge:
+        _prefer_tree("patchjudge")
     if _is_worker(config):
         return
     emit("start", pid=os.getpid(), hypothesis=_hypothesis_profile(), shadowed=_shadowed)
