@@ -159,3 +159,31 @@ def test_forged_reports_between_nox_lanes_fail_the_lane_that_ran_the_code(tmp_pa
         r.startswith("properties: tested code wrote outside its scratch tree: changed .patchjudge/")
         for r in doc["reasons"]
     ), doc["reasons"]
+
+
+MINI_PROPERTY = """
+from hypothesis import given, strategies as st
+
+from patchjudge.mini import double
+
+
+@given(st.integers())
+def test_double_is_even(x):
+    assert double(x) % 2 == 0
+    assert double(x) == x + x
+"""
+
+
+def test_a_tree_that_is_patchjudge_is_judged_as_the_patch_not_the_installed_judge(
+    tmp_path: Path,
+) -> None:
+    """patchjudge's own eval: its properties once tested the installed judge (fixed)."""
+    base = {
+        "src/patchjudge/__init__.py": "",
+        "src/patchjudge/mini.py": "def double(x):\n    return 2 * x\n",
+        "eval/properties/test_mini.py": MINI_PROPERTY,
+    }
+    patch = {"src/patchjudge/mini.py": "def double(x):\n    return 2 * x + 1\n"}
+    judged_ = attack(tmp_path, patch, base=base)
+    assert judged_.decision == "reject", judged_.explain()
+    assert judged_.says("property failed: eval/properties/test_mini.py::test_double_is_even")
