@@ -72,3 +72,10 @@ def gate(session: nox.Session) -> None:
     """Every lane in its own venv, then the verdict over this run's reports."""
     _install_judge(session, "gate")
     _patchjudge(session, "verdict", success_codes=[0])
+
+
+@nox.session(default=False)
+def oracle(session: nox.Session) -> None:
+    """Audit the property tests against mutants of the code (when the judge changes)."""
+    _install_judge(session, "oracle")
+    session.run("patchjudge", "oracle", "--repo", session.invoked_from, *session.posargs)

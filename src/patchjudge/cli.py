@@ -51,6 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("verdict", parents=[common], help="the verdict over reports on disk")
     lock = sub.add_parser("lock", help="rewrite the fixture lock (a human-reviewed change)")
     lock.add_argument("--repo", type=Path, default=Path())
+    oracle = sub.add_parser("oracle", help="audit the properties against mutants of the code")
+    oracle.add_argument("--repo", type=Path, default=Path())
+    oracle.add_argument("--base", default="HEAD", help="the revision audited (default: HEAD)")
+    oracle.add_argument("--reports", type=Path, help="reports directory (default: .patchjudge/)")
+    oracle.add_argument("--max-examples", type=int, help="per property (default: the ledger's)")
+    oracle.add_argument("--limit", type=int, help="at most this many mutants per property file")
     return parser
 
 
@@ -86,6 +92,11 @@ def dispatch(args: argparse.Namespace) -> int:
         from patchjudge.commands.lock import lock
 
         return lock(args.repo, out)
+    if args.command == "oracle":
+        from patchjudge.commands.oracle import OracleOptions, oracle_command
+
+        opts = OracleOptions(args.repo, args.base, args.reports, args.max_examples, args.limit)
+        return oracle_command(opts, out, os.environ)
     raise AssertionError(f"unreachable: {args.command}")
 
 
