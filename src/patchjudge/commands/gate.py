@@ -23,7 +23,7 @@ def _write_verdict(run: Run, verdict: Verdict, out: TextIO, environ: Mapping[str
     store.write_text(run.reports / "verdict.md", md)
     summary_file = environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
-        with Path(summary_file).open("a", encoding="utf-8") as fh:
+        with Path(summary_file).open("a", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(md)
     print(render.summary(verdict), file=out)
     print(f"reports: {run.reports}", file=out)
