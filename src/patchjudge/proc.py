@@ -131,6 +131,7 @@ def run(
     stdin: bytes | None = None,
     channel: bool = False,
     check: bool = False,
+    output_cap: int | None = OUTPUT_CAP,
 ) -> Completed:
     """Run argv in a new session; on timeout kill its whole process group.
 
@@ -175,7 +176,10 @@ def run(
 
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    sinks = {out_fd: _Sink(OUTPUT_CAP, keep_tail=True), err_fd: _Sink(OUTPUT_CAP, keep_tail=True)}
+    # None: keep everything (git's own output about the user's repository,
+    # which a truncated read would misparse; never tested code's).
+    cap = output_cap if output_cap is not None else 1 << 62
+    sinks = {out_fd: _Sink(cap, keep_tail=True), err_fd: _Sink(OUTPUT_CAP, keep_tail=True)}
     if read_fd >= 0:
         sinks[read_fd] = _Sink(CHANNEL_CAP, keep_tail=False)
     deadline = None if timeout is None else time.monotonic() + timeout
