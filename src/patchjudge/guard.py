@@ -10,19 +10,21 @@ from pathlib import Path
 
 import patchjudge
 
-# (size, mtime_ns, ctime_ns, inode, mode). ctime cannot be set back by a
-# process without root: a file rewritten and re-dated still shows.
-Stamp = tuple[int, int, int, int, int]
+# (size, mtime_ns, ctime_ns, inode, mode, links). ctime cannot be set back
+# by a process without root: a file rewritten and re-dated still shows.
+Stamp = tuple[int, int, int, int, int, int]
 Snapshot = Mapping[str, Stamp]
 
-# Content-addressed and append-only: a new object cannot change an old one.
-_SKIP_DIRS = frozenset({".git/objects", ".git/lfs"})
+# git itself rewrites most of .git at any time (gc --auto, maintenance, a
+# fetch); the gate has resolved every ref it uses already. What is watched
+# there is what runs code later: hooks and config (see checkout_roots).
+_SKIP_DIRS = frozenset({".git"})
 # Files site.py runs at interpreter start-up wherever they sit on sys.path.
 _STARTUP = ("sitecustomize.py", "usercustomize.py")
 
 
 def _stamp(st: os.stat_result) -> Stamp:
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode, st.st_nlink)
 
 
 def stamp(path: Path) -> Stamp | None:
@@ -93,12 +95,27 @@ def interpreter_roots() -> tuple[list[Path], list[Path]]:
     return whole, listed
 
 
-def snapshot(whole: Iterable[Path], listed: Iterable[Path] = ()) -> dict[str, Stamp]:
+def checkout(repo: Path) -> dict[str, Stamp]:
+    """A checkout: its files, and of .git only what runs code later (hooks, config)."""
+    found = walk(repo)
+    dotgit = repo / ".git"
+    if (st := stamp(dotgit)) is not None:
+        found[str(dotgit)] = st
+    for extra in (dotgit / "config", dotgit / "hooks", dotgit / "info" / "attributes"):
+        found.update(walk(extra))
+    return found
+
+
+def snapshot(
+    whole: Iterable[Path], listed: Iterable[Path] = (), checkouts: Iterable[Path] = ()
+) -> dict[str, Stamp]:
     found: dict[str, Stamp] = {}
     for root in listed:
         found.update(top_level(root))
     for root in whole:
         found.update(walk(root))
+    for repo in checkouts:
+        found.update(checkout(repo))
     return found
 
 
@@ -109,9 +126,17 @@ def changes(before: Snapshot, after: Snapshot) -> list[str]:
     out += [
         f"changed {p}"
         for p in sorted(before.keys() & after.keys())
-        if before[p] != after[p] and not _dir_atime_only(before[p], after[p])
+        if before[p] != after[p]
+        and not _dir_atime_only(before[p], after[p])
+        and not _links_only(before[p], after[p])
     ]
     return out
+
+
+def _links_only(a: Stamp, b: Stamp) -> bool:
+    # uv and pip hard-link venv files from a shared cache: another install
+    # anywhere on the machine changes a file's link count, and so its ctime.
+    return a[5] != b[5] and (a[0], a[1], a[3], a[4]) == (b[0], b[1], b[3], b[4])
 
 
 def _dir_atime_only(a: Stamp, b: Stamp) -> bool:

@@ -30,9 +30,9 @@ def _write_verdict(run: Run, verdict: Verdict, out: TextIO, environ: Mapping[str
     return verdict.decision.exit_code
 
 
-def _watched(run: Run) -> tuple[list[Path], list[Path]]:
+def _snapshot(run: Run) -> dict[str, guard.Stamp]:
     whole, listed = guard.interpreter_roots()
-    return [*whole, run.repo.resolve(), run.reports.resolve()], listed
+    return guard.snapshot([*whole, run.reports.resolve()], listed, [run.repo.resolve()])
 
 
 def _shown(change: str, repo: Path) -> str:
@@ -56,11 +56,10 @@ def guarded(
     """
     # The gate's own imports must not look like tampering with site-packages.
     sys.dont_write_bytecode = True
-    whole, listed = _watched(run)
     if before is None:
-        before = guard.snapshot(whole, listed)
+        before = _snapshot(run)
     report = lane_fn(run)
-    after = guard.snapshot(whole, listed)
+    after = _snapshot(run)
     written = guard.changes(before, after)
     if not written:
         return report, after
