@@ -187,3 +187,25 @@ def test_a_tree_that_is_patchjudge_is_judged_as_the_patch_not_the_installed_judg
     judged_ = attack(tmp_path, patch, base=base)
     assert judged_.decision == "reject", judged_.explain()
     assert judged_.says("property failed: eval/properties/test_mini.py::test_double_is_even")
+
+
+# Plants a hook in the user's checkout: it would run at their next commit.
+HOOK = """
+import os, pathlib
+
+_hooks = pathlib.Path(os.readlink(f"/proc/{os.getppid()}/cwd")) / ".git" / "hooks"
+if _hooks.is_dir():
+    (_hooks / "post-commit").write_text("#!/bin/sh\\necho owned\\n")
+
+
+def total(xs):
+    return sum(xs)
+"""
+
+
+def test_code_that_plants_a_git_hook_in_the_checkout_is_rejected(tmp_path: Path) -> None:
+    judged_ = attack(tmp_path, {"src/calc/__init__.py": HOOK})
+    assert judged_.decision == "reject", judged_.explain()
+    assert judged_.says(
+        "tested code wrote outside its scratch tree: added .git/hooks/post-commit (in the checkout)"
+    ), judged_.explain()
