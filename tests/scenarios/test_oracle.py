@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import cli, example_repo
 
 # Calls the code but cannot fail: errors are swallowed, the assert holds for any value.
@@ -60,3 +62,24 @@ def test_a_property_failing_on_the_unmutated_code_is_a_usage_error(tmp_path: Pat
         "patchjudge: eval/properties/test_total.py: fails on the unmutated code"
     )
     assert len(result.err.strip().splitlines()) == 1
+
+
+def test_runs_on_patchjudges_own_judge(tmp_path: Path) -> None:
+    """patchjudge's eval/properties at this checkout's HEAD, a few mutants each."""
+    here = Path(__file__).resolve().parents[2]
+    if not (here / ".git").exists():
+        pytest.skip("not a git checkout of patchjudge")
+    reports = tmp_path / "reports"
+    args = ("oracle", "--limit", "4", "--max-examples", "10", "--reports", str(reports))
+    result = cli(here, *args)
+    assert result.code in (0, 1), result
+    doc = json.loads((reports / "oracle.json").read_text())
+    files = {nodeid.split("::")[0] for nodeid in doc["properties"]}
+    assert files == {"eval/properties/test_paths.py", "eval/properties/test_verdict.py"}
+    assert all(p["mutants"] == 4 for p in doc["properties"].values())
+    assert (
+        doc["properties"]["eval/properties/test_paths.py::test_every_path_is_mapped_or_reported"][
+            "killed"
+        ]
+        >= 1
+    )
