@@ -23,6 +23,9 @@ def no_git_env(environ: Mapping[str, str]) -> dict[str, str]:
     env["GIT_TERMINAL_PROMPT"] = "0"
     # Blob bytes are judged as stored: no replace refs, no grafted history.
     env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    # GIT_NO_REPLACE_OBJECTS leaves .git/info/grafts alone: a graft written
+    # in the checkout re-parented the patch onto an older, weaker judge.
+    env["GIT_GRAFT_FILE"] = os.devnull
     return env
 
 
