@@ -147,3 +147,51 @@ def test_patched_ledger_cannot_pick_its_own_base(tmp_path: Path) -> None:
     assert judged.decision == "reject", judged.explain()
     assert judged.says("property failed"), judged.explain()
     assert git(judged.repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "patch"
+
+
+LENIENT = '[gate]\nbase = "main"\n[map]\n"**" = []\n'
+WEAK = "from calc import total\n" + "\n" * 7 + "def test_x():\n    assert total([]) or True\n"
+
+
+def test_grafted_history_cannot_pick_an_older_judge(tmp_path: Path) -> None:
+    """In the agent's own checkout: .git/info/grafts re-parents the patch (fixed)."""
+    from tests.attack_helpers import fast_ledger, judged
+    from tests.helpers import PROPERTY, commit, example_repo, gate, write
+
+    repo = example_repo(
+        tmp_path, **{"eval/gate.toml": LENIENT, "eval/properties/test_total.py": WEAK}
+    )
+    weak_base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "main")
+    write(repo, {"eval/gate.toml": fast_ledger(), "eval/properties/test_total.py": PROPERTY})
+    commit(repo, "the judge gets stronger")
+    git(repo, "checkout", "-q", "-b", "hostile")
+    # Broken code, with the old lenient judge back in the tree, grafted onto the old base.
+    patch = {"src/calc/__init__.py": BROKEN_CALC, "eval/gate.toml": LENIENT}
+    write(repo, {**patch, "eval/properties/test_total.py": WEAK})
+    head = commit(repo)
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "grafts").write_text(f"{head} {weak_base}\n")
+    result = judged(repo, gate(repo))
+    assert result.decision == "reject", result.explain()
+    assert result.says("protected path changed: eval/gate.toml"), result.explain()
+    assert result.says("properties: property failed"), result.explain()
+
+
+def test_replace_refs_cannot_swap_the_base_ledger(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.attack_helpers import judged
+    from tests.helpers import commit, example_repo, gate, write
+
+    repo = example_repo(tmp_path)
+    write(repo, {"src/calc/__init__.py": BROKEN_CALC})
+    commit(repo)
+    blob = subprocess.run(
+        ["git", "-C", str(repo), "hash-object", "-w", "--stdin"],
+        input=LENIENT, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    git(repo, "replace", git(repo, "rev-parse", "main:eval/gate.toml").strip(), blob)
+    result = judged(repo, gate(repo))
+    assert result.decision == "reject", result.explain()
+    assert result.says("properties: property failed"), result.explain()
