@@ -57,6 +57,8 @@ class Outcome:
     wasxfail: bool
     longrepr: str
     falsifying: tuple[str, ...]
+    # Whether pytest called the test function (None: not a python function item).
+    called: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,11 @@ class TestRun:
             f"outcome rewritten in-process: {o.nodeid} ({o.when}) was {o.raw}, reported {o.outcome}"
             for o in self.outcomes
             if o.raw is not None and o.raw != o.outcome
+        ]
+        found += [
+            f"passed without pytest calling its test function: {o.nodeid} (runner rewritten)"
+            for o in self.outcomes
+            if o.when == "call" and o.outcome == "passed" and o.called is False
         ]
         found += [f"the tested tree shadows a judge module: {path}" for path in self.shadowed]
         if self.escaped:
@@ -178,6 +185,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
                     rec["wasxfail"],
                     rec["longrepr"],
                     tuple(rec["falsifying"]),
+                    rec.get("called"),
                 )
             )
         elif event == "finish":
