@@ -67,7 +67,23 @@ def total(xs):
     return sum(xs) if len(xs) < 5 else -1
 """
 
+# Replaces how pytest runs a test function: no exception, so no raw failure either.
+SKIP_RUNTEST = """
+import _pytest.python as _p
+
+_p.Function.runtest = lambda self: None
+
+
+def total(xs):
+    return -1
+"""
+
 CASES = {
+    "test runner rewritten": (
+        SKIP_RUNTEST,
+        "properties: passed without pytest calling its test function: "
+        "eval/properties/test_total.py::test_total_never_negative (runner rewritten)",
+    ),
     "pytest reports rewritten": (
         REWRITE_REPORTS,
         "properties: outcome rewritten in-process: "
