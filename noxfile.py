@@ -165,3 +165,10 @@ def flakes(session: nox.Session) -> None:
     _install_judge(session, "flakes")
     # Not through _patchjudge: a 12x run streams its progress instead of holding it.
     session.run("patchjudge", "flakes", "--repo", session.invoked_from, *session.posargs)
+
+
+@nox.session(default=False)
+def oracle(session: nox.Session) -> None:
+    """Audit the property tests against mutants of the code (when the judge changes)."""
+    _install_judge(session, "oracle")
+    session.run("patchjudge", "oracle", "--repo", session.invoked_from, *session.posargs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import io
 import os
 import sys
 import traceback
@@ -89,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
         "audit-judge", parents=[common], help="check a change to the freeze registry and lock"
     )
     _replay_steps(sub.choices["replay"])
+    oracle = sub.add_parser("oracle", help="audit the properties against mutants of the code")
+    oracle.add_argument("--repo", type=Path, default=Path())
+    oracle.add_argument("--base", default="HEAD", help="the revision audited (default: HEAD)")
+    oracle.add_argument("--reports", type=Path, help="reports directory (default: .patchjudge/)")
+    oracle.add_argument("--max-examples", type=int, help="per property (default: the ledger's)")
+    oracle.add_argument("--limit", type=int, help="at most this many mutants per property file")
     return parser
 
 
@@ -202,10 +209,19 @@ def dispatch(args: argparse.Namespace) -> int:
         if not args.base:
             raise PatchjudgeError("required", key="--base", fix="e.g. --base origin/main")
         return audit_judge(args.repo, args.base, args.head, out)
+    if args.command == "oracle":
+        from patchjudge.commands.oracle import OracleOptions, oracle_command
+
+        opts = OracleOptions(args.repo, args.base, args.reports, args.max_examples, args.limit)
+        return oracle_command(opts, out, os.environ)
     raise AssertionError(f"unreachable: {args.command}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Paths that are not UTF-8 appear in reasons; printing one must not crash.
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -288,6 +288,8 @@ def load_toml(data: bytes, source: str) -> dict[str, Any]:
         raise PatchjudgeError(f"not UTF-8 (byte {exc.start})", file=source) from None
     except tomllib.TOMLDecodeError as exc:
         raise PatchjudgeError(f"not valid TOML: {exc}", file=source) from None
+    except RecursionError:  # tomllib recurses once per nested array or table
+        raise PatchjudgeError("nested too deeply to be a judge file", file=source) from None
 
 
 def parse_ledger(data: bytes, source: str = LEDGER) -> Ledger:

@@ -23,6 +23,9 @@ def no_git_env(environ: Mapping[str, str]) -> dict[str, str]:
     env["GIT_TERMINAL_PROMPT"] = "0"
     # Blob bytes are judged as stored: no replace refs, no grafted history.
     env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    # GIT_NO_REPLACE_OBJECTS leaves .git/info/grafts alone: a graft written
+    # in the checkout re-parented the patch onto an older, weaker judge.
+    env["GIT_GRAFT_FILE"] = os.devnull
     return env
 
 
@@ -31,7 +34,9 @@ def _argv(repo: Path, args: tuple[str, ...]) -> list[str]:
 
 
 def git(repo: Path, *args: str, stdin: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
-    result = proc.run(_argv(repo, args), env=no_git_env(os.environ), stdin=stdin)
+    # Uncapped: a 10,000-file diff or ls-tree is more than proc's 1 MiB default,
+    # and a truncated listing would parse as a different change set.
+    result = proc.run(_argv(repo, args), env=no_git_env(os.environ), stdin=stdin, output_cap=None)
     if result.returncode not in ok:
         raise GitError(result.describe(), file=str(repo))
     return result.stdout
@@ -141,7 +146,9 @@ def ls_tree(repo: Path, rev: str, paths: tuple[str, ...] = ()) -> list[TreeEntry
 def show(repo: Path, rev: str, path: str) -> bytes | None:
     """The bytes of `path` at `rev`, or None when it is not there."""
     result = proc.run(
-        _argv(repo, ("cat-file", "blob", f"{rev}:{path}")), env=no_git_env(os.environ)
+        _argv(repo, ("cat-file", "blob", f"{rev}:{path}")),
+        env=no_git_env(os.environ),
+        output_cap=None,  # a judge file over 1 MiB (a big lock) must come back whole
     )
     return result.stdout if result.returncode == 0 else None
 

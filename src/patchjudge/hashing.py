@@ -80,6 +80,8 @@ def parse_lock(data: bytes, source: str) -> Lock:
         raise PatchjudgeError(
             f"not valid JSON: {exc}", file=source, fix="run patchjudge lock"
         ) from None
+    except RecursionError:  # json recurses once per nested array or object
+        raise PatchjudgeError("nested too deeply to be a lock", file=source) from None
     if not isinstance(doc, dict):
         raise PatchjudgeError("must be a JSON object", file=source)
     unknown = set(doc) - {"version", "canonical_json", "files"}

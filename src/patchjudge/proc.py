@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import os
 import selectors
 import shlex
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from patchjudge.errors import CommandError
 
@@ -31,6 +35,8 @@ class Completed:
     # Bytes the judge's pytest plugin wrote to the private pipe (empty if unused).
     channel: bytes = b""
     dropped: int = 0
+    # Processes it left running outside its process group, killed afterwards.
+    escaped: int = 0
 
     def describe(self) -> str:
         tail = self.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
@@ -60,6 +66,62 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+@functools.cache
+def _subreaper() -> bool:
+    """Make this process the one orphans of its descendants are re-parented to (Linux).
+
+    A child that starts its own session escapes the process-group kill; as a
+    subreaper we still see it, as our own child, once its parent is gone.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> set[int]:
+    me = os.getpid()
+    found = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path("/proc", entry.name, "stat").read_bytes()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...: comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1 and int(fields[1]) == me:
+            found.add(int(entry.name))
+    return found
+
+
+def _reap_escaped(group: int, known: set[int]) -> int:
+    """Kill what the tested process left behind outside its group; how many."""
+    killed = 0
+    for _ in range(200):
+        strays = _children() - known
+        for pid in strays:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        killed += len(strays)
+        if not strays:
+            try:
+                os.killpg(group, 0)  # members still dying may orphan more
+            except (ProcessLookupError, PermissionError):
+                break
+            time.sleep(0.005)
+    return killed
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -69,6 +131,7 @@ def run(
     stdin: bytes | None = None,
     channel: bool = False,
     check: bool = False,
+    output_cap: int | None = OUTPUT_CAP,
 ) -> Completed:
     """Run argv in a new session; on timeout kill its whole process group.
 
@@ -76,6 +139,8 @@ def run(
     is in $PATCHJUDGE_RESULT_FD: results come back on it, not through a file
     the code under test could rewrite.
     """
+    reaping = channel and _subreaper()
+    known = _children() if reaping else set()
     child_env = dict(os.environ if env is None else env)
     pass_fds: tuple[int, ...] = ()
     read_fd = write_fd = -1
@@ -111,7 +176,10 @@ def run(
 
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    sinks = {out_fd: _Sink(OUTPUT_CAP, keep_tail=True), err_fd: _Sink(OUTPUT_CAP, keep_tail=True)}
+    # None: keep everything (git's own output about the user's repository,
+    # which a truncated read would misparse; never tested code's).
+    cap = output_cap if output_cap is not None else 1 << 62
+    sinks = {out_fd: _Sink(cap, keep_tail=True), err_fd: _Sink(OUTPUT_CAP, keep_tail=True)}
     if read_fd >= 0:
         sinks[read_fd] = _Sink(CHANNEL_CAP, keep_tail=False)
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -133,8 +201,10 @@ def run(
                 else:
                     sel.unregister(sk.fd)
     returncode = proc.wait()
-    # Whatever the tests left running in their group dies with them.
+    # Whatever the tests left running in their group dies with them, and so
+    # does anything that left the group (a daemon in a session of its own).
     _kill_group(proc.pid)
+    escaped = _reap_escaped(proc.pid, known) if reaping else 0
     proc.stdout.close()
     proc.stderr.close()
     if read_fd >= 0:
@@ -149,6 +219,7 @@ def run(
         timed_out=timed_out,
         channel=bytes(chan.buf) if chan else b"",
         dropped=out.dropped + err.dropped + (chan.dropped if chan else 0),
+        escaped=escaped,
     )
     if check and (returncode != 0 or timed_out):
         raise CommandError(result.describe())

@@ -10,12 +10,11 @@ mismatch means something in the process rewrote a result.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import json
 import os
 import sys
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,17 +22,43 @@ import pytest
 CHANNEL_ENV = "PATCHJUDGE_RESULT_FD"
 _LONGREPR_CAP = 4000
 
-PRELOAD = (
-    "hypothesis",
-    "hypothesis.strategies",
-    "hypothesis.extra.pytestplugin",
-    "pytest_repeat",
-    "xdist",
-    "xdist.plugin",
-)
+# Top-level modules the judge itself runs on: a tested tree that provides one
+# would replace the judge's code, not just the code under test.
+JUDGE_MODULES = (
+    "pytest", "_pytest", "pluggy", "iniconfig", "packaging", "hypothesis",
+    "_hypothesis_pytestplugin", "_hypothesis_ftz_detector", "_hypothesis_globals",
+    "sortedcontainers", "attr", "attrs", "xdist", "execnet", "pytest_repeat",
+)  # fmt: skip
 
 _fd: int | None = None
 _raw: dict[tuple[str, str], str] = {}
+_shadowed: list[str] = []
+_tree_has_patchjudge = False
+# Node ids whose test function pytest actually called, and which items are
+# python functions (only those go through pytest_pyfunc_call).
+_called: set[str] = set()
+_functions: set[str] = set()
+
+
+def shadowing(entries: list[str], protected: set[str]) -> list[str]:
+    """Files on the tested pythonpath that would be imported instead of a protected module.
+
+    Read from the directory listing before any of it is importable, so code in
+    the tree cannot hide itself. patchjudge is left out: it is imported already,
+    and a tree that is patchjudge itself is the code under test.
+    """
+    found = []
+    for entry in entries:
+        try:
+            names = sorted(p.name for p in Path(entry).iterdir())
+        except OSError:
+            continue
+        for name in names:
+            module = name.split(".", 1)[0]
+            is_module = name.endswith((".py", ".pyc", ".so", ".pyd")) or "." not in name
+            if is_module and module != "patchjudge" and module in protected:
+                found.append(str(Path(entry, name)))
+    return found
 
 
 def _setup() -> None:
@@ -45,10 +70,14 @@ def _setup() -> None:
         _fd = int(fd)
         os.set_inheritable(_fd, False)
     # These two stay in the environment: xdist workers load this plugin again
-    # and need them (a worker's sys.path is the controller's snapshot from
-    # before the tree joined it).
+    # and need them.
+    extra = [p for p in env.get("PATCHJUDGE_PYTHONPATH", "").split(os.pathsep) if p]
     examples = env.get("PATCHJUDGE_MAX_EXAMPLES")
+    global _shadowed  # noqa: PLW0603  (decided before the tested tree is importable)
+    _shadowed = shadowing(extra, {*sys.modules, *sys.stdlib_module_names, *JUDGE_MODULES})
     if examples is not None:
+        # Imported before the tested tree joins sys.path: a `hypothesis`
+        # package in the patch's src/ must not stand in for the real one.
         from hypothesis import settings
 
         settings.register_profile(
@@ -59,16 +88,24 @@ def _setup() -> None:
             derandomize=False,
             print_blob=True,
         )
-    # The judge's own tools are imported before the tested tree joins
-    # sys.path: a `hypothesis/` or `pytest_repeat.py` in the patch then finds
-    # the real module already in sys.modules and shadows nothing.
-    for name in PRELOAD:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
-    extra = [p for p in env.get("PATCHJUDGE_PYTHONPATH", "").split(os.pathsep) if p]
     # The interpreter ran with -I: nothing of the tested tree was on sys.path
     # while site ran, so its sitecustomize and .pth files never loaded.
     sys.path[:0] = extra
+    global _tree_has_patchjudge  # noqa: PLW0603
+    _tree_has_patchjudge = any(Path(e, "patchjudge", "__init__.py").is_file() for e in extra)
+
+
+def _prefer_tree(package: str) -> None:
+    """Forget the installed `package` (the tested tree has its own).
+
+    This plugin lives in patchjudge, so `patchjudge` is imported before the
+    tree is on sys.path: without this, patchjudge's own property tests would
+    test the installed judge, never the patch. The plugin keeps its module.
+    Done at configure time: the plugin's own import must finish first.
+    """
+    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        if name != __name__:
+            del sys.modules[name]
 
 
 _setup()
@@ -111,11 +148,13 @@ def _state(item: pytest.Item) -> str:
     return "run"
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    if _tree_has_patchjudge:
+        _prefer_tree("patchjudge")
     if _is_worker(config):
         return
-    origins = {n: getattr(sys.modules.get(n), "__file__", None) for n in ("pytest", *PRELOAD)}
-    emit("start", pid=os.getpid(), hypothesis=_hypothesis_profile(), origins=origins)
+    emit("start", pid=os.getpid(), hypothesis=_hypothesis_profile(), shadowed=_shadowed)
 
 
 @pytest.hookimpl(trylast=True)
@@ -143,6 +182,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    if isinstance(item, pytest.Function):
+        _functions.add(item.nodeid)
     report = yield
     outcome = report.outcome
     # An exception in the call that came back as a pass was rewritten.
@@ -150,6 +191,14 @@ def pytest_runtest_makereport(
         outcome = "failed"
     _raw[(item.nodeid, call.when)] = outcome
     return report
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    # Evidence that the test body was reached the ordinary way: a runner whose
+    # runtest() was replaced in-process reports passes without it.
+    _called.add(pyfuncitem.nodeid)
+    return (yield)
 
 
 _EXAMPLE_STARTS = ("Falsifying example", "Falsifying explicit example", "Failing test case")
@@ -192,6 +241,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         duration=round(report.duration, 6),
         longrepr=longrepr[-_LONGREPR_CAP:],
         falsifying=_falsifying(longrepr),
+        called=(report.nodeid in _called) if report.nodeid in _functions else None,
         worker=getattr(report, "node", None) is not None,
     )
 

@@ -15,7 +15,10 @@ from patchjudge.verdict import Unreadable
 def write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    # A path that is not UTF-8 reaches here as lone surrogates (os.fsdecode):
+    # written as \udcXX escapes, still valid UTF-8 and, inside JSON strings,
+    # still valid JSON that reads back to the same text.
+    with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
         fh.write(text)
     Path(tmp).replace(path)
 

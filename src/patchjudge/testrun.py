@@ -57,6 +57,8 @@ class Outcome:
     wasxfail: bool
     longrepr: str
     falsifying: tuple[str, ...]
+    # Whether pytest called the test function (None: not a python function item).
+    called: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,10 @@ class TestRun:
     garbled: int  # channel lines that were not the plugin's JSON
     hypothesis: Mapping[str, Any] = field(default_factory=dict)
     output: str = ""
-    # Judge modules (pytest, hypothesis, ...) that were imported from the tested tree.
+    # Files of the tested tree that stand where a judge or stdlib module is.
     shadowed: tuple[str, ...] = ()
+    # Processes left running outside the run's process group (killed after it).
+    escaped: int = 0
 
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
@@ -86,7 +90,16 @@ class TestRun:
             for o in self.outcomes
             if o.raw is not None and o.raw != o.outcome and not _pytest_own(o)
         ]
-        found += [f"judge module {n!r} was loaded from the tested tree" for n in self.shadowed]
+        found += [
+            f"passed without pytest calling its test function: {o.nodeid} (runner rewritten)"
+            for o in self.outcomes
+            if o.when == "call" and o.outcome == "passed" and o.called is False
+        ]
+        found += [f"the tested tree shadows a judge module: {path}" for path in self.shadowed]
+        if self.escaped:
+            found.append(
+                f"{self.escaped} process(es) escaped the test run's process group (killed)"
+            )
         if self.garbled:
             found.append(f"{self.garbled} foreign line(s) on the judge's result channel")
         return found
@@ -137,7 +150,7 @@ def build_env(plan: Plan, home: Path, environ: Mapping[str, str]) -> dict[str, s
 
 
 def build_argv(plan: Plan, ini: Path, python: str) -> list[str]:
-    argv = [python, "-I", "-m", "pytest", "-c", str(ini), "--rootdir", str(plan.tree)]
+    argv = [python, "-I", "-B", "-m", "pytest", "-c", str(ini), "--rootdir", str(plan.tree)]
     argv += ["--confcutdir", str(plan.tree), "-p", "patchjudge.pytest_plugin"]
     argv += ["-p", "no:cacheprovider", "-p", "no:stepwise", "-q", "--tb=short", "--color=no"]
     if plan.seed is not None:
@@ -166,7 +179,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
             continue
         if event == "start":
             parsed["started"] = True
-            parsed["origins"] = rec.get("origins") or {}
+            parsed["shadowed"] = tuple(rec.get("shadowed") or ())
         elif event == "collected":
             for item in rec["items"]:
                 collected[item["nodeid"]] = item["state"]
@@ -183,6 +196,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
                     rec["wasxfail"],
                     rec["longrepr"],
                     tuple(rec["falsifying"]),
+                    rec.get("called"),
                 )
             )
         elif event == "finish":
@@ -219,12 +233,6 @@ def run(
         channel=True,
     )
     parsed = parse_channel(result.channel)
-    root = plan.tree.resolve()
-    shadowed = tuple(
-        name
-        for name, origin in sorted(parsed.get("origins", {}).items())
-        if origin and Path(origin).resolve().is_relative_to(root)
-    )
     output = (result.stdout + result.stderr).decode("utf-8", "replace")
     return TestRun(
         exitstatus=result.returncode,
@@ -238,8 +246,16 @@ def run(
         garbled=parsed["garbled"],
         hypothesis=parsed.get("hypothesis", {}),
         output=output[-20000:],
-        shadowed=shadowed,
+        shadowed=tuple(_relative(p, plan.tree) for p in parsed.get("shadowed", ())),
+        escaped=result.escaped,
     )
+
+
+def _relative(path: str, tree: Path) -> str:
+    try:
+        return Path(path).relative_to(tree).as_posix()
+    except ValueError:
+        return path
 
 
 def run_problems(run: TestRun, timeout_s: float) -> list[str]:

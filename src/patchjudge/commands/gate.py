@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge import render, store
+from patchjudge import guard, render, store
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes import LaneFn, registry
 from patchjudge.report import LaneReport, Status, Verdict
@@ -23,7 +24,7 @@ def _write_verdict(run: Run, verdict: Verdict, out: TextIO, environ: Mapping[str
     store.write_text(run.reports / "verdict.md", md)
     summary_file = environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
-        with Path(summary_file).open("a", encoding="utf-8") as fh:
+        with Path(summary_file).open("a", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(md)
     # Annotations are stdout lines GitHub Actions turns into errors on the run page.
     if environ.get("GITHUB_ACTIONS") == "true":
@@ -48,6 +49,63 @@ def run_lane(run: Run, name: str, lane: LaneFn) -> LaneReport:
         return LaneReport(name, Status.FAIL, (reason,), run.key, {})
 
 
+def _snapshot(run: Run) -> dict[str, guard.Stamp]:
+    whole, listed = guard.interpreter_roots()
+    return guard.snapshot([*whole, run.reports.resolve()], listed, [run.repo.resolve()])
+
+
+def _shown(change: str, repo: Path) -> str:
+    verb, _, path = change.partition(" ")
+    try:
+        return f"{verb} {Path(path).relative_to(repo).as_posix()} (in the checkout)"
+    except ValueError:
+        return change
+
+
+def guarded(
+    run: Run, name: str, lane_fn: LaneFn, before: guard.Snapshot | None = None
+) -> tuple[LaneReport, dict[str, guard.Stamp]]:
+    """Run a lane and fail it if anything outside its scratch trees changed meanwhile.
+
+    Tested code runs as the same user as the gate: it can reach the checkout
+    (its path is in /proc), the reports and the judge's own interpreter. A
+    write there is an attack on a later lane or a later run, whatever the
+    lane itself concluded. Returns the snapshot taken after the lane, so the
+    next lane starts from it.
+    """
+    # The gate's own imports must not look like tampering with site-packages.
+    sys.dont_write_bytecode = True
+    if before is None:
+        before = _snapshot(run)
+    report = run_lane(run, name, lane_fn)
+    after = _snapshot(run)
+    written = guard.changes(before, after)
+    if not written:
+        return report, after
+    shown = [_shown(w, run.repo.resolve()) for w in written]
+    reasons = [f"tested code wrote outside its scratch tree: {w}" for w in shown[:5]]
+    if len(shown) > 5:
+        reasons.append(f"tested code wrote outside its scratch tree: {len(shown) - 5} more")
+    details = {**report.details, "tampering": shown[:200]}
+    tampered = LaneReport(
+        report.lane, Status.FAIL, (*reasons, *report.reasons), report.key, details
+    )
+    return tampered, after
+
+
+def _restamp(snap: dict[str, guard.Stamp], run: Run) -> dict[str, guard.Stamp]:
+    """The snapshot with the gate's own report writes (and directories it made) folded in."""
+    reports = run.reports.resolve()
+    snap.update(guard.walk(reports))
+    repo = run.repo.resolve()
+    for parent in reports.parents:
+        if str(parent) in snap or not parent.is_relative_to(repo):
+            break
+        if (st := guard.stamp(parent)) is not None:
+            snap[str(parent)] = st
+    return snap
+
+
 def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ) -> int:
     """Every lane, then the verdict, decided from the reports this process made.
 
@@ -56,17 +114,19 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
     """
     run = open_run(options, environ)
     reports: dict[str, LaneReport | Unreadable | None] = {}
+    snap: dict[str, guard.Stamp] | None = None
     for name, lane in registry().items():
         print(f"patchjudge: {name} ...", file=out, flush=True)
-        report = run_lane(run, name, lane)
+        report, snap = guarded(run, name, lane, snap)
         store.write_report(run.reports, report)
+        snap = _restamp(snap, run)
         reports[name] = report
     return _write_verdict(run, decide(reports, run.key, run.ledger.properties), out, environ)
 
 
 def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = os.environ) -> int:
     run = open_run(options, environ)
-    report = run_lane(run, name, registry()[name])
+    report, _ = guarded(run, name, registry()[name])
     path = store.write_report(run.reports, report)
     # Reasons hold patch-chosen paths: a newline in one must not start a line (in
     # Actions, a line starting with `::` is a command, e.g. `::stop-commands::`).

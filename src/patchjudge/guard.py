@@ -1,0 +1,145 @@
+"""Tamper evidence: what tested code may not change outside its scratch tree, and whether it did."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import patchjudge
+
+# (size, mtime_ns, ctime_ns, inode, mode, links). ctime cannot be set back
+# by a process without root: a file rewritten and re-dated still shows.
+Stamp = tuple[int, int, int, int, int, int]
+Snapshot = Mapping[str, Stamp]
+
+# git itself rewrites most of .git at any time (gc --auto, maintenance, a
+# fetch); the gate has resolved every ref it uses already. What is watched
+# there is what runs code later: hooks and config (see checkout_roots).
+_SKIP_DIRS = frozenset({".git"})
+# Files site.py runs at interpreter start-up wherever they sit on sys.path.
+_STARTUP = ("sitecustomize.py", "usercustomize.py")
+
+
+def _stamp(st: os.stat_result) -> Stamp:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode, st.st_nlink)
+
+
+def stamp(path: Path) -> Stamp | None:
+    try:
+        return _stamp(path.lstat())
+    except OSError:
+        return None
+
+
+def walk(root: Path, skip: Iterable[str] = ()) -> dict[str, Stamp]:
+    """Every file, link and directory under `root` (links not followed), stamped."""
+    skipped = {str(root / s) for s in (*_SKIP_DIRS, *skip)}
+    found: dict[str, Stamp] = {}
+    try:
+        st = root.lstat()
+    except OSError:
+        return found
+    found[str(root)] = _stamp(st)
+    if not stat.S_ISDIR(st.st_mode):
+        return found
+    # os.scandir and plain strings: a venv has thousands of files and this
+    # runs around every lane, so no Path objects and no second stat call.
+    pending = [str(root)]
+    while pending:
+        directory = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            found[entry.path] = _stamp(st)
+            if stat.S_ISDIR(st.st_mode) and entry.path not in skipped:
+                pending.append(entry.path)
+    return found
+
+
+def top_level(directory: Path) -> dict[str, Stamp]:
+    """A directory and what site.py would run from it: *.pth and the customize modules."""
+    found: dict[str, Stamp] = {}
+    try:
+        found[str(directory)] = _stamp(directory.lstat())
+        names = [p.name for p in directory.iterdir()]
+    except OSError:
+        return found
+    for name in names:
+        if name.endswith(".pth") or name in _STARTUP:
+            path = directory / name
+            try:
+                found[str(path)] = _stamp(path.lstat())
+            except OSError:
+                continue
+    return found
+
+
+def interpreter_roots() -> tuple[list[Path], list[Path]]:
+    """(walked whole, listed at top level) for the interpreter the lanes run.
+
+    The venv and patchjudge's own package are walked whole (a few thousand
+    files); the base interpreter's directories on sys.path only for start-up
+    files, since walking a whole standard library costs seconds.
+    """
+    whole = [Path(sys.prefix), Path(patchjudge.__file__).resolve().parent]
+    listed = [Path(p) for p in sys.path if p and Path(p).is_dir()]
+    return whole, listed
+
+
+def checkout(repo: Path) -> dict[str, Stamp]:
+    """A checkout: its files, and of .git only what runs code later (hooks, config)."""
+    found = walk(repo)
+    dotgit = repo / ".git"
+    if (st := stamp(dotgit)) is not None:
+        found[str(dotgit)] = st
+    for extra in (dotgit / "config", dotgit / "hooks", dotgit / "info" / "attributes"):
+        found.update(walk(extra))
+    return found
+
+
+def snapshot(
+    whole: Iterable[Path], listed: Iterable[Path] = (), checkouts: Iterable[Path] = ()
+) -> dict[str, Stamp]:
+    found: dict[str, Stamp] = {}
+    for root in listed:
+        found.update(top_level(root))
+    for root in whole:
+        found.update(walk(root))
+    for repo in checkouts:
+        found.update(checkout(repo))
+    return found
+
+
+def changes(before: Snapshot, after: Snapshot) -> list[str]:
+    """Pure: what appeared, vanished or changed between two snapshots, sorted."""
+    out = [f"added {p}" for p in sorted(after.keys() - before.keys())]
+    out += [f"removed {p}" for p in sorted(before.keys() - after.keys())]
+    out += [
+        f"changed {p}"
+        for p in sorted(before.keys() & after.keys())
+        if before[p] != after[p]
+        and not _dir_atime_only(before[p], after[p])
+        and not _links_only(before[p], after[p])
+    ]
+    return out
+
+
+def _links_only(a: Stamp, b: Stamp) -> bool:
+    # uv and pip hard-link venv files from a shared cache: another install
+    # anywhere on the machine changes a file's link count, and so its ctime.
+    return a[5] != b[5] and (a[0], a[1], a[3], a[4]) == (b[0], b[1], b[3], b[4])
+
+
+def _dir_atime_only(a: Stamp, b: Stamp) -> bool:
+    # A directory whose listing is unchanged but whose stamps moved (a file in
+    # it was rewritten) is reported through that file, not twice.
+    return stat.S_ISDIR(a[4]) and stat.S_ISDIR(b[4]) and a[3] == b[3]

@@ -1,0 +1,166 @@
+"""Attack scenarios in three lines: build the example project, apply a hostile patch, judge it."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.helpers import Result, commit, example_repo, gate, git, write
+
+# A patch that breaks the code under test: every attack below rides on it, so
+# a verdict of accept means the attack switched a lane off.
+BROKEN_CALC = """
+def total(xs):
+    return -1
+"""
+
+# The smallest ledger the attack tests need: short limits so a hang costs seconds.
+FAST_LEDGER = """
+[gate]
+base = "main"
+
+[map]
+"src/**" = ["properties", "freeze"]
+"tests/fixtures/**" = ["fixtures"]
+"tests/**" = ["freeze"]
+"docs/**" = []
+"*.md" = []
+"*.ini" = []
+"*.cfg" = []
+"*.toml" = []
+"*.xml" = []
+"*.pth" = []
+"*.py" = []
+"conftest.py" = []
+
+[properties]
+seed = 20260924
+max_examples = 20
+timeout_s = {timeout}
+
+[suite]
+timeout_s = {timeout}
+"""
+
+
+def fast_ledger(timeout: int = 30) -> str:
+    return FAST_LEDGER.replace("{timeout}", str(timeout))
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A gate run over one hostile patch, and what it decided."""
+
+    repo: Path
+    result: Result
+    verdict: dict  # type: ignore[type-arg]
+
+    @property
+    def decision(self) -> str:
+        return str(self.verdict["verdict"])
+
+    @property
+    def reasons(self) -> list[str]:
+        return list(self.verdict["reasons"])
+
+    def lane(self, name: str) -> dict:  # type: ignore[type-arg]
+        return dict(self.verdict["lanes"][name])
+
+    def says(self, *fragments: str) -> bool:
+        """Every fragment appears in one reason (the reason names the attack)."""
+        return any(all(f in r for f in fragments) for r in self.reasons)
+
+    def explain(self) -> str:
+        return f"{self.decision}: {self.reasons}\n{self.result.out}\n{self.result.err}"
+
+
+Patch = Mapping[str, str | bytes | None]
+
+
+def attack(
+    tmp_path: Path,
+    patch: Patch,
+    *,
+    base: Patch | None = None,
+    before_commit: Callable[[Path], None] | None = None,
+    args: tuple[str, ...] = (),
+    env: Mapping[str, str] | None = None,
+) -> Judged:
+    """Example project (plus `base` files) on main, `patch` committed on top, then the gate."""
+    overrides = {"eval/gate.toml": fast_ledger(), **(base or {})}
+    repo = example_repo(tmp_path, **overrides)
+    write(repo, patch)
+    if before_commit is not None:
+        before_commit(repo)
+    commit(repo, "hostile patch")
+    result = gate(repo, *args) if env is None else gate_env(repo, env, *args)
+    path = repo / ".patchjudge" / "verdict.json"
+    doc = json.loads(path.read_text()) if path.exists() else {"verdict": None, "reasons": []}
+    return Judged(repo, result, doc)
+
+
+def gate_env(repo: Path, env: Mapping[str, str], *args: str) -> Result:
+    from tests.helpers import cli
+
+    return cli(
+        repo, "gate", "--base", "main", "--today", "2026-12-01", *args, env={**os.environ, **env}
+    )
+
+
+def symlink(repo: Path, link: str, target: str) -> None:
+    path = repo / link
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() or path.is_symlink():
+        path.unlink()
+    path.symlink_to(target)
+
+
+def git_mv(repo: Path, old: str, new: str) -> None:
+    (repo / new).parent.mkdir(parents=True, exist_ok=True)
+    git(repo, "mv", old, new)
+
+
+def throwaway_python(tmp_path: Path) -> Path:
+    """A venv of its own whose site-packages an attack may write, importing ours.
+
+    Attacks on the judge's interpreter write .pth files into site-packages:
+    they must land in a venv the test throws away, never the one running it.
+    """
+    import site
+    import subprocess
+    import sys
+
+    venv = tmp_path / "judge-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    own = subprocess.run(
+        [str(python), "-c", "import site; print(site.getsitepackages()[0])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    ours = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in ours)
+    (Path(own) / "_patchjudge_test_deps.pth").write_text(lines)
+    return python
+
+
+def gate_with(python: Path, repo: Path, *args: str) -> Result:
+    """The gate under another interpreter (see throwaway_python)."""
+    import subprocess
+
+    from patchjudge.git import no_git_env
+
+    proc = subprocess.run(
+        [str(python), "-m", "patchjudge", "gate", "--base", "main", "--today", "2026-12-01", *args],
+        cwd=repo, capture_output=True, text=True, env=no_git_env(os.environ), timeout=300,
+        check=False,
+    )  # fmt: skip
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def judged(repo: Path, result: Result) -> Judged:
+    path = repo / ".patchjudge" / "verdict.json"
+    doc = json.loads(path.read_text()) if path.exists() else {"verdict": None, "reasons": []}
+    return Judged(repo, result, doc)

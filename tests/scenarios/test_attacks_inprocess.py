@@ -1,0 +1,109 @@
+"""Attacks from inside the pytest process: caught where the judge's plugin can see them.
+
+Code under test shares the process with pytest and the judge's plugin; what it
+can rewrite there is caught by cross-checks (raw vs final outcome, exit status
+vs reported outcomes, the hypothesis profile in force), not prevented. See
+docs/threat-model.md for what is left.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.attack_helpers import attack
+
+# Rewrites every report pytest builds to a pass, below every hook wrapper.
+REWRITE_REPORTS = """
+import _pytest.reports as _r
+
+_orig = _r.TestReport.from_item_and_call.__func__
+
+
+def _forged(cls, item, call):
+    report = _orig(cls, item, call)
+    report.outcome = "passed"
+    report.longrepr = None
+    return report
+
+
+_r.TestReport.from_item_and_call = classmethod(_forged)
+
+
+def total(xs):
+    return -1
+"""
+
+# Edits what the judge's own plugin sends on its private channel.
+REWRITE_CHANNEL = """
+import sys
+
+_plugin = sys.modules.get("patchjudge.pytest_plugin")
+if _plugin is not None:
+    _emit = _plugin.emit
+
+    def _forged(event, **fields):
+        if event == "report":
+            fields.update(outcome="passed", raw="passed", longrepr="", falsifying=[])
+        _emit(event, **fields)
+
+    _plugin.emit = _forged
+
+
+def total(xs):
+    return -1
+"""
+
+# Turns the judge's case count down to one example.
+LAZY_HYPOTHESIS = """
+from hypothesis import settings
+
+settings.register_profile("lazy", max_examples=1, database=None)
+settings.load_profile("lazy")
+
+
+def total(xs):
+    return sum(xs) if len(xs) < 5 else -1
+"""
+
+# Replaces how pytest runs a test function: no exception, so no raw failure either.
+SKIP_RUNTEST = """
+import _pytest.python as _p
+
+_p.Function.runtest = lambda self: None
+
+
+def total(xs):
+    return -1
+"""
+
+CASES = {
+    "test runner rewritten": (
+        SKIP_RUNTEST,
+        "properties: passed without pytest calling its test function: "
+        "eval/properties/test_total.py::test_total_never_negative (runner rewritten)",
+    ),
+    "pytest reports rewritten": (
+        REWRITE_REPORTS,
+        "properties: outcome rewritten in-process: "
+        "eval/properties/test_total.py::test_total_never_negative (call) was failed, "
+        "reported passed",
+    ),
+    "judge channel rewritten": (
+        REWRITE_CHANNEL,
+        "properties: pytest exited 1 with no failing property to show for it",
+    ),
+    "hypothesis settings lowered": (
+        LAZY_HYPOTHESIS,
+        "properties: hypothesis max_examples is 1, the ledger says 20",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_in_process_rewrite_is_caught(tmp_path: Path, name: str) -> None:
+    code, reason = CASES[name]
+    judged = attack(tmp_path, {"src/calc/__init__.py": code})
+    assert judged.decision == "reject", judged.explain()
+    assert judged.says(reason), judged.explain()

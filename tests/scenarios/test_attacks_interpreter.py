@@ -1,0 +1,211 @@
+"""Attacks on the interpreter: start-up files in the tree, writes into the judge, forged reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.attack_helpers import (
+    BROKEN_CALC,
+    attack,
+    gate_with,
+    judged,
+    throwaway_python,
+)
+from tests.helpers import cli, commit, example_repo, write
+
+# If any of these ran, `calc` would be a correct stand-in and the broken patch would pass.
+HEAL = "import sys, types; m = types.ModuleType('calc'); m.total = sum; sys.modules['calc'] = m"
+
+STARTUP: dict[str, dict[str, str | bytes | None]] = {
+    "sitecustomize in src": {"src/sitecustomize.py": HEAL + "\n"},
+    "usercustomize in src": {"src/usercustomize.py": HEAL + "\n"},
+    "pth in src": {"src/zz_heal.pth": HEAL + "\n"},
+    "sitecustomize at the root": {"sitecustomize.py": HEAL + "\n", "usercustomize.py": HEAL + "\n"},
+    "pth beside the properties' rootdir": {"heal.pth": HEAL + "\n"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(STARTUP))
+def test_startup_files_in_the_tree_never_run(tmp_path: Path, name: str) -> None:
+    judged_ = attack(tmp_path, {"src/calc/__init__.py": BROKEN_CALC, **STARTUP[name]})
+    assert judged_.decision == "reject", judged_.explain()
+    assert judged_.says("properties: property failed"), judged_.explain()
+
+
+FAKE_HYPOTHESIS = {
+    "src/hypothesis/__init__.py": """
+        class settings:
+            default = None
+            def __init__(self, *a, **k): pass
+            def __call__(self, f): return f
+            @staticmethod
+            def register_profile(*a, **k): pass
+        def given(*a, **k):
+            def deco(f):
+                def test(): pass
+                test.__name__ = f.__name__
+                return test
+            return deco
+        """,
+    "src/hypothesis/strategies.py": "def lists(*a, **k): pass\ndef integers(*a, **k): pass\n",
+    "src/hypothesis/extra/__init__.py": "",
+    "src/hypothesis/extra/pytestplugin.py": """
+        def pytest_addoption(parser):
+            parser.addoption("--hypothesis-seed")
+            parser.addoption("--hypothesis-profile")
+        """,
+}
+
+
+def test_tree_shadowing_hypothesis_is_rejected(tmp_path: Path) -> None:
+    """A fake `hypothesis` on the tested pythonpath once passed every property (fixed)."""
+    judged_ = attack(tmp_path, {"src/calc/__init__.py": BROKEN_CALC, **FAKE_HYPOTHESIS})
+    assert judged_.decision == "reject", judged_.explain()
+    assert judged_.says("properties: the tested tree shadows a judge module: src/hypothesis")
+    # The real hypothesis ran too, and found the bug.
+    assert judged_.says("properties: property failed"), judged_.explain()
+
+
+# Runs at import of the code under test, i.e. already while pathfilter collects the
+# visible suite: plant a fake hypothesis ahead of the real one for the later lanes.
+PLANT_PTH = """
+import pathlib, site
+
+_sp = pathlib.Path(site.getsitepackages()[0])
+_fake = _sp / "zz_fake"
+(_fake / "hypothesis").mkdir(parents=True, exist_ok=True)
+(_fake / "hypothesis" / "__init__.py").write_text("def given(*a, **k):\\n    return lambda f: f\\n")
+(_sp / "aaa_attack.pth").write_text(f"import sys; sys.path.insert(0, {str(_fake)!r})\\n")
+
+
+def total(xs):
+    return -1
+"""
+
+
+def test_code_that_writes_a_pth_into_the_judge_venv_is_rejected(tmp_path: Path) -> None:
+    python = throwaway_python(tmp_path)
+    repo = example_repo(tmp_path, **{"eval/gate.toml": _ledger()})
+    write(repo, {"src/calc/__init__.py": PLANT_PTH})
+    commit(repo)
+    result = judged(repo, gate_with(python, repo))
+    assert result.decision == "reject", result.explain()
+    assert result.says(
+        "pathfilter: tested code wrote outside its scratch tree: added", "aaa_attack.pth"
+    )
+    assert (python.parent.parent / "lib").exists()  # the write landed in the throwaway venv
+
+
+# Finds the user's checkout the way an attacker would (the gate is its parent
+# process, its cwd is the checkout) and forges every report and the verdict.
+FORGE = """
+import json, os, pathlib
+
+def _forge():
+    try:
+        checkout = pathlib.Path(os.readlink(f"/proc/{os.getppid()}/cwd"))
+    except OSError:
+        return
+    reports = checkout / ".patchjudge"
+    reports.mkdir(exist_ok=True)
+    for path in reports.glob("*.json"):
+        doc = json.loads(path.read_text())
+        if "lane" in doc:
+            doc.update(status="pass", reasons=[])
+            path.write_text(json.dumps(doc))
+    (reports / "verdict.json").write_text(json.dumps({"verdict": "accept_for_review"}))
+
+_forge()
+
+
+def total(xs):
+    return sum(xs)
+"""
+
+
+def _ledger() -> str:
+    from tests.attack_helpers import fast_ledger
+
+    return fast_ledger()
+
+
+def test_forged_reports_in_the_checkout_change_no_gate_verdict(tmp_path: Path) -> None:
+    judged_ = attack(tmp_path, {"src/calc/__init__.py": FORGE, "eval/notes.txt": "sneak\n"})
+    assert judged_.decision == "reject", judged_.explain()
+    assert judged_.says("protected path changed: eval/notes.txt")
+    assert judged_.says(
+        "tested code wrote outside its scratch tree:",
+        "added .patchjudge/verdict.json (in the checkout)",
+    ), judged_.explain()
+
+
+def test_forged_reports_between_nox_lanes_fail_the_lane_that_ran_the_code(tmp_path: Path) -> None:
+    """The nox flow: one process a lane, the verdict read from disk afterwards."""
+    repo = example_repo(tmp_path, **{"eval/gate.toml": _ledger()})
+    write(repo, {"src/calc/__init__.py": FORGE, "eval/notes.txt": "sneak\n"})
+    commit(repo)
+    common = ("--base", "main", "--today", "2026-12-01", "--run-id", "nox1")
+    codes = {lane: cli(repo, lane, *common).code for lane in ("pathfilter", "fixtures", "freeze")}
+    assert codes["pathfilter"] == 1
+    assert cli(repo, "properties", *common).code == 1
+    cli(repo, "replay", *common)
+    final = cli(repo, "verdict", *common)
+    doc = json.loads((repo / ".patchjudge" / "verdict.json").read_text())
+    assert final.code == 1 and doc["verdict"] == "reject", final
+    assert any(
+        r.startswith("properties: tested code wrote outside its scratch tree: changed .patchjudge/")
+        for r in doc["reasons"]
+    ), doc["reasons"]
+
+
+MINI_PROPERTY = """
+from hypothesis import given, strategies as st
+
+from patchjudge.mini import double
+
+
+@given(st.integers())
+def test_double_is_even(x):
+    assert double(x) % 2 == 0
+    assert double(x) == x + x
+"""
+
+
+def test_a_tree_that_is_patchjudge_is_judged_as_the_patch_not_the_installed_judge(
+    tmp_path: Path,
+) -> None:
+    """patchjudge's own eval: its properties once tested the installed judge (fixed)."""
+    base = {
+        "src/patchjudge/__init__.py": "",
+        "src/patchjudge/mini.py": "def double(x):\n    return 2 * x\n",
+        "eval/properties/test_mini.py": MINI_PROPERTY,
+    }
+    patch = {"src/patchjudge/mini.py": "def double(x):\n    return 2 * x + 1\n"}
+    judged_ = attack(tmp_path, patch, base=base)
+    assert judged_.decision == "reject", judged_.explain()
+    assert judged_.says("property failed: eval/properties/test_mini.py::test_double_is_even")
+
+
+# Plants a hook in the user's checkout: it would run at their next commit.
+HOOK = """
+import os, pathlib
+
+_hooks = pathlib.Path(os.readlink(f"/proc/{os.getppid()}/cwd")) / ".git" / "hooks"
+if _hooks.is_dir():
+    (_hooks / "post-commit").write_text("#!/bin/sh\\necho owned\\n")
+
+
+def total(xs):
+    return sum(xs)
+"""
+
+
+def test_code_that_plants_a_git_hook_in_the_checkout_is_rejected(tmp_path: Path) -> None:
+    judged_ = attack(tmp_path, {"src/calc/__init__.py": HOOK})
+    assert judged_.decision == "reject", judged_.explain()
+    assert judged_.says(
+        "tested code wrote outside its scratch tree: added .git/hooks/post-commit (in the checkout)"
+    ), judged_.explain()

@@ -1,0 +1,152 @@
+"""Attacks on resources: a hang, a swarm of children, a flood of output, endless collection."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from patchjudge.git import no_git_env
+from tests.attack_helpers import attack, fast_ledger
+from tests.helpers import VISIBLE_TESTS
+
+LIMIT = 5  # seconds: short enough for the suite, long enough for a loaded machine
+MARKER = "3600.424242"  # the sleep length of every child the swarm starts
+
+HANG = """
+import time
+
+
+def total(xs):
+    time.sleep(3600)
+"""
+
+# Not a real bomb: a bounded swarm of sleeping children, one of them in a
+# session of its own (a daemon), then a hang. All of them must be gone after the gate.
+SWARM = f"""
+import subprocess, time
+
+_children = []
+
+
+def total(xs):
+    if not _children:
+        for _ in range(20):
+            _children.append(subprocess.Popen(["sleep", "{MARKER}"]))
+        # A daemon: its own session, out of reach of the process-group kill.
+        _children.append(subprocess.Popen(["sleep", "{MARKER}"], start_new_session=True))
+    time.sleep(3600)
+"""
+
+MEGABYTE = b"x" * (1 << 20)
+FLOOD = """
+import os
+
+_done = []
+
+
+def total(xs):
+    if not _done:
+        _done.append(1)
+        chunk = b"x" * (1 << 20)
+        for _ in range(100):
+            os.write(1, chunk)
+            os.write(2, chunk)
+    return -1
+"""
+
+ENDLESS_COLLECTION = "while True:\n    pass\n" + VISIBLE_TESTS
+
+
+def _alive(marker: str) -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline.split(b"\0"):
+            pids.append(int(proc.name))
+    return pids
+
+
+def test_hang_is_a_timeout_not_a_hang(tmp_path: Path) -> None:
+    judged = attack(
+        tmp_path, {"src/calc/__init__.py": HANG}, base={"eval/gate.toml": fast_ledger(LIMIT)}
+    )
+    assert judged.decision == "reject", judged.explain()
+    assert judged.says(f"properties: timed out after {LIMIT} s"), judged.explain()
+
+
+def test_swarm_of_children_dies_with_the_process_group(tmp_path: Path) -> None:
+    judged = attack(
+        tmp_path, {"src/calc/__init__.py": SWARM}, base={"eval/gate.toml": fast_ledger(LIMIT)}
+    )
+    assert judged.decision == "reject", judged.explain()
+    assert judged.says(f"properties: timed out after {LIMIT} s"), judged.explain()
+    assert _alive(MARKER) == []
+
+
+DAEMON = f"""
+import subprocess
+
+subprocess.Popen(["sleep", "{MARKER}1"], start_new_session=True)
+
+
+def total(xs):
+    return sum(xs)
+"""
+
+
+def test_daemon_outside_the_process_group_is_killed_and_reported(tmp_path: Path) -> None:
+    judged = attack(tmp_path, {"src/calc/__init__.py": DAEMON})
+    assert judged.decision == "reject", judged.explain()
+    assert judged.says("process(es) escaped the test run's process group (killed)")
+    assert _alive(f"{MARKER}1") == []
+
+
+def test_endless_collection_is_a_timeout(tmp_path: Path) -> None:
+    judged = attack(
+        tmp_path,
+        {"tests/test_calc.py": ENDLESS_COLLECTION},
+        base={"eval/gate.toml": fast_ledger(LIMIT)},
+    )
+    assert judged.decision == "reject", judged.explain()
+    assert judged.says(f"pathfilter: visible suite at head: timed out after {LIMIT} s")
+
+
+# The gate in this process; its own peak resident set (children not counted) in MiB.
+_MAXRSS = """
+import resource, sys
+from patchjudge.cli import main
+code = main(sys.argv[1:])
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)
+"""
+
+
+def test_flood_of_output_keeps_the_gate_small(tmp_path: Path) -> None:
+    """200 MB printed by the code under test; the gate keeps a bounded tail of it."""
+    from tests.attack_helpers import judged as judged_in
+    from tests.helpers import Result, commit, example_repo, write
+
+    repo = example_repo(tmp_path, **{"eval/gate.toml": fast_ledger(120)})
+    write(repo, {"src/calc/__init__.py": FLOOD})
+    commit(repo)
+    argv = ["gate", "--base", "main", "--today", "2026-12-01"]
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_MAXRSS), *argv],
+        cwd=repo, capture_output=True, text=True, env=no_git_env(__import__("os").environ),
+        check=True, timeout=300,
+    )  # fmt: skip
+    judged = judged_in(repo, Result(0, out.stdout, out.stderr))
+    assert judged.decision == "reject", judged.explain()
+    assert judged.says("properties: property failed"), judged.explain()
+    # The pytest child holds the captured output itself; the gate must not.
+    peak_mib = int(out.stderr.strip().splitlines()[-1])
+    report = json.loads((repo / ".patchjudge" / "properties.json").read_text())
+    assert len(report["details"]["output_tail"]) <= 4000
+    assert peak_mib < 150, peak_mib
