@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.unittest import TestCaseFunction
 
 CHANNEL_ENV = "PATCHJUDGE_RESULT_FD"
 _LONGREPR_CAP = 4000
@@ -182,7 +183,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    if isinstance(item, pytest.Function):
+    # unittest cases run through TestCase.run, never pytest_pyfunc_call.
+    if isinstance(item, pytest.Function) and not isinstance(item, TestCaseFunction):
         _functions.add(item.nodeid)
     report = yield
     outcome = report.outcome

@@ -404,3 +404,30 @@ def test_the_judge_tree_replaced_by_a_file_is_rejected_not_a_crash(tmp_path: Pat
     assert_reject(repo, result, "protected path changed: eval/gate.toml (deleted)")
     assert "pathfilter: unmapped path: eval (extend [map] in eval/gate.toml)" in reasons(repo)
     assert not any("crashed" in r for r in reasons(repo))
+
+
+UNITTEST_PROPERTY = '''
+import unittest
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from calc import total
+
+
+class TotalProperties(unittest.TestCase):
+    @given(st.lists(st.integers(min_value=0, max_value=9)))
+    def test_never_negative(self, xs):
+        self.assertGreaterEqual(total(xs), 0)
+        if total(xs) < 0:
+            raise AssertionError(xs)
+'''
+
+
+def test_unittest_style_properties_count_as_run(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path, **{"eval/properties/test_unit.py": UNITTEST_PROPERTY})
+    patch(repo, {"src/calc/__init__.py": "def total(xs):\n    return sum(xs) + 0\n"})
+    result = gate(repo)
+    assert result.code == 0, result.out
+    passed = result.report(repo, "properties")["details"]["passed"]
+    assert "eval/properties/test_unit.py::TotalProperties::test_never_negative" in passed
