@@ -156,7 +156,11 @@ def detect(tracked: Sequence[str], pyproject: bytes | None = None) -> Layout:
         code_paths.append("src")
         for p in sorted(files):
             parts = p.split("/")
-            if parts[0] != "src" or not parts[1].removesuffix(".py").isidentifier():
+            if (
+                len(parts) < 2
+                or parts[0] != "src"
+                or not parts[1].removesuffix(".py").isidentifier()
+            ):
                 continue
             if len(parts) == 3 and parts[2] == "__init__.py":
                 modules.append(parts[1])
