@@ -72,3 +72,14 @@ def gate(session: nox.Session) -> None:
     """Every lane in its own venv, then the verdict over this run's reports."""
     _install_judge(session, "gate")
     _patchjudge(session, "verdict", success_codes=[0])
+
+
+@nox.session(default=False, venv_backend="virtualenv")
+def bench(session: nox.Session) -> None:
+    """issue 7: the gate and its lanes against the bare commands; writes bench/RESULTS.md.
+
+    virtualenv, not uv: the script needs pip to fetch the pinned sdist it runs on.
+    """
+    session.install("--require-hashes", "-r", str(HERE / "constraints" / "dev.txt"))
+    session.install("--no-deps", str(HERE))
+    session.run("python", str(HERE / "bench" / "run.py"), *session.posargs)
