@@ -34,7 +34,9 @@ def _argv(repo: Path, args: tuple[str, ...]) -> list[str]:
 
 
 def git(repo: Path, *args: str, stdin: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
-    result = proc.run(_argv(repo, args), env=no_git_env(os.environ), stdin=stdin)
+    # Uncapped: ls-tree or diff of a large repository is more than 1 MiB,
+    # and a listing cut short silently drops files from what is judged.
+    result = proc.run(_argv(repo, args), env=no_git_env(os.environ), stdin=stdin, stdout_cap=None)
     if result.returncode not in ok:
         raise GitError(result.describe(), file=str(repo))
     return result.stdout
@@ -144,7 +146,9 @@ def ls_tree(repo: Path, rev: str, paths: tuple[str, ...] = ()) -> list[TreeEntry
 def show(repo: Path, rev: str, path: str) -> bytes | None:
     """The bytes of `path` at `rev`, or None when it is not there."""
     result = proc.run(
-        _argv(repo, ("cat-file", "blob", f"{rev}:{path}")), env=no_git_env(os.environ)
+        _argv(repo, ("cat-file", "blob", f"{rev}:{path}")),
+        env=no_git_env(os.environ),
+        stdout_cap=None,  # a lock of many fixtures is over 1 MiB
     )
     return result.stdout if result.returncode == 0 else None
 

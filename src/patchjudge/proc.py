@@ -8,6 +8,7 @@ import selectors
 import shlex
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -69,12 +70,14 @@ def run(
     stdin: bytes | None = None,
     channel: bool = False,
     check: bool = False,
+    stdout_cap: int | None = OUTPUT_CAP,
 ) -> Completed:
     """Run argv in a new session; on timeout kill its whole process group.
 
     With `channel`, the child inherits the write end of a pipe whose number
     is in $PATCHJUDGE_RESULT_FD: results come back on it, not through a file
-    the code under test could rewrite.
+    the code under test could rewrite. `stdout_cap=None` keeps all of
+    stdout: for git, whose listings of a large repository are data, not noise.
     """
     child_env = dict(os.environ if env is None else env)
     pass_fds: tuple[int, ...] = ()
@@ -111,7 +114,8 @@ def run(
 
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    sinks = {out_fd: _Sink(OUTPUT_CAP, keep_tail=True), err_fd: _Sink(OUTPUT_CAP, keep_tail=True)}
+    out_cap = sys.maxsize if stdout_cap is None else stdout_cap
+    sinks = {out_fd: _Sink(out_cap, keep_tail=True), err_fd: _Sink(OUTPUT_CAP, keep_tail=True)}
     if read_fd >= 0:
         sinks[read_fd] = _Sink(CHANNEL_CAP, keep_tail=False)
     deadline = None if timeout is None else time.monotonic() + timeout
