@@ -126,22 +126,31 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def rotation(run: int, sides: int) -> list[int]:
+    """Pure: who goes when in run `run`: each side leads in turn, so drift hits all alike."""
+    return [(run + k) % sides for k in range(sides)]
+
+
+def alternate_many(fns: Sequence[Callable[[], object]], runs: int, warmup: int = 1) -> list[Timing]:
+    """Time each fn once per run in rotating order; warmup runs are dropped."""
+    walls: list[list[float]] = [[] for _ in fns]
+    cpus: list[list[float]] = [[] for _ in fns]
+    for i in range(warmup + runs):
+        for side in rotation(i, len(fns)):
+            gc.collect()
+            cpu0, wall0 = cpu_seconds(), time.perf_counter()
+            fns[side]()
+            wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
+            if i >= warmup:
+                walls[side].append(wall)
+                cpus[side].append(cpu)
+    return [Timing(tuple(w), tuple(c)) for w, c in zip(walls, cpus, strict=True)]
+
+
 def alternate(
     a: Callable[[], object], b: Callable[[], object], runs: int, warmup: int = 1
 ) -> tuple[Timing, Timing]:
-    """Time a and b in turn, swapping who goes first each run; warmups are dropped."""
-    samples: dict[int, tuple[list[float], list[float]]] = {0: ([], []), 1: ([], [])}
-    for i in range(warmup + runs):
-        for side in (0, 1) if i % 2 == 0 else (1, 0):
-            fn = a if side == 0 else b
-            gc.collect()
-            cpu0, wall0 = cpu_seconds(), time.perf_counter()
-            fn()
-            wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
-            if i >= warmup:
-                samples[side][0].append(wall)
-                samples[side][1].append(cpu)
-    ta, tb = (Timing(tuple(samples[k][0]), tuple(samples[k][1])) for k in (0, 1))
+    ta, tb = alternate_many([a, b], runs, warmup)
     return ta, tb
 
 
@@ -471,7 +480,10 @@ GIT_ENV = {
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "NOX", "PYTEST"))}
+    # PYTHONDONTWRITEBYTECODE too: bytecode caching as Python does by default,
+    # on both sides of every pair (some CI images set it).
+    drop = ("GIT_", "NOX", "PYTEST", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(extra or {})
     return env
 
@@ -627,26 +639,27 @@ def gate_pairs(repo: Path, manifest: Path, base_tree: Path, runs: int) -> list[P
             )
 
     gate = checked([*PATCHJUDGE, "gate", *GATE_ARGS], repo, ok=(0, 1, 3))
-    out = []
-    ours, theirs = alternate(gate, bare, runs)
-    out.append(Pair("gate", ours, theirs, "patchjudge gate", "bare equivalent"))
-    ours, theirs = alternate(gate, bare_and_surface, runs)
-    out.append(
+    ours, narrow, wide = alternate_many([gate, bare, bare_and_surface], runs)
+    return [
+        Pair("gate", ours, narrow, "patchjudge gate", "bare equivalent"),
         Pair(
-            "gate incl. surface",
-            ours,
-            theirs,
-            "patchjudge gate",
-            "bare + collect tests at base and head",
-        )
-    )
-    return out
+            "gate incl. surface", ours, wide, "patchjudge gate", "bare + collect at base and head"
+        ),
+    ]
 
 
 NOX_LANES = ("pathfilter", "fixtures", "freeze", "properties", "replay")
 
 
-def nox_pairs(repo: Path, envdir: Path, runs: int, lanes: Sequence[str]) -> list[Pair]:
+def nox_pairs(
+    repo: Path, envdir: Path, runs: int, lanes: Sequence[str], venv_lanes: Sequence[str]
+) -> list[Pair]:
+    """Each lane's nox session against the lane run directly.
+
+    The venv a session builds does not depend on the lane, so the slow
+    virtualenv backend is timed on `venv_lanes` only; a cold run is cold
+    each time, so it needs no warmup.
+    """
     nox = [sys.executable, "-m", "nox", "-f", str(repo / "noxfile.py")]
     out = []
     for lane in lanes:
@@ -666,8 +679,10 @@ def nox_pairs(repo: Path, envdir: Path, runs: int, lanes: Sequence[str]) -> list
             ],
         }
         for label, argv in variants.items():
-            session = checked([*argv, "-s", lane, "--", *GATE_ARGS], repo, ok=(0,))
-            ours, theirs = alternate(session, direct, runs)
+            if label == "cold virtualenv" and lane not in venv_lanes:
+                continue
+            session = checked([*argv, "-s", lane, "--", *GATE_ARGS], repo, ok=(0, 1))
+            ours, theirs = alternate(session, direct, runs, warmup=int(label == "warm -R"))
             out.append(Pair(f"nox -s {lane}, {label}", ours, theirs, "nox", "direct"))
     return out
 
@@ -957,6 +972,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--flakes-runs", type=int, default=3, help="runs of the flakes pair (default 3)")
     p.add_argument("--only", default=",".join(SECTIONS), help=f"comma list of {','.join(SECTIONS)}")
     p.add_argument("--lanes", default=",".join(NOX_LANES), help="lanes for the nox pairs")
+    p.add_argument(
+        "--venv-lanes", default="fixtures", help="lanes also timed with the virtualenv backend"
+    )
     p.add_argument("--quick", action="store_true", help="small data, one run: checks the script")
     p.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     p.add_argument("--workdir", type=Path, help="keep everything here instead of a temp dir")
@@ -1007,7 +1025,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "nox" in only:
             print("bench: nox sessions vs direct", flush=True)
             lanes = [x for x in args.lanes.split(",") if x]
-            nox = nox_pairs(repo, work / "nox-envs", nox_runs, lanes)
+            venv_lanes = [x for x in args.venv_lanes.split(",") if x]
+            nox = nox_pairs(repo, work / "nox-envs", nox_runs, lanes, venv_lanes)
             results.pairs += nox
             for label, limit in (("warm -R", 0.5), ("cold uv", 1.0), ("cold virtualenv", 1.0)):
                 worst = max((p for p in nox if p.name.endswith(label)), key=lambda p: p.overhead_s)
