@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge import render, store
+from patchjudge import charmap, render, store
 from patchjudge.lanes import registry
 from patchjudge.report import LaneReport, Verdict
 from patchjudge.verdict import ALL_LANES, Unreadable, decide
@@ -36,6 +36,9 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
     while a later lane ran changes no decision.
     """
     run = open_run(options, environ)
+    if run.forces("properties"):
+        # Built while pathfilter's pytest runs, used by the properties run (issue 7).
+        charmap.prefetch()
     reports: dict[str, LaneReport | Unreadable | None] = {}
     for name, lane in registry().items():
         print(f"patchjudge: {name} ...", file=out, flush=True)
