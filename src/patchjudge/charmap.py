@@ -3,8 +3,8 @@
 Any property using text() or characters() makes hypothesis scan all 1.1M
 code points twice (~1.5 CPU-s) unless its storage directory already holds
 the tables. The judge's storage directory is fresh each run, so every properties
-run paid it. The gate builds them once, in a thread, while pathfilter's
-pytest runs, and writes them into the properties run's storage before
+run paid it. The gate builds them once, in a child process, while
+pathfilter's pytest runs, and writes them into the properties run's storage before
 pytest starts. The bytes are hypothesis's own writer's, checked against
 what it computed in this process, so nothing another process wrote is
 passed on.
@@ -12,13 +12,18 @@ passed on.
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
+import os
 import sys
 import tempfile
 import unicodedata
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+
+from patchjudge import proc
+from patchjudge.errors import PatchjudgeError
 
 _pool: ThreadPoolExecutor | None = None
 _future: Future[dict[str, bytes]] | None = None
@@ -60,12 +65,32 @@ def build() -> dict[str, bytes]:
     return files if same_map and same_codec else {}
 
 
+def _build_in_child() -> dict[str, bytes]:
+    """build() in a fresh interpreter, the verified bytes back over its private stdout.
+
+    A child, not a thread: the scan is pure Python, and under the GIL it
+    slowed the gate's own work as much as it saved.
+    """
+    with tempfile.TemporaryDirectory(prefix="patchjudge-charmap-") as home:
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "PYTHONHASHSEED": "0"}
+        try:
+            result = proc.run(
+                [sys.executable, "-I", "-m", "patchjudge.charmap"], cwd=home, env=env, timeout=300
+            )
+            if result.returncode != 0 or result.timed_out:
+                return {}
+            doc = json.loads(result.stdout)
+            return {str(k): base64.b64decode(v, validate=True) for k, v in doc.items()}
+        except (PatchjudgeError, ValueError, AttributeError):
+            return {}
+
+
 def prefetch() -> None:
     """Start building the tables in the background; at most once per process."""
     global _pool, _future  # noqa: PLW0603  (one set per process, like hypothesis's own)
     if _future is None:
         _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="patchjudge-charmap")
-        _future = _pool.submit(build)
+        _future = _pool.submit(_build_in_child)
         _pool.shutdown(wait=False)
 
 
@@ -82,3 +107,7 @@ def install(storage: Path, files: dict[str, bytes], python: str = sys.executable
         target = storage / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
+
+
+if __name__ == "__main__":
+    print(json.dumps({k: base64.b64encode(v).decode() for k, v in build().items()}))

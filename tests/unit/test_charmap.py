@@ -61,3 +61,8 @@ def test_tables_land_in_the_judges_storage_not_the_trees(tmp_path: Path) -> None
     result = testrun.run(plan, scratch=scratch, hypothesis_tables=files)
     passed = {o.nodeid for o in result.outcomes if o.when == "call" and o.outcome == "passed"}
     assert len(passed) == 2, result.output
+
+
+def test_prefetch_builds_in_a_child_and_hands_back_checked_bytes() -> None:
+    charmap.prefetch()
+    assert charmap.prefetched() == charmap.build()
