@@ -6,9 +6,10 @@ sdist that ships its tests, makes it a git repository with a generated
 eval/ tree and a small patch, and times each pair alternately over several
 runs. The figures go to bench/RESULTS.md; nothing here asserts a timing.
 
-After the flakes and junit branches merge: `patchjudge flakes` is used on its
-own once `patchjudge flakes --help` exits 0 (see `flakes_pair`), and
-`JUNIT_PARSER` names the function to time in place of the stdlib stand-in.
+After the flakes and junit branches merge nothing needs switching:
+`patchjudge flakes --count 12 --workers 2|0` is timed as soon as
+`patchjudge flakes --help` exits 0 (see `flakes_pairs`), and `JUNIT_PARSER`
+picks `patchjudge.junit:read_cases` once that module is installed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import contextlib
 import datetime as dt
 import gc
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -31,7 +33,7 @@ import tarfile
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,9 +70,13 @@ FLAKES_PROJECT = Sdist(
 TODAY = "2026-12-01"
 SEED = 20260924
 MAX_EXAMPLES = 200
-# Module:function to time on the 100k-case JUnit file. After the junit branch
-# merges, set it to patchjudge.junit's parser (same call: path -> mapping).
-JUNIT_PARSER = "bench.run:iterparse_outcomes"
+# Module:function timed on the 100k-case JUnit file (path -> the cases): the
+# stdlib stand-in below until patchjudge.junit (read_cases) is installed.
+JUNIT_PARSER = (
+    "patchjudge.junit:read_cases"
+    if importlib.util.find_spec("patchjudge.junit") is not None
+    else "bench.run:iterparse_outcomes"
+)
 
 MiB = 1 << 20
 
@@ -424,13 +430,13 @@ def iterparse_outcomes(path: Path) -> dict[str, str]:
     return outcomes
 
 
-def _resolve(spec: str) -> Callable[[Path], Mapping[str, Any]]:
+def _resolve(spec: str) -> Callable[[Path], Sized]:
     import importlib
 
     module, _, name = spec.partition(":")
     if module == "bench.run":
         return iterparse_outcomes
-    fn: Callable[[Path], Mapping[str, Any]] = getattr(importlib.import_module(module), name)
+    fn: Callable[[Path], Sized] = getattr(importlib.import_module(module), name)
     return fn
 
 
@@ -888,24 +894,14 @@ def flakes_pairs(repo: Path, runs: int, count: int) -> list[Pair]:
 
     Until `patchjudge flakes` exists this times the raw pytest command it
     wraps; once it does, the same pair runs `patchjudge flakes --count N`
-    with `[flakes] workers` 2 against 0 (a clone whose main says 0).
+    with `--workers 2` against `--workers 0`.
     """
     env = clean_env({"PYTHONPATH": ".", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
     if has_flakes_command():
-        serial_repo = repo.parent / "project-serial"
-        if not serial_repo.exists():
-            git(repo.parent, "clone", "-q", str(repo), str(serial_repo))
-            for r, workers in ((repo, 2), (serial_repo, 0)):
-                git(r, "checkout", "-q", "main")
-                ledger = (r / "eval/gate.toml").read_text()
-                (r / "eval/gate.toml").write_text(ledger + f"\n[flakes]\nworkers = {workers}\n")
-                commit_all(r, f"flakes workers = {workers}")
-                git(r, "checkout", "-q", "patch")
-                git(r, "rebase", "-q", "main")
-        flakes = [*PATCHJUDGE, "flakes", "--count", str(count), "--base", "main"]
+        flakes = [*PATCHJUDGE, "flakes", "--count", str(count), "--today", TODAY]
         sides = {
-            "-n 2 ([flakes] workers = 2)": checked(flakes, repo, ok=(0,)),
-            "serial ([flakes] workers = 0)": checked(flakes, serial_repo, ok=(0,)),
+            "--workers 2": checked([*flakes, "--workers", "2"], repo, ok=(0,)),
+            "--workers 0": checked([*flakes, "--workers", "0"], repo, ok=(0,)),
         }
         label = f"patchjudge flakes --count {count}"
     else:
