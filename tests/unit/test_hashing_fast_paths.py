@@ -150,7 +150,8 @@ entries = st.lists(
 def _build(root: Path, spec: list[tuple[str, str, int]]) -> None:
     for rel, kind, size in spec:
         path = root / "fx" / rel
-        if path.exists() or any(p.is_file() or p.is_symlink() for p in path.parents):
+        taken = path.exists() or path.is_symlink()  # a dangling link does not "exist"
+        if taken or any(p.is_file() or p.is_symlink() for p in path.parents):
             continue  # taken, or a file already stands where a directory would go
         path.parent.mkdir(parents=True, exist_ok=True)
         if kind == "small":
