@@ -172,3 +172,14 @@ def oracle(session: nox.Session) -> None:
     """Audit the property tests against mutants of the code (when the judge changes)."""
     _install_judge(session, "oracle")
     session.run("patchjudge", "oracle", "--repo", session.invoked_from, *session.posargs)
+
+
+@nox.session(default=False, venv_backend="virtualenv")
+def bench(session: nox.Session) -> None:
+    """issue 7: the gate and its lanes against the bare commands; writes bench/RESULTS.md.
+
+    virtualenv, not uv: the script needs pip to fetch the pinned sdist it runs on.
+    """
+    session.install("--require-hashes", "-r", str(HERE / "constraints" / "dev.txt"))
+    session.install("--no-deps", str(HERE))
+    session.run("python", str(HERE / "bench" / "run.py"), *session.posargs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import stat
 import subprocess
@@ -15,6 +17,7 @@ from patchjudge.errors import GitError
 from patchjudge.paths import Change
 
 ZERO = "0" * 40
+_PIPE_SIZE = 1 << 20
 
 
 def no_git_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -168,6 +171,10 @@ def _blobs(repo: Path, shas: list[str]) -> Iterator[tuple[str, Callable[[int], b
     )
     assert p.stdin is not None and p.stdout is not None
     stdin, stdout = p.stdin, p.stdout
+    # A 1 MiB pipe instead of 64 KiB: a large blob streams in 16x fewer
+    # wake-ups of git and of us (issue 7). Best effort; Linux only.
+    with contextlib.suppress(OSError, AttributeError):
+        fcntl.fcntl(stdout.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
 
     def feed() -> None:
         try:

@@ -137,7 +137,8 @@ def run(
 
     With `channel`, the child inherits the write end of a pipe whose number
     is in $PATCHJUDGE_RESULT_FD: results come back on it, not through a file
-    the code under test could rewrite.
+    the code under test could rewrite. `output_cap=None` keeps all of
+    stdout: for git, whose listings of a large repository are data, not noise.
     """
     reaping = channel and _subreaper()
     known = _children() if reaping else set()

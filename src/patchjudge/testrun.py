@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchjudge import proc
+from patchjudge import charmap, proc
 
 # What the tested code gets of the caller's environment: enough to run, no
 # tokens, no CI variables, no path back to the user's checkout.
@@ -143,6 +143,8 @@ def build_env(plan: Plan, home: Path, environ: Mapping[str, str]) -> dict[str, s
         PYTHONDONTWRITEBYTECODE="1",
         PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
         PATCHJUDGE_PYTHONPATH=os.pathsep.join(str(plan.tree / p) for p in plan.pythonpath),
+        # hypothesis's storage is the judge's, not a .hypothesis/ the patch may commit.
+        HYPOTHESIS_STORAGE_DIRECTORY=str(home / "hypothesis"),
     )
     if plan.max_examples is not None:
         env["PATCHJUDGE_MAX_EXAMPLES"] = str(plan.max_examples)
@@ -215,11 +217,13 @@ def run(
     scratch: Path,
     environ: Mapping[str, str] = os.environ,
     python: str = sys.executable,
+    hypothesis_tables: Mapping[str, bytes] | None = None,
 ) -> TestRun:
     """Run pytest on `plan.tree` (a scratch copy it may change) and read the pipe."""
     prune_conftests(plan.tree, plan.conftest_roots)
     home = scratch / "home"
     (home / "tmp").mkdir(parents=True, exist_ok=True)
+    charmap.install(home / "hypothesis", dict(hypothesis_tables or {}), python)
     # Not in `scratch` itself: that is an ancestor of the tests' TMPDIR, and a
     # pytest the tests start in a temp dir would take the judge's ini as its own.
     ini = scratch / "judge-ini" / "pytest.ini"

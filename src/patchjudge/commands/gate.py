@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge import guard, render, replay, store
+from patchjudge import charmap, guard, render, replay, store
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes import LaneFn, registry
 from patchjudge.report import LaneReport, Status, Verdict
@@ -129,6 +129,9 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
     while a later lane ran changes no decision.
     """
     run = open_run(options, environ)
+    if run.forces("properties"):
+        # Built while pathfilter's pytest runs, used by the properties run (issue 7).
+        charmap.prefetch()
     reports: dict[str, LaneReport | Unreadable | None] = {}
     snap: dict[str, guard.Stamp] | None = None
     for name, lane in registry().items():

@@ -8,7 +8,7 @@ import tokenize
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from patchjudge import testrun
+from patchjudge import charmap, testrun
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes import not_forced, report
 from patchjudge.paths import under
@@ -124,7 +124,9 @@ def run_properties(run: Run, args: Sequence[str] | None = None) -> testrun.TestR
             max_examples=settings.max_examples,
             timeout_s=settings.timeout_s,
         )
-        return testrun.run(plan, scratch=scratch, environ=run.environ)
+        return testrun.run(
+            plan, scratch=scratch, environ=run.environ, hypothesis_tables=charmap.prefetched()
+        )
 
 
 def run(run: Run) -> LaneReport:

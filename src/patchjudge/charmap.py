@@ -1,0 +1,113 @@
+"""hypothesis's Unicode tables, built by the judge beside the lanes before it (issue 7).
+
+Any property using text() or characters() makes hypothesis scan all 1.1M
+code points twice (~1.5 CPU-s) unless its storage directory already holds
+the tables. The judge's storage directory is fresh each run, so every properties
+run paid it. The gate builds them once, in a child process, while
+pathfilter's pytest runs, and writes them into the properties run's storage before
+pytest starts. The bytes are hypothesis's own writer's, checked against
+what it computed in this process, so nothing another process wrote is
+passed on.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+import sys
+import tempfile
+import unicodedata
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from patchjudge import proc
+from patchjudge.errors import PatchjudgeError
+
+_pool: ThreadPoolExecutor | None = None
+_future: Future[dict[str, bytes]] | None = None
+
+
+def _relative(name: str) -> str:
+    """Where hypothesis keeps one of its Unicode tables under its storage directory."""
+    return f"unicode_data/{unicodedata.unidata_version}/{name}.json.gz"
+
+
+def build() -> dict[str, bytes]:
+    """hypothesis's category map and UTF-8 table as it stores them ({} if it stores them
+    otherwise: then the child builds its own, as before)."""
+    try:
+        from hypothesis import configuration
+        from hypothesis.internal import charmap as hc
+
+        with tempfile.TemporaryDirectory(prefix="patchjudge-charmap-") as home:
+            configuration.set_hypothesis_home_dir(home)
+            try:
+                # Computed here, so written here (both are cached per process).
+                hc._charmap = None
+                hc.intervals_from_codec.cache_clear()
+                categories = hc.charmap()
+                encodable, lossy = hc.intervals_from_codec("utf-8")
+                files = {
+                    _relative(name): (Path(home) / _relative(name)).read_bytes()
+                    for name in ("charmap", "codec-v2-utf-8")
+                }
+            finally:
+                configuration.set_hypothesis_home_dir(None)
+        stored_map = json.loads(gzip.decompress(files[_relative("charmap")]))
+        stored_codec = json.loads(gzip.decompress(files[_relative("codec-v2-utf-8")]))
+    except Exception:  # internals of hypothesis: without them the child builds its own
+        return {}
+    # What is passed on is what this process computed, whoever else wrote to /tmp.
+    same_map = {c: tuple(map(tuple, v)) for c, v in stored_map} == categories
+    same_codec = [list(map(list, x.intervals)) for x in (encodable, lossy)] == stored_codec
+    return files if same_map and same_codec else {}
+
+
+def _build_in_child() -> dict[str, bytes]:
+    """build() in a fresh interpreter, the verified bytes back over its private stdout.
+
+    A child, not a thread: the scan is pure Python, and under the GIL it
+    slowed the gate's own work as much as it saved.
+    """
+    with tempfile.TemporaryDirectory(prefix="patchjudge-charmap-") as home:
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "PYTHONHASHSEED": "0"}
+        try:
+            result = proc.run(
+                [sys.executable, "-I", "-m", "patchjudge.charmap"], cwd=home, env=env, timeout=300
+            )
+            if result.returncode != 0 or result.timed_out:
+                return {}
+            doc = json.loads(result.stdout)
+            return {str(k): base64.b64decode(v, validate=True) for k, v in doc.items()}
+        except (PatchjudgeError, ValueError, AttributeError):
+            return {}
+
+
+def prefetch() -> None:
+    """Start building the tables in the background; at most once per process."""
+    global _pool, _future  # noqa: PLW0603  (one set per process, like hypothesis's own)
+    if _future is None:
+        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="patchjudge-charmap")
+        _future = _pool.submit(_build_in_child)
+        _pool.shutdown(wait=False)
+
+
+def prefetched() -> dict[str, bytes]:
+    """The tables if prefetch() was called (waiting for them), else {}: pytest builds them."""
+    return {} if _future is None else _future.result()
+
+
+def install(storage: Path, files: dict[str, bytes], python: str = sys.executable) -> None:
+    """Put the tables where the child's hypothesis reads them; only for this interpreter."""
+    if python != sys.executable:
+        return  # another interpreter may have another Unicode version
+    for rel, data in files.items():
+        target = storage / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+if __name__ == "__main__":
+    print(json.dumps({k: base64.b64encode(v).decode() for k, v in build().items()}))

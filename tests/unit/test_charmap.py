@@ -1,0 +1,70 @@
+"""The gate's prebuilt hypothesis Unicode tables reach the properties run, and only there."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from patchjudge import charmap, testrun
+
+CHECK = """
+import os
+from pathlib import Path
+
+from hypothesis import given, strategies as st
+from hypothesis.internal.charmap import charmap_file
+
+
+def test_tables_are_the_judges_before_any_strategy_runs():
+    storage = Path(os.environ["HYPOTHESIS_STORAGE_DIRECTORY"])
+    assert storage.is_relative_to(Path(os.environ["HOME"]))
+    assert charmap_file().is_relative_to(storage)
+    assert charmap_file().read_bytes() == Path(os.environ["HOME"], "expected.bin").read_bytes()
+
+
+@given(st.text(max_size=3))
+def test_text_still_draws(s):
+    assert isinstance(s, str)
+"""
+
+
+def test_build_gives_hypothesis_tables_it_checked() -> None:
+    files = charmap.build()
+    assert sorted(Path(p).name for p in files) == ["charmap.json.gz", "codec-v2-utf-8.json.gz"]
+    categories = dict(
+        json.loads(gzip.decompress(next(v for k, v in files.items() if "charmap" in k)))
+    )
+    assert categories["Co"][0] == [57344, 63743]  # private use area, as hypothesis documents
+
+
+def test_tables_land_in_the_judges_storage_not_the_trees(tmp_path: Path) -> None:
+    files = charmap.build()
+    tree = tmp_path / "tree"
+    (tree / "eval/properties").mkdir(parents=True)
+    (tree / "eval/properties/test_check.py").write_text(CHECK)
+    # A forged table committed by the patch under .hypothesis/ is never read.
+    rel = next(p for p in files if "charmap" in p)
+    (tree / ".hypothesis" / rel).parent.mkdir(parents=True)
+    (tree / ".hypothesis" / rel).write_bytes(gzip.compress(b'[["Lu", [[65, 65]]]]'))
+    scratch = tmp_path / "scratch"
+    (scratch / "home").mkdir(parents=True)
+    (scratch / "home/expected.bin").write_bytes(files[rel])
+    plan = testrun.Plan(
+        tree=tree,
+        args=("eval/properties",),
+        conftest_roots=("eval/properties",),
+        seed=1,
+        max_examples=10,
+        timeout_s=120,
+    )
+    result = testrun.run(plan, scratch=scratch, hypothesis_tables=files)
+    passed = {o.nodeid for o in result.outcomes if o.when == "call" and o.outcome == "passed"}
+    assert len(passed) == 2, result.output
+
+
+def test_prefetch_builds_in_a_child_and_hands_back_checked_bytes() -> None:
+    charmap.prefetch()
+    ours = {k: gzip.decompress(v) for k, v in charmap.prefetched().items()}
+    assert ours  # the gzip header names a temp file: compare what it holds
+    assert ours == {k: gzip.decompress(v) for k, v in charmap.build().items()}
