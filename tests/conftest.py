@@ -7,6 +7,10 @@ import os
 
 from hypothesis import settings
 
+# The gate's guard watches patchjudge's own package: a test's subprocess that
+# wrote bytecode there while another test's gate ran would read as tampering.
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+
 settings.register_profile("patchjudge-suite", deadline=None, print_blob=True)
 settings.register_profile(
     "patchjudge-ci", parent=settings.get_profile("patchjudge-suite"), derandomize=True

@@ -75,7 +75,10 @@ def _build_in_child() -> dict[str, bytes]:
         env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "PYTHONHASHSEED": "0"}
         try:
             result = proc.run(
-                [sys.executable, "-I", "-m", "patchjudge.charmap"], cwd=home, env=env, timeout=300
+                [sys.executable, "-I", "-B", "-m", "patchjudge.charmap"],
+                cwd=home,
+                env=env,
+                timeout=300,
             )
             if result.returncode != 0 or result.timed_out:
                 return {}
