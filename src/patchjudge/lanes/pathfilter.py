@@ -33,7 +33,8 @@ def surface_problems(base: Mapping[str, str], head: Mapping[str, str]) -> list[s
     return problems
 
 
-def _collect(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun, tuple[str, ...]]:
+def collect_suite(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun, tuple[str, ...]]:
+    """The visible suite collected at `which` (head or base), its own conftests loaded."""
     tree = run.materialize(scratch / "tree", which)
     paths = tuple(p for p in run.ledger.suite.paths if (tree / p).exists())
     if not paths:
@@ -53,8 +54,8 @@ def _collect(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun, tupl
 def run(run: Run) -> LaneReport:
     problems = list(run.classification.problems)
     with run.scratch() as base_dir, run.scratch() as head_dir:
-        base, base_paths = _collect(run, "base", base_dir)
-        head, _ = _collect(run, "head", head_dir)
+        base, base_paths = collect_suite(run, "base", base_dir)
+        head, _ = collect_suite(run, "head", head_dir)
     timeout = run.ledger.suite.timeout_s
     # Collection errors at base are the base's own; anything else there means
     # the surface cannot be compared at all, which is no pass either.

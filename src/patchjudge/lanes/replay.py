@@ -11,6 +11,7 @@ from typing import Any
 from patchjudge import replay, store, testrun
 from patchjudge.freezefile import FreezeRow, parse_registry
 from patchjudge.lanes import report
+from patchjudge.lanes.pathfilter import collect_suite
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
 
@@ -45,20 +46,7 @@ def frozen_rows(run: Run) -> tuple[FreezeRow, ...]:
 
 def _collect(run: Run, which: str) -> testrun.TestRun:
     with run.scratch() as scratch:
-        tree = run.materialize(scratch / "tree", which)
-        paths = tuple(p for p in run.ledger.suite.paths if (tree / p).exists())
-        if not paths:
-            return testrun.TestRun(0, False, True, True, {}, {}, {}, (), 0)
-        plan = testrun.Plan(
-            tree=tree,
-            args=paths,
-            conftest_roots=run.ledger.suite.paths,
-            pythonpath=run.ledger.gate.pythonpath,
-            plugins=run.ledger.suite.plugins,
-            timeout_s=run.ledger.suite.timeout_s,
-            collect_only=True,
-        )
-        return testrun.run(plan, scratch=scratch, environ=run.environ)
+        return collect_suite(run, which, scratch)[0]
 
 
 def compute_slice(run: Run) -> Slice:
