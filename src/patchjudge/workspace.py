@@ -159,19 +159,24 @@ def _read_receipt(path: Path | None) -> bytes | None:
     return data
 
 
-def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
-    receipt = _read_receipt(options.receipt)
-    repo = git.toplevel(options.repo)
-    head = git.rev_parse(repo, options.head, "--head")
-    base_ref = options.base or default_base(repo)
-    base_sha = git.rev_parse(repo, base_ref, "--base")
-    mb = git.merge_base(repo, base_sha, head)
+def resolve(repo: Path, base_ref: str, head_ref: str) -> tuple[str, str]:
+    """(head sha, merge base sha); a base that already holds head leaves nothing to judge."""
+    head = git.rev_parse(repo, head_ref, "--head")
+    mb = git.merge_base(repo, git.rev_parse(repo, base_ref, "--base"), head)
     if mb == head:
         raise PatchjudgeError(
-            f"{base_ref} already contains {options.head} ({head[:12]}): nothing to judge",
+            f"{base_ref} already contains {head_ref} ({head[:12]}): nothing to judge",
             key="--base",
             fix="pass the branch the patch was made from, e.g. --base HEAD~1",
         )
+    return head, mb
+
+
+def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
+    receipt = _read_receipt(options.receipt)
+    repo = git.toplevel(options.repo)
+    base_ref = options.base or default_base(repo)
+    head, mb = resolve(repo, base_ref, options.head)
     data = git.show(repo, mb, LEDGER)
     source = f"{LEDGER} (at merge base {mb[:12]})"
     if data is None:

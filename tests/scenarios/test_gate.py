@@ -431,3 +431,9 @@ def test_unittest_style_properties_count_as_run(tmp_path: Path) -> None:
     assert result.code == 0, result.out
     passed = result.report(repo, "properties")["details"]["passed"]
     assert "eval/properties/test_unit.py::TotalProperties::test_never_negative" in passed
+
+
+def test_audit_judge_shares_the_nothing_to_judge_guard(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path)
+    same = cli(repo, "audit-judge", "--base", "main")
+    assert same.code == 2 and "nothing to judge" in same.err and "--base" in same.err

@@ -12,6 +12,7 @@ from patchjudge.config import LEDGER, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.freezefile import FreezeRow, parse_registry
 from patchjudge.paths import under
+from patchjudge.workspace import resolve
 
 
 @dataclass(frozen=True)
@@ -88,14 +89,7 @@ def _lock(repo: Path, rev: str, path: str) -> Mapping[str, str]:
 
 def audit_judge(repo: Path, base: str, head: str, out: TextIO) -> int:
     top = git.toplevel(repo)
-    head_sha = git.rev_parse(top, head, "--head")
-    mb = git.merge_base(top, git.rev_parse(top, base, "--base"), head_sha)
-    if mb == head_sha:
-        raise PatchjudgeError(
-            f"{base} already contains {head}: nothing to audit",
-            key="--base",
-            fix="pass the branch the change was made from",
-        )
+    head_sha, mb = resolve(top, base, head)
     data = git.show(top, mb, LEDGER)
     if data is None:
         raise PatchjudgeError("not found at the merge base", file=LEDGER)
