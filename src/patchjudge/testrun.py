@@ -46,6 +46,8 @@ class Plan:
     timeout_s: float = 600
     collect_only: bool = False
     extra: tuple[str, ...] = ()
+    # Tree-relative files whose executed lines the run reports (issue 14).
+    coverage: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ class TestRun:
     shadowed: tuple[str, ...] = ()
     # Processes left running outside the run's process group (killed after it).
     escaped: int = 0
+    # node id -> tree-relative path -> executed line numbers, for `Plan.coverage`.
+    executed: Mapping[str, Mapping[str, tuple[int, ...]]] = field(default_factory=dict)
 
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
@@ -171,6 +175,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
     markers: dict[str, tuple[str, ...]] = {}
     errors: dict[str, str] = {}
     outcomes: list[Outcome] = []
+    executed: dict[str, dict[str, tuple[int, ...]]] = {}
     parsed: dict[str, Any] = {"started": False, "finished": False, "garbled": 0}
     for line in data.decode("utf-8", "surrogateescape").splitlines():
         try:
@@ -201,14 +206,33 @@ def parse_channel(data: bytes) -> dict[str, Any]:
                     rec.get("called"),
                 )
             )
+        elif event == "executed":
+            try:
+                _add_executed(executed, rec)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                parsed["garbled"] += 1
         elif event == "finish":
             parsed["finished"] = True
             parsed["finish_status"] = rec["exitstatus"]
             parsed["hypothesis"] = rec.get("hypothesis") or {}
         else:
             parsed["garbled"] += 1
-    parsed.update(collected=collected, markers=markers, collect_errors=errors, outcomes=outcomes)
+    parsed.update(
+        collected=collected,
+        markers=markers,
+        collect_errors=errors,
+        outcomes=outcomes,
+        executed=executed,
+    )
     return parsed
+
+
+def _add_executed(into: dict[str, dict[str, tuple[int, ...]]], rec: Mapping[str, Any]) -> None:
+    lines = into.setdefault(str(rec["nodeid"]), {})
+    for path, numbers in rec["lines"].items():
+        if not isinstance(path, str) or not all(type(n) is int for n in numbers):
+            raise TypeError("executed lines are str -> [int]")
+        lines[path] = tuple(sorted({*lines.get(path, ()), *numbers}))
 
 
 def run(
@@ -252,6 +276,7 @@ def run(
         output=output[-20000:],
         shadowed=tuple(_relative(p, plan.tree) for p in parsed.get("shadowed", ())),
         escaped=result.escaped,
+        executed=parsed["executed"],
     )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from patchjudge import git
+from patchjudge import git, sandbox
 from patchjudge.config import LEDGER, Ledger, check_paths_exist, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import SYMLINK, Change, Classification, any_match, classify
@@ -49,6 +49,15 @@ class Run:
     # The --receipt bytes, read when the run opens: before any lane runs code
     # under test that could rewrite the file (issue 4).
     receipt: bytes | None = None
+    # "sandbox" or "process": how code from the patch runs in this gate run
+    # (SPEC: The boundary). Decided once, when the run opens (issue 10).
+    isolation: str = "process"
+
+    def box(self, tree: Path, home: Path) -> sandbox.Box | None:
+        """The sandbox for a process that runs the patch's code in `tree`; None without one."""
+        if self.isolation != "sandbox":
+            return None
+        return sandbox.Box(tree=tree, home=home)
 
     @property
     def key(self) -> RunKey:
