@@ -27,6 +27,9 @@ MEANING = {
     "gate.protected": "paths the patch may not touch: a change to one fails pathfilter "
     "(the ledger, the lock, the registry and the properties are protected whatever this says)",
     "gate.pythonpath": "folders put first on `sys.path` when tests run (the code under test)",
+    "gate.isolation": "how code from the patch runs: `sandbox` (bubblewrap, or exit 2), "
+    "`auto` (bubblewrap where it starts, else process-level; the verdict says which) or "
+    "`process`; `--isolation` may tighten it, never loosen it",
     "gate.install": "what the nox sessions install into a lane's virtualenv with "
     "`--no-deps`, from the judge's tree",
     "properties.paths": "where the human-owned property tests live; a new file there fails "
@@ -77,6 +80,7 @@ KIND = {
     "uint": "integer >= 0",
     "posint": "integer >= 1",
     "workers": '`"auto"` or integer >= 0',
+    "isolation": '`"sandbox"`, `"auto"` or `"process"`',
 }
 
 # One bad value per kind: the table shows what patchjudge says about it.
@@ -91,6 +95,7 @@ BAD = {
     "uint": -1,
     "posint": 0,
     "workers": "many",
+    "isolation": "container",
 }
 
 MAP = '[map]\n"**" = []\n'

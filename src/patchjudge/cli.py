@@ -13,6 +13,7 @@ from pathlib import Path
 
 from patchjudge import __version__
 from patchjudge.errors import PatchjudgeError
+from patchjudge.sandbox import ISOLATIONS
 from patchjudge.workspace import Options
 
 LANE_COMMANDS = ("pathfilter", "fixtures", "freeze", "properties", "replay")
@@ -43,7 +44,16 @@ def _common() -> argparse.ArgumentParser:
     )
     p.add_argument("--receipt", type=Path, help="a replay receipt from the trusted host")
     p.add_argument("--run-id", default="", help=argparse.SUPPRESS)
+    _isolation(p)
     return p
+
+
+def _isolation(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--isolation",
+        choices=ISOLATIONS,
+        help="how code from the patch runs; may tighten [gate] isolation, never loosen it",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     oracle.add_argument("--reports", type=Path, help="reports directory (default: .patchjudge/)")
     oracle.add_argument("--max-examples", type=int, help="per property (default: the ledger's)")
     oracle.add_argument("--limit", type=int, help="at most this many mutants per property file")
+    _isolation(oracle)
     return parser
 
 
@@ -142,6 +153,7 @@ def options_from(args: argparse.Namespace) -> Options:
         "reports": args.reports,
         "receipt": args.receipt,
         "run_id": args.run_id,
+        "isolation": args.isolation,
     }
     if args.today is not None:
         kwargs["today"] = args.today
@@ -202,6 +214,7 @@ def dispatch(args: argparse.Namespace) -> int:
             shard=args.shard,
             workers=args.workers,
             out=out,
+            isolation=args.isolation,
         )
     if args.command == "audit-judge":
         from patchjudge.commands.audit import audit_judge
@@ -212,7 +225,9 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "oracle":
         from patchjudge.commands.oracle import OracleOptions, oracle_command
 
-        opts = OracleOptions(args.repo, args.base, args.reports, args.max_examples, args.limit)
+        opts = OracleOptions(
+            args.repo, args.base, args.reports, args.max_examples, args.limit, args.isolation
+        )
         return oracle_command(opts, out, os.environ)
     raise AssertionError(f"unreachable: {args.command}")
 

@@ -12,6 +12,7 @@ from typing import Any
 import pathspec
 
 from patchjudge.errors import PatchjudgeError
+from patchjudge.sandbox import ISOLATIONS
 
 LEDGER = "eval/gate.toml"
 # The lanes a [map] entry may force, in the order the gate runs them.
@@ -30,6 +31,7 @@ class GateSettings:
     protected: tuple[str, ...]
     pythonpath: tuple[str, ...]
     install: tuple[str, ...]
+    isolation: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
         "protected": ("globs", _DEFAULT_PROTECTED),
         "pythonpath": ("paths", ["src"]),
         "install": ("strs", ["."]),
+        "isolation": ("isolation", "auto"),
     },
     "properties": {
         "paths": ("paths", ["eval/properties"]),
@@ -224,6 +227,7 @@ _KINDS: dict[str, _Check] = {
     "uint": lambda v: None if _is_int(v) and v >= 0 else "must be a whole number >= 0",
     "posint": lambda v: None if _is_int(v) and v >= 1 else "must be a whole number >= 1",
     "workers": _workers,
+    "isolation": lambda v: None if v in ISOLATIONS else "must be 'sandbox', 'auto' or 'process'",
 }
 
 

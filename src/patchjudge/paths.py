@@ -78,6 +78,33 @@ def symlink_target(link: str, target: str) -> str | None:
     return resolved
 
 
+_BYTECODE_SUFFIXES = (".pyc", ".pyo")
+_EXTENSION_SUFFIXES = (".so", ".pyd")
+
+
+def is_bytecode(path: str) -> bool:
+    """Python bytecode: what an interpreter may run in place of the source beside it."""
+    return path.endswith(_BYTECODE_SUFFIXES) or "__pycache__" in path.split("/")
+
+
+def compiled_problem(path: str, pythonpath: Sequence[str]) -> str | None:
+    """Why a path the patch adds or changes is compiled code, not reviewable source (issue 10).
+
+    The reviewer reads the source; an interpreter may run the bytecode or the
+    extension module instead. Extension modules count where they can be
+    imported: under the pythonpath (or at the top, when it holds ".").
+    """
+    said = "compiled code is not reviewable source"
+    if is_bytecode(path):
+        return f"{said}: {path} (commit the source only)"
+    name = path.rsplit("/", 1)[-1]
+    roots = [r for r in pythonpath if r.strip("/") not in ("", ".")]
+    importable = under(path, roots) or len(roots) < len(pythonpath)
+    if importable and (name.endswith(_EXTENSION_SUFFIXES) or ".so." in name):
+        return f"{said}: {path} (an extension module on the pythonpath)"
+    return None
+
+
 @dataclass(frozen=True)
 class Classification:
     forced: frozenset[str]
@@ -94,6 +121,7 @@ def classify(
     properties_paths: Sequence[str],
     symlinks: Mapping[str, str],
     judge_files: Sequence[str] = (),
+    pythonpath: Sequence[str] = (),
 ) -> Classification:
     """Total over any changes: every path is either mapped or a problem.
 
@@ -119,6 +147,11 @@ def classify(
             elif not guard:  # a protected path fails already
                 problems.append(f"unmapped path: {path} (extend [map] in eval/gate.toml)")
         new = change.new_path
+        # Added, changed, copied or renamed into place: a deletion of bytecode is fine.
+        if new is not None and change.status != "D":
+            compiled = compiled_problem(new, pythonpath)
+            if compiled:
+                problems.append(compiled)
         if change.status in "ACR" and new is not None and under(new, properties_paths):
             problems.append(f"new file under the properties path: {new}")
         if new is not None and new in symlinks:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchjudge import junit, testrun
+from patchjudge import junit, sandbox, testrun
 
 # pytest-repeat's id part: `test_x[3-12]` or, parametrised, `test_x[a-1-3-12]`.
 _REPEAT_ID = re.compile(r"^(?P<base>.+?)(?:\[(?P<i>\d+)-(?P<n>\d+)\]|-(?P<j>\d+)-(?P<m>\d+)\])$")
@@ -182,6 +182,8 @@ def collect(
     spec: Spec,
     scratch: Path,
     environ: Mapping[str, str],
+    *,
+    box: sandbox.Boxer | None = None,
 ) -> testrun.TestRun:
     """Collect `args` once, plainly: the node ids that exist."""
     plan = testrun.Plan(
@@ -195,7 +197,7 @@ def collect(
         collect_only=True,
     )
     scratch.mkdir(parents=True, exist_ok=True)
-    return testrun.run(plan, scratch=scratch, environ=environ)
+    return testrun.run(plan, scratch=scratch, environ=environ, box=box)
 
 
 def _one_pass(
@@ -206,6 +208,7 @@ def _one_pass(
     environ: Mapping[str, str],
     *,
     repeat: int,
+    box: sandbox.Boxer | None,
 ) -> tuple[dict[str, Tally], list[str]]:
     scratch.mkdir(parents=True, exist_ok=True)
     select = scratch / "select.txt"
@@ -229,7 +232,7 @@ def _one_pass(
         timeout_s=spec.timeout_s * max(repeat, 1),
         extra=tuple(extra),
     )
-    result = testrun.run(plan, scratch=scratch, environ=environ)
+    result = testrun.run(plan, scratch=scratch, environ=environ, box=box)
     problems = testrun.run_problems(result, plan.timeout_s)
     if problems:
         return {}, problems
@@ -248,6 +251,8 @@ def run(
     scratch: Path,
     environ: Mapping[str, str] = os.environ,
     progress: Progress | None = None,
+    *,
+    box: sandbox.Boxer | None = None,
 ) -> Result:
     """Every node id in `spec` run `spec.count` times in `tree`, counted and verified."""
     started = time.monotonic()
@@ -264,7 +269,7 @@ def run(
         batch = [nodeid for group in groups[:n] for nodeid in group]
         groups = groups[n:]
         found, trouble = _one_pass(
-            tree, batch, spec, scratch / f"pass{passes}", environ, repeat=spec.count
+            tree, batch, spec, scratch / f"pass{passes}", environ, repeat=spec.count, box=box
         )
         passes += 1
         nodes = add(nodes, found)
@@ -285,7 +290,9 @@ def run(
         if not short:
             break
         say(f"{len(short)} node id(s) pytest-repeat did not repeat: further run {passes}")
-        found, trouble = _one_pass(tree, short, spec, scratch / f"pass{passes}", environ, repeat=1)
+        found, trouble = _one_pass(
+            tree, short, spec, scratch / f"pass{passes}", environ, repeat=1, box=box
+        )
         passes += 1
         problems += trouble
         stuck = [n for n in short if n not in found]

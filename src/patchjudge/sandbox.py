@@ -1,15 +1,55 @@
 """The boundary around code under test: bubblewrap's argument list and when it applies.
 
-Skeleton of the interface the lanes code against (issue 10 fills it in): a
-lane builds a `Box` for a process that runs the patch's code and passes its
-argv through `wrap`. `None` is the process-level isolation of v1.
+A lane builds a `Box` for a process that runs the patch's code and passes its
+argv through `wrap`; `None` is the process-level isolation of v1 (issue 10).
+`bwrap_argv` is the whole policy, pure; `host()` and `probe()` are the only
+places that look at this machine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from patchjudge.errors import PatchjudgeError
+
+ISOLATIONS = ("process", "auto", "sandbox")  # loosest first: the CLI may only move right
+HOW_TO_GET = (
+    "install bubblewrap (apt-get install bubblewrap) or enable unprivileged user namespaces "
+    "(Ubuntu 24.04: sysctl kernel.apparmor_restrict_unprivileged_userns=0)"
+)
+
+# Top-level system directories the interpreter and the tools it starts need.
+# Each is bound read-only, or recreated as the same symlink (/lib -> usr/lib).
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Of /etc only what a program needs to start and name users: not shadow,
+# not credentials, not the host's git or pip configuration.
+_ETC = (
+    "passwd",
+    "group",
+    "hosts",
+    "nsswitch.conf",
+    "host.conf",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "timezone",
+    "alternatives",
+    "ssl",
+    "ca-certificates",
+    "mime.types",
+    "os-release",
+    "protocols",
+    "services",
+)
 
 
 @dataclass(frozen=True)
@@ -18,12 +58,193 @@ class Box:
 
     tree: Path  # its scratch tree: bound read-write at the same path, and its cwd
     home: Path  # HOME and TMPDIR: bound read-write at the same path
-    readonly: tuple[Path, ...] = ()  # further read-only binds (a venv, the judge's package)
-    keep_fds: tuple[int, ...] = ()  # inherited descriptors it may use (its result pipes)
+    readonly: tuple[Path, ...] = ()  # further read-only binds (a venv, the judge's ini)
+    # Inherited descriptors it may use (its result pipes). bwrap closes none:
+    # what reaches it (subprocess's pass_fds) reaches the sandboxed process.
+    keep_fds: tuple[int, ...] = ()
+    # Further read-write binds: the run's own scratch files (its JUnit XML).
+    writable: tuple[Path, ...] = ()
+
+
+# tree, home -> the box for a process that runs the patch's code there (None: unboxed).
+Boxer = Callable[[Path, Path], "Box | None"]
+
+
+def boxer(isolation: str) -> Boxer:
+    """The Boxer of a run whose isolation is `isolation` ("sandbox" | "process")."""
+
+    def box(tree: Path, home: Path) -> Box | None:
+        return Box(tree=tree, home=home) if isolation == "sandbox" else None
+
+    return box
+
+
+@dataclass(frozen=True)
+class Host:
+    """What of this machine a box sees: system binds, symlinks, the judge's interpreter."""
+
+    bwrap: str
+    readonly: tuple[Path, ...]  # bound read-only at the same path, when present
+    symlinks: tuple[tuple[str, Path], ...] = ()  # (target, link): /lib -> usr/lib
+
+
+def bwrap_argv(box: Box, argv: Sequence[str], host: Host) -> list[str]:
+    """Pure: the bwrap command line that runs `argv` inside `box`.
+
+    Order matters to bwrap: a mount made later covers what an earlier one
+    put at or above its path, so /tmp is a fresh tmpfs before anything under
+    it is bound, and the box's read-only files come last, over its writable
+    directories.
+    """
+    out = [host.bwrap]
+    # --unshare-all takes the user namespace only "if possible": ask for it
+    # outright, so a box never silently shares the caller's user namespace.
+    out += ["--unshare-all", "--unshare-user", "--disable-userns"]
+    out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    out += ["--hostname", "patchjudge-box"]
+    out += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    for target, link in host.symlinks:
+        out += ["--symlink", target, str(link)]
+    for path in host.readonly:
+        out += ["--ro-bind-try", str(path), str(path)]
+    for path in dict.fromkeys([*box.writable, box.tree, box.home]):
+        out += ["--bind", str(path), str(path)]
+    for path in box.readonly:
+        out += ["--ro-bind", str(path), str(path)]
+    # The root itself is bwrap's tmpfs: nothing may be left there either.
+    out += ["--remount-ro", "/", "--chdir", str(box.tree), "--", *argv]
+    return out
+
+
+def interpreter_paths(
+    prefixes: Sequence[str], sys_path: Sequence[str], package: Path
+) -> tuple[Path, ...]:
+    """Pure: what of the judge's interpreter a box binds read-only.
+
+    The prefixes (the base interpreter, the venv), the sys.path entries that
+    are installed code (under a prefix, or a site-packages of another venv a
+    .pth adds), and patchjudge's own package directory, never the folder it
+    sits in: an editable install imports from a checkout, and the rest of
+    that checkout is not the box's.
+    """
+    roots = [Path(p) for p in prefixes if p]
+    found = list(roots)
+    for entry in sys_path:
+        if not entry or not Path(entry).is_absolute():
+            continue
+        path = Path(entry)
+        installed = path.name in ("site-packages", "dist-packages") or path.suffix == ".zip"
+        if installed or any(path.is_relative_to(r) for r in roots):
+            found.append(path)
+    found.append(package)
+    return tuple(dict.fromkeys(found))
+
+
+def host(environ: Mapping[str, str] | None = None) -> Host | None:
+    """This machine's side of every box; None when no bwrap is on PATH."""
+    env = os.environ if environ is None else environ
+    found = shutil.which("bwrap", path=env.get("PATH", os.defpath))
+    if found is None:
+        return None
+    return _host(found)
+
+
+@functools.cache
+def _host(bwrap: str) -> Host:
+    symlinks: list[tuple[str, Path]] = []
+    readonly: list[Path] = []
+    for name in _SYSTEM_DIRS:
+        path = Path(name)
+        if path.is_symlink():
+            symlinks.append((str(path.readlink()), path))
+        elif path.is_dir():
+            readonly.append(path)
+    readonly += [Path("/etc", name) for name in _ETC if os.path.lexists(Path("/etc", name))]
+    prefixes = [sys.base_prefix, sys.prefix, sys.base_exec_prefix, sys.exec_prefix]
+    # The interpreter's real home too, when the venv reaches it through a symlink.
+    prefixes += [str(Path(p).resolve()) for p in list(prefixes)]
+    package = Path(__file__).resolve().parent
+    readonly += interpreter_paths(prefixes, sys.path, package)
+    return Host(bwrap=bwrap, readonly=tuple(dict.fromkeys(readonly)), symlinks=tuple(symlinks))
 
 
 def wrap(box: Box | None, argv: Sequence[str]) -> list[str]:
-    """argv to run inside `box`; unchanged without one."""
+    """argv to run inside `box`; unchanged without one.
+
+    A box with no bwrap to run it is a bug of the caller's (the run chose
+    "sandbox" after probe() said it works), never a silent fallback.
+    """
     if box is None:
         return list(argv)
-    raise NotImplementedError("the sandbox lands with issue 10")
+    found = host()
+    if found is None:
+        raise PatchjudgeError("bwrap is no longer on PATH", key="[gate] isolation", fix=HOW_TO_GET)
+    return bwrap_argv(box, argv, found)
+
+
+@functools.cache
+def _probe(bwrap: str | None, python: str) -> str | None:
+    if bwrap is None:
+        return "bwrap is not on PATH"
+    with tempfile.TemporaryDirectory(prefix="patchjudge-probe-") as tmp:
+        box = Box(tree=Path(tmp), home=Path(tmp))
+        # The judge's own interpreter, not `true`: a box that cannot start it
+        # cannot run a single lane either.
+        argv = bwrap_argv(box, [python, "-I", "-S", "-c", "pass"], _host(bwrap))
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=30, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"bwrap did not start: {exc}"
+    if done.returncode != 0:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        return f"bwrap cannot start a sandbox here: {tail[0]}"
+    return None
+
+
+def probe(environ: Mapping[str, str] | None = None) -> str | None:
+    """None when a box really starts here (tried once per process), else why not, in one line."""
+    env = os.environ if environ is None else environ
+    return _probe(shutil.which("bwrap", path=env.get("PATH", os.defpath)), sys.executable)
+
+
+def check_isolation(value: str, key: str, file: str | None = None) -> str:
+    if value not in ISOLATIONS:
+        raise PatchjudgeError(
+            f"{value!r} is not an isolation", file=file, key=key, fix="sandbox, auto or process"
+        )
+    return value
+
+
+def choose(ledger_value: str, cli_value: str | None, probe_reason: str | None) -> str:
+    """Pure: "sandbox" or "process", from the ledger, --isolation and what probe() said.
+
+    --isolation may tighten the ledger (process < auto < sandbox), never
+    loosen it: a command line that asks for less than the judge is refused
+    rather than quietly overruled.
+    """
+    check_isolation(ledger_value, "gate.isolation")
+    wanted = ledger_value
+    if cli_value is not None:
+        check_isolation(cli_value, "--isolation")
+        if ISOLATIONS.index(cli_value) < ISOLATIONS.index(ledger_value):
+            raise PatchjudgeError(
+                f"{cli_value!r} would loosen [gate] isolation = {ledger_value!r}",
+                key="--isolation",
+                fix=f"pass --isolation {ledger_value} or tighter, or change the ledger",
+            )
+        wanted = cli_value
+    if wanted == "process":
+        return "process"
+    if probe_reason is None:
+        return "sandbox"
+    if wanted == "auto":
+        return "process"
+    raise PatchjudgeError(
+        f"isolation = 'sandbox' but {probe_reason}", key="[gate] isolation", fix=HOW_TO_GET
+    )
+
+
+def resolve(ledger_value: str, cli_value: str | None) -> str:
+    """choose() with a probe only when the answer can depend on it."""
+    wanted = cli_value if cli_value is not None else ledger_value
+    return choose(ledger_value, cli_value, probe() if wanted != "process" else None)

@@ -9,6 +9,7 @@ and a deadline that kills the whole process group.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchjudge import charmap, proc
+from patchjudge import charmap, proc, sandbox
 
 # What the tested code gets of the caller's environment: enough to run, no
 # tokens, no CI variables, no path back to the user's checkout.
@@ -156,7 +157,21 @@ def build_env(plan: Plan, home: Path, environ: Mapping[str, str]) -> dict[str, s
 
 
 def build_argv(plan: Plan, ini: Path, python: str) -> list[str]:
-    argv = [python, "-I", "-B", "-m", "pytest", "-c", str(ini), "--rootdir", str(plan.tree)]
+    # Bytecode is not source (issue 10): never written, and a hash-based .pyc
+    # is checked against its source even when it says "unchecked".
+    argv = [
+        python,
+        "-I",
+        "-B",
+        "--check-hash-based-pycs",
+        "always",
+        "-m",
+        "pytest",
+        "-c",
+        str(ini),
+        "--rootdir",
+        str(plan.tree),
+    ]
     argv += ["--confcutdir", str(plan.tree), "-p", "patchjudge.pytest_plugin"]
     argv += ["-p", "no:cacheprovider", "-p", "no:stepwise", "-q", "--tb=short", "--color=no"]
     if plan.seed is not None:
@@ -242,8 +257,14 @@ def run(
     environ: Mapping[str, str] = os.environ,
     python: str = sys.executable,
     hypothesis_tables: Mapping[str, bytes] | None = None,
+    box: sandbox.Boxer | None = None,
 ) -> TestRun:
-    """Run pytest on `plan.tree` (a scratch copy it may change) and read the pipe."""
+    """Run pytest on `plan.tree` (a scratch copy it may change) and read the pipe.
+
+    With `box` (the run's `Run.box`), pytest runs in the sandbox it gives:
+    writable are `scratch` (the tree, HOME, the JUnit XML a caller asks for)
+    and nothing else; the judge's ini is read-only over it.
+    """
     prune_conftests(plan.tree, plan.conftest_roots)
     home = scratch / "home"
     (home / "tmp").mkdir(parents=True, exist_ok=True)
@@ -253,8 +274,15 @@ def run(
     ini = scratch / "judge-ini" / "pytest.ini"
     ini.parent.mkdir(exist_ok=True)
     ini.write_text(_INI)
+    boxed = box(plan.tree, home) if box is not None else None
+    if boxed is not None:
+        boxed = dataclasses.replace(
+            boxed,
+            writable=(*boxed.writable, scratch),
+            readonly=(*boxed.readonly, ini.parent),
+        )
     result = proc.run(
-        build_argv(plan, ini, python),
+        sandbox.wrap(boxed, build_argv(plan, ini, python)),
         cwd=plan.tree,
         env=build_env(plan, home, environ),
         timeout=plan.timeout_s,

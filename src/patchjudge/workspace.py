@@ -14,7 +14,14 @@ from pathlib import Path
 from patchjudge import git, sandbox
 from patchjudge.config import LEDGER, Ledger, check_paths_exist, parse_ledger
 from patchjudge.errors import PatchjudgeError
-from patchjudge.paths import SYMLINK, Change, Classification, any_match, classify
+from patchjudge.paths import (
+    SYMLINK,
+    Change,
+    Classification,
+    any_match,
+    classify,
+    is_bytecode,
+)
 from patchjudge.replay import parse_receipt
 from patchjudge.report import RunKey
 
@@ -32,6 +39,7 @@ class Options:
     today: dt.date = field(default_factory=lambda: dt.datetime.now(dt.UTC).date())
     receipt: Path | None = None
     run_id: str = ""
+    isolation: str | None = None  # --isolation: may tighten [gate] isolation, never loosen it
 
 
 @dataclass(frozen=True)
@@ -55,9 +63,7 @@ class Run:
 
     def box(self, tree: Path, home: Path) -> sandbox.Box | None:
         """The sandbox for a process that runs the patch's code in `tree`; None without one."""
-        if self.isolation != "sandbox":
-            return None
-        return sandbox.Box(tree=tree, home=home)
+        return sandbox.boxer(self.isolation)(tree, home)
 
     @property
     def key(self) -> RunKey:
@@ -105,9 +111,11 @@ class Run:
         copy: nothing one lane's tests write reaches another lane.
         """
         if which == "base":
-            git.materialize(self.repo, self.merge_base, dest, list(self.base_entries))
+            base = [e for e in self.base_entries if not is_bytecode(e.path)]
+            git.materialize(self.repo, self.merge_base, dest, base)
             return dest
-        head_entries = git.ls_tree(self.repo, self.head)
+        # Bytecode never reaches a scratch tree: the interpreter would run it, not the source.
+        head_entries = [e for e in git.ls_tree(self.repo, self.head) if not is_bytecode(e.path)]
         judge = self.ledger.judge_paths()
         judge_entries = self.judge_entries(self.base_entries)
         # A head file where the judge has a directory (`eval` the file) would
@@ -212,7 +220,10 @@ def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
         properties_paths=ledger.properties.paths,
         symlinks=symlinks,
         judge_files=judge_files,
+        pythonpath=ledger.gate.pythonpath,
     )
+    # Once, before any lane: every process of this run is boxed alike (issue 10).
+    isolation = sandbox.resolve(ledger.gate.isolation, options.isolation)
     return Run(
         repo=repo,
         base_ref=base_ref,
@@ -225,4 +236,5 @@ def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
         options=options,
         environ=environ,
         receipt=receipt,
+        isolation=isolation,
     )

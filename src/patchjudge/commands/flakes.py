@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from patchjudge import git, store
+from patchjudge import git, sandbox, store
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes import flakes as lane
 from patchjudge.repeat import Tally
@@ -46,6 +46,7 @@ def flakes(
     out: TextIO,
     err: TextIO = sys.stderr,
     environ: Mapping[str, str] = os.environ,
+    isolation: str | None = None,
 ) -> int:
     top = git.toplevel(repo)
     sha = git.rev_parse(top, head, "--head")
@@ -58,6 +59,7 @@ def flakes(
         if not setting.isdigit():
             raise PatchjudgeError(f"{setting!r} is not 'auto' or a number", key="--workers")
         setting = int(setting)
+    boundary = sandbox.resolve(ledger.gate.isolation, isolation)
     evidence = lane.collect_evidence(
         top,
         sha,
@@ -67,6 +69,7 @@ def flakes(
         workers=setting,
         environ=environ,
         progress=lambda line: print(f"patchjudge flakes: {line}", file=err, flush=True),
+        isolation=boundary,
     )
     if evidence.problems:
         for problem in evidence.problems:

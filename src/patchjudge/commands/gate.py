@@ -46,7 +46,7 @@ def run_lane(run: Run, name: str, lane: LaneFn) -> LaneReport:
         raise
     except Exception as exc:
         reason = f"lane crashed: {type(exc).__name__}: {exc}"
-        return LaneReport(name, Status.FAIL, (reason,), run.key, {})
+        return LaneReport(name, Status.FAIL, (reason,), run.key, {"isolation": run.isolation})
 
 
 def _snapshot(run: Run) -> dict[str, guard.Stamp]:

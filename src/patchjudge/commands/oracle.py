@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from patchjudge import git, oracle, store, testrun
+from patchjudge import git, oracle, sandbox, store, testrun
 from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes.properties import is_test_file
-from patchjudge.paths import under
+from patchjudge.paths import is_bytecode, under
 from patchjudge.report import dumps
 
 
@@ -24,6 +24,7 @@ class OracleOptions:
     reports: Path | None = None
     max_examples: int | None = None  # default: the ledger's
     limit: int | None = None  # at most this many mutants per property file
+    isolation: str | None = None  # --isolation: may tighten [gate] isolation, never loosen it
 
 
 def _failed(result: testrun.TestRun) -> tuple[set[str], bool]:
@@ -36,7 +37,13 @@ def _failed(result: testrun.TestRun) -> tuple[set[str], bool]:
 
 
 def _run(
-    tree: Path, prop: str, ledger: Ledger, max_examples: int, environ: Mapping[str, str]
+    tree: Path,
+    prop: str,
+    ledger: Ledger,
+    max_examples: int,
+    environ: Mapping[str, str],
+    *,
+    box: sandbox.Boxer,
 ) -> testrun.TestRun:
     scratch = Path(tempfile.mkdtemp(prefix="patchjudge-oracle-"))
     try:
@@ -49,7 +56,7 @@ def _run(
             max_examples=max_examples,
             timeout_s=ledger.properties.timeout_s,
         )
-        return testrun.run(plan, scratch=scratch, environ=environ)
+        return testrun.run(plan, scratch=scratch, environ=environ, box=box)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -72,6 +79,7 @@ def oracle_command(options: OracleOptions, out: TextIO, environ: Mapping[str, st
             "no property test file", file=source, key="properties.paths", fix="add one"
         )
     examples = options.max_examples or ledger.properties.max_examples
+    box = sandbox.boxer(sandbox.resolve(ledger.gate.isolation, options.isolation))
     pythonpath = ledger.gate.pythonpath
     results: list[tuple[oracle.Mutant, list[str], list[str]]] = []
     survivors: list[str] = []
@@ -79,7 +87,9 @@ def oracle_command(options: OracleOptions, out: TextIO, environ: Mapping[str, st
     scratch = Path(tempfile.mkdtemp(prefix="patchjudge-oracle-tree-"))
     try:
         tree = scratch / "tree"
-        git.materialize(repo, rev, tree, [e for e in git.ls_tree(repo, rev)])
+        git.materialize(
+            repo, rev, tree, [e for e in git.ls_tree(repo, rev) if not is_bytecode(e.path)]
+        )
         for prop in props:
             prop_source = git.show(repo, rev, prop) or b""
             found: list[oracle.Mutant] = []
@@ -92,7 +102,7 @@ def oracle_command(options: OracleOptions, out: TextIO, environ: Mapping[str, st
                 # Evenly spaced, so a quick run still reaches every target module.
                 step = len(found) / options.limit
                 found = [found[int(i * step)] for i in range(options.limit)]
-            baseline = _run(tree, prop, ledger, examples, environ)
+            baseline = _run(tree, prop, ledger, examples, environ, box=box)
             failing, broken = _failed(baseline)
             if broken or failing or not baseline.collected:
                 raise PatchjudgeError(
@@ -109,7 +119,7 @@ def oracle_command(options: OracleOptions, out: TextIO, environ: Mapping[str, st
                 original = path.read_bytes()
                 path.write_text(mutant.source, encoding="utf-8")
                 try:
-                    failing, whole = _failed(_run(tree, prop, ledger, examples, environ))
+                    failing, whole = _failed(_run(tree, prop, ledger, examples, environ, box=box))
                 finally:
                     path.write_bytes(original)
                 dead = nodeids if whole else sorted(failing & set(nodeids))

@@ -20,7 +20,9 @@ def report(
 ) -> LaneReport:
     if status is Status.FAIL and not reasons:
         raise AssertionError(f"{lane}: a failure must say why")
-    return LaneReport(lane, status, tuple(reasons), run.key, dict(details or {}))
+    # Which boundary the lane's processes ran behind: the verdict reads it (issue 10).
+    shown = {**dict(details or {}), "isolation": run.isolation}
+    return LaneReport(lane, status, tuple(reasons), run.key, shown)
 
 
 def not_forced(run: Run, lane: str, details: Mapping[str, Any] | None = None) -> LaneReport:

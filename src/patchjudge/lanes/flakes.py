@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patchjudge import git, repeat, testrun
+from patchjudge import git, repeat, sandbox, testrun
 from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
+from patchjudge.paths import is_bytecode
 from patchjudge.repeat import Tally
 
 SCHEMA = 1
@@ -245,6 +246,7 @@ def collect_evidence(
     workers: str | int,
     environ: Mapping[str, str] = os.environ,
     progress: Progress | None = None,
+    isolation: str = "process",
 ) -> Evidence:
     """Run the visible suite of `head` `count` times in a scratch copy and count."""
     say = progress or (lambda _: None)
@@ -253,7 +255,10 @@ def collect_evidence(
     scratch = Path(tempfile.mkdtemp(prefix="patchjudge-flakes-"))
     try:
         tree = scratch / "tree"
-        git.materialize(repo, head, tree)
+        git.materialize(
+            repo, head, tree, [e for e in git.ls_tree(repo, head) if not is_bytecode(e.path)]
+        )
+        box = sandbox.boxer(isolation)
         spec = repeat.Spec(
             nodeids=(),
             count=count,
@@ -271,7 +276,7 @@ def collect_evidence(
                 key="suite.paths",
             )
         say(f"collecting {', '.join(paths)} at {head[:12]}")
-        found = repeat.collect(tree, paths, spec, scratch / "collect", environ)
+        found = repeat.collect(tree, paths, spec, scratch / "collect", environ, box=box)
         problems = testrun.run_problems(found, spec.timeout_s)
         if problems:
             return Evidence({}, {}, tuple(problems), 0)
@@ -282,7 +287,7 @@ def collect_evidence(
             + (f"xdist -n {used}" if used else "no xdist")
         )
         spec = dataclasses.replace(spec, nodeids=tuple(mine), workers=used)
-        result = repeat.run(tree, spec, scratch / "runs", environ, progress=say)
+        result = repeat.run(tree, spec, scratch / "runs", environ, progress=say, box=box)
         doc = evidence_json(
             head=head,
             count=count,

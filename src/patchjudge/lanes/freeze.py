@@ -131,7 +131,7 @@ def _frozen_reruns(
         collected: dict[str, str] = {}
         problems: list[str] = []
         if files:
-            found = repeat.collect(tree, files, spec, scratch / "collect", run.environ)
+            found = repeat.collect(tree, files, spec, scratch / "collect", run.environ, box=run.box)
             problems += [f"frozen reruns: {p}" for p in testrun.run_problems(found, spec.timeout_s)]
             collected = dict(found.collected)
         present = tuple(r.nodeid for r in rows if r.nodeid in collected)
@@ -141,7 +141,7 @@ def _frozen_reruns(
                 ledger.flakes.workers, len(present) * spec.count, os.cpu_count()
             )
             spec = dataclasses.replace(spec, nodeids=present, workers=workers)
-            result = repeat.run(tree, spec, scratch / "reruns", run.environ)
+            result = repeat.run(tree, spec, scratch / "reruns", run.environ, box=run.box)
             problems += [f"frozen reruns: {p}" for p in result.problems]
             tallies = dict(result.nodes)
         verdicts, skipped = rerun_verdicts(rows, collected, tallies, spec.count)

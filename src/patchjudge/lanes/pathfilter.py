@@ -48,7 +48,7 @@ def collect_suite(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun,
         timeout_s=run.ledger.suite.timeout_s,
         collect_only=True,
     )
-    return testrun.run(plan, scratch=scratch, environ=run.environ), paths
+    return testrun.run(plan, scratch=scratch, environ=run.environ, box=run.box), paths
 
 
 def run(run: Run) -> LaneReport:

@@ -125,7 +125,11 @@ def run_properties(run: Run, args: Sequence[str] | None = None) -> testrun.TestR
             timeout_s=settings.timeout_s,
         )
         return testrun.run(
-            plan, scratch=scratch, environ=run.environ, hypothesis_tables=charmap.prefetched()
+            plan,
+            scratch=scratch,
+            environ=run.environ,
+            hypothesis_tables=charmap.prefetched(),
+            box=run.box,
         )
 
 

@@ -172,7 +172,7 @@ def run_on_host(
                 seed=seed,
                 timeout_s=run.ledger.suite.timeout_s,
             )
-            result = testrun.run(plan, scratch=scratch, environ=run.environ)
+            result = testrun.run(plan, scratch=scratch, environ=run.environ, box=run.box)
         outcomes = result.outcomes
         problems = testrun.run_problems(result, run.ledger.suite.timeout_s)
         # 0 and 1 are pytest's verdicts on tests; anything else (a node id not
