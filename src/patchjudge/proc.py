@@ -102,17 +102,31 @@ def _children() -> set[int]:
     return found
 
 
+def _pid_namespace(pid: int | str) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
 def _reap_escaped(group: int, known: set[int]) -> int:
-    """Kill what the tested process left behind outside its group; how many."""
+    """Kill what the tested process left behind outside its group; how many escaped.
+
+    A stray in another pid namespace is a sandbox's init, re-parented to us
+    as bwrap exits: killed like the rest, but it escaped nothing, since its
+    namespace and everything in it die with it (issue 10).
+    """
     killed = 0
+    ours = _pid_namespace("self")
     for _ in range(200):
         strays = _children() - known
         for pid in strays:
+            if _pid_namespace(pid) == ours:
+                killed += 1
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-        killed += len(strays)
         if not strays:
             try:
                 os.killpg(group, 0)  # members still dying may orphan more
