@@ -164,3 +164,17 @@ def judged(repo: Path, result: Result) -> Judged:
     path = repo / ".patchjudge" / "verdict.json"
     doc = json.loads(path.read_text()) if path.exists() else {"verdict": None, "reasons": []}
     return Judged(repo, result, doc)
+
+
+def require_sandbox() -> None:
+    """A test that needs bubblewrap fails in CI without it (never skips there); skips elsewhere."""
+    import pytest
+
+    from patchjudge import sandbox
+
+    reason = sandbox.probe()
+    if reason is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run the sandbox tests: {reason} ({sandbox.HOW_TO_GET})")
+    pytest.skip(f"no sandbox here: {reason}")

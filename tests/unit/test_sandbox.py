@@ -1,0 +1,284 @@
+"""The sandbox's argument list as a table, the isolation choice, and the real bwrap at work."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from patchjudge import sandbox
+from patchjudge.errors import PatchjudgeError
+from patchjudge.sandbox import Box, Host, bwrap_argv, choose, interpreter_paths
+from tests.attack_helpers import require_sandbox
+
+HOST = Host(
+    bwrap="/usr/bin/bwrap",
+    readonly=(Path("/usr"), Path("/etc/passwd"), Path("/py")),
+    symlinks=(("usr/lib", Path("/lib")),),
+)
+PROLOGUE = [
+    "/usr/bin/bwrap",
+    "--unshare-all",
+    "--unshare-user",
+    "--disable-userns",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--hostname",
+    "patchjudge-box",
+    "--tmpfs",
+    "/tmp",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--symlink",
+    "usr/lib",
+    "/lib",
+    "--ro-bind-try",
+    "/usr",
+    "/usr",
+    "--ro-bind-try",
+    "/etc/passwd",
+    "/etc/passwd",
+    "--ro-bind-try",
+    "/py",
+    "/py",
+]
+
+
+@pytest.mark.parametrize(
+    ("box", "middle"),
+    [
+        (
+            Box(tree=Path("/s/tree"), home=Path("/s/home")),
+            ["--bind", "/s/tree", "/s/tree", "--bind", "/s/home", "/s/home"],
+        ),
+        (
+            # The run's scratch dir first, then what it holds; the judge's ini read-only over it.
+            Box(
+                tree=Path("/s/tree"),
+                home=Path("/s/home"),
+                readonly=(Path("/s/judge-ini"),),
+                writable=(Path("/s"),),
+                keep_fds=(7, 9),
+            ),
+            [
+                *("--bind", "/s", "/s", "--bind", "/s/tree", "/s/tree"),
+                *("--bind", "/s/home", "/s/home", "--ro-bind", "/s/judge-ini", "/s/judge-ini"),
+            ],
+        ),
+        (
+            # The tree as its own home binds once.
+            Box(tree=Path("/t"), home=Path("/t")),
+            ["--bind", "/t", "/t"],
+        ),
+    ],
+)
+def test_bwrap_argv(box: Box, middle: list[str]) -> None:
+    epilogue = ["--remount-ro", "/", "--chdir", str(box.tree), "--", "python", "-c", "pass"]
+    assert bwrap_argv(box, ["python", "-c", "pass"], HOST) == [*PROLOGUE, *middle, *epilogue]
+
+
+_paths = st.lists(
+    st.text("abc/", min_size=1, max_size=6).map(lambda s: Path("/tmp", s)), max_size=3
+)
+
+
+@given(tree=_paths, home=_paths, writable=_paths, readonly=_paths)
+def test_only_the_box_is_writable_and_the_command_is_untouched(
+    tree: list[Path], home: list[Path], writable: list[Path], readonly: list[Path]
+) -> None:
+    box = Box(
+        tree=(tree or [Path("/tmp/t")])[0],
+        home=(home or [Path("/tmp/h")])[0],
+        readonly=tuple(readonly),
+        writable=tuple(writable),
+    )
+    argv = ["prog", "--bind", "/", "/"]
+    out = bwrap_argv(box, argv, HOST)
+    assert out[-len(argv) - 1 :] == ["--", *argv]
+    opts = out[: -len(argv) - 1]
+    binds = [opts[i + 1] for i, a in enumerate(opts) if a == "--bind"]
+    assert set(binds) == {str(p) for p in (box.tree, box.home, *box.writable)}
+    # /tmp is private before anything lands under it; read-only binds win over writable ones.
+    assert opts.index("--tmpfs") < opts.index("--bind")
+    last_rw = max(i for i, a in enumerate(opts) if a == "--bind")
+    assert all(i > last_rw for i, a in enumerate(opts) if a == "--ro-bind")
+    for flag in ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent"):
+        assert flag in opts
+    assert opts[opts.index("--cap-drop") + 1] == "ALL"
+    assert "--share-net" not in opts
+
+
+@pytest.mark.parametrize(
+    ("sys_path", "bound", "not_bound"),
+    [
+        # An editable install imports from a checkout: only the package dir is the box's.
+        (
+            ["", "/py/lib/python311.zip", "/py/lib/python3.11", "/venv/lib/site-packages",
+             "/work/checkout/src"],
+            ["/py", "/venv", "/py/lib/python311.zip", "/venv/lib/site-packages",
+             "/work/checkout/src/patchjudge"],
+            ["", "/work/checkout/src", "/work/checkout"],
+        ),
+        # A .pth that adds another venv's site-packages; a relative entry (the cwd) never.
+        (
+            ["repo", "/other/venv/lib/python3.11/site-packages", "/home/u/repo"],
+            ["/other/venv/lib/python3.11/site-packages"],
+            ["repo", "/home/u/repo"],
+        ),
+    ],
+)  # fmt: skip
+def test_interpreter_paths(sys_path: list[str], bound: list[str], not_bound: list[str]) -> None:
+    found = {str(p) for p in interpreter_paths(["/py", "/venv"], sys_path,
+                                               Path("/work/checkout/src/patchjudge"))}  # fmt: skip
+    assert set(bound) <= found
+    assert not set(not_bound) & found
+
+
+@pytest.mark.parametrize(
+    ("ledger", "cli", "probe", "chosen"),
+    [
+        ("auto", None, None, "sandbox"),
+        ("auto", None, "no bwrap", "process"),
+        ("process", None, None, "process"),
+        ("process", None, "no bwrap", "process"),
+        ("sandbox", None, None, "sandbox"),
+        ("process", "auto", None, "sandbox"),
+        ("process", "auto", "no bwrap", "process"),
+        ("process", "sandbox", None, "sandbox"),
+        ("auto", "sandbox", None, "sandbox"),
+        ("auto", "auto", "no bwrap", "process"),
+        ("sandbox", "sandbox", None, "sandbox"),
+    ],
+)
+def test_choose(ledger: str, cli: str | None, probe: str | None, chosen: str) -> None:
+    assert choose(ledger, cli, probe) == chosen
+
+
+@pytest.mark.parametrize(
+    ("ledger", "cli", "probe", "says"),
+    [
+        ("sandbox", None, "bwrap is not on PATH", "apt-get install bubblewrap"),
+        ("auto", "sandbox", "bwrap cannot start", "apparmor_restrict_unprivileged_userns=0"),
+        ("sandbox", "process", None, "would loosen"),
+        ("sandbox", "auto", None, "would loosen"),
+        ("auto", "process", None, "would loosen"),
+        ("jail", None, None, "not an isolation"),
+        ("auto", "jail", None, "not an isolation"),
+    ],
+)
+def test_choose_refuses(ledger: str, cli: str | None, probe: str | None, says: str) -> None:
+    with pytest.raises(PatchjudgeError) as raised:
+        choose(ledger, cli, probe)
+    line = raised.value.one_line()
+    assert says in line
+    assert "\n" not in line
+
+
+def test_without_a_box_the_argv_is_unchanged() -> None:
+    assert sandbox.wrap(None, ["python", "-c", "pass"]) == ["python", "-c", "pass"]
+
+
+def test_probe_says_why_without_bwrap_on_path(tmp_path: Path) -> None:
+    reason = sandbox.probe({"PATH": str(tmp_path)})
+    assert reason == "bwrap is not on PATH"
+
+
+# --- the real bwrap ------------------------------------------------------------
+
+
+def _boxed(tmp_path: Path, code: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    require_sandbox()
+    tree, home = tmp_path / "tree", tmp_path / "home"
+    tree.mkdir(exist_ok=True)
+    home.mkdir(exist_ok=True)
+    argv = sandbox.wrap(Box(tree=tree, home=home), [sys.executable, "-I", "-c", code])
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+
+def test_the_probe_starts_a_box_here() -> None:
+    require_sandbox()
+    assert sandbox.probe() is None
+
+
+def test_a_box_writes_its_tree_and_home_and_sees_nothing_else(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret")
+    code = f"""
+import os, pathlib
+pathlib.Path({str(tmp_path / "tree" / "a")!r}).write_text("a")
+pathlib.Path({str(tmp_path / "home" / "b")!r}).write_text("b")
+print(os.path.exists({str(outside)!r}), os.path.exists({str(Path.cwd() / ".git")!r}))
+for target in ("/usr/pj-probe", {sys.prefix!r} + "/pj-probe", "/pj-probe"):
+    try:
+        open(target, "w")
+        print("wrote", target)
+    except OSError as exc:
+        print("refused", exc.errno)
+"""
+    done = _boxed(tmp_path, code)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "False False"
+    assert all(line.startswith("refused") for line in lines[1:]), lines
+    assert (tmp_path / "tree" / "a").read_text() == "a"
+    assert (tmp_path / "home" / "b").read_text() == "b"
+
+
+def test_a_box_has_no_network_and_no_privilege(tmp_path: Path) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        code = f"""
+import os, socket
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=2)
+    print("connected")
+except OSError:
+    print("no network")
+try:
+    os.setuid(1000)
+    print("setuid")
+except OSError:
+    print("no setuid")
+print(open("/proc/self/status").read().count("CapEff:\\t0000000000000000"))
+print(len([p for p in os.listdir("/proc") if p.isdigit()]))
+"""
+        done = _boxed(tmp_path, code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["no", "network", "no", "setuid", "1", "2"]
+
+
+def test_a_long_lived_process_talks_over_two_kept_pipes(tmp_path: Path) -> None:
+    require_sandbox()
+    to_child, from_judge = os.pipe()
+    to_judge, from_child = os.pipe()
+    box = Box(tree=tmp_path, home=tmp_path, keep_fds=(to_child, from_child))
+    code = (
+        "import os, sys\n"
+        "r, w = map(int, sys.argv[1:])\n"
+        "with os.fdopen(r, 'rb') as inp, os.fdopen(w, 'wb', buffering=0) as out:\n"
+        "    for line in inp:\n"
+        "        out.write(line.upper())\n"
+    )
+    argv = sandbox.wrap(box, [sys.executable, "-I", "-c", code, str(to_child), str(from_child)])
+    worker = subprocess.Popen(argv, pass_fds=box.keep_fds)
+    os.close(to_child)
+    os.close(from_child)
+    with os.fdopen(from_judge, "wb", buffering=0) as ask, os.fdopen(to_judge, "rb") as hear:
+        for word in (b"ping\n", b"again\n"):
+            ask.write(word)
+            assert hear.readline() == word.upper()
+        ask.close()
+        assert hear.read() == b""
+    assert worker.wait(timeout=30) == 0
