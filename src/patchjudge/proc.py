@@ -104,7 +104,7 @@ def _children() -> set[int]:
 
 def _pid_namespace(pid: int | str) -> str | None:
     try:
-        return os.readlink(f"/proc/{pid}/ns/pid")
+        return str(Path(f"/proc/{pid}/ns/pid").readlink())
     except OSError:
         return None
 
