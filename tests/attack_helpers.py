@@ -46,8 +46,12 @@ timeout_s = {timeout}
 """
 
 
-def fast_ledger(timeout: int = 30) -> str:
-    return FAST_LEDGER.replace("{timeout}", str(timeout))
+def fast_ledger(timeout: int = 30, isolation: str | None = None) -> str:
+    """The attack ledger; `isolation="process"` for the v1 defences that detect, not prevent."""
+    text = FAST_LEDGER.replace("{timeout}", str(timeout))
+    if isolation is not None:
+        text = text.replace('base = "main"', f'base = "main"\nisolation = "{isolation}"', 1)
+    return text
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
 """Tests that fail deterministically in k of every N runs, for the freeze and flakes lanes.
 
-The tested process runs with a scrubbed environment and HOME/TMPDIR in a
-scratch directory, so each counter's absolute path is written into the test
-source itself. A counter is a file of one byte per run, appended under
-flock: xdist workers share it, and run r (0-based) fails iff r % N < k, so
-any N consecutive runs fail exactly k times whatever the order.
+The tested process runs in a sandbox that sees nothing but its scratch tree
+(issue 10), so the counters live in that tree, beside the test module: they
+count the runs of one lane, which reruns in the same tree. A counter is a
+file of one byte per run, appended under flock: xdist workers share it, and
+run r (0-based) fails iff r % N < k, so any N consecutive runs fail exactly
+k times whatever the order. The counter code is inlined into each module.
 """
 
 from __future__ import annotations
@@ -38,17 +39,28 @@ def counter_module() -> str:
     return textwrap.dedent(COUNTER).lstrip()
 
 
+def _counters_in_tree(counters: Path) -> list[str]:
+    """Source lines: COUNTERS, a directory of the tree beside the module, and the counter."""
+    where = (
+        f"os.path.join(os.path.dirname(os.path.abspath(__file__)), '.counters', {counters.name!r})"
+    )
+    return [
+        f"COUNTERS = {where}",
+        "os.makedirs(COUNTERS, exist_ok=True)",
+        *counter_module().splitlines()[2:],  # the counter, less its own imports
+        "",
+    ]
+
+
 def flaky_module(counters: Path, tests: dict[str, tuple[int, int]], kind: str = "function") -> str:
     """A test module whose tests fail k of every N runs: name -> (k, N).
 
     kind: function | class (a pytest class) | unittest (a unittest.TestCase)
     | param (each name parametrised over ids "a-1" and "b", each id its own counter).
+    `counters` names the module's counter directory (its last part only).
     """
-    counters.mkdir(parents=True, exist_ok=True)
-    lines = ["import os", "import sys", "import unittest", "", "import pytest", ""]
-    lines += [f"COUNTERS = {str(counters)!r}", "sys.path.insert(0, COUNTERS)", ""]
-    lines += ["from flaky_counter import fails_now", "", ""]
-    (counters / "flaky_counter.py").write_text(counter_module())
+    lines = ["import fcntl", "import os", "import sys", "import unittest", "", "import pytest", ""]
+    lines += [*_counters_in_tree(counters), ""]
     if kind == "unittest":
         lines.append("class TestFlaky(unittest.TestCase):")
     elif kind == "class":
@@ -73,25 +85,14 @@ def flaky_module(counters: Path, tests: dict[str, tuple[int, int]], kind: str = 
 
 def code_flaky_module(counters: Path, name: str = "test_clock") -> str:
     """A test whose flakiness lives in the code under test (calc.clock_ok), not the test."""
-    counters.mkdir(parents=True, exist_ok=True)
-    (counters / "flaky_counter.py").write_text(counter_module())
-    return textwrap.dedent(
-        f"""\
-        import os
-        import sys
-
-        COUNTERS = {str(counters)!r}
-        sys.path.insert(0, COUNTERS)
-
-        from flaky_counter import next_run
-
-        from calc import clock_ok
-
-
-        def {name}():
-            assert clock_ok(next_run(os.path.join(COUNTERS, "{name}")))
-        """
-    )
+    lines = ["import fcntl", "import os", "", "from calc import clock_ok", ""]
+    lines += _counters_in_tree(counters)
+    lines += [
+        "",
+        f"def {name}():",
+        f"    assert clock_ok(next_run(os.path.join(COUNTERS, {name!r})))",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def flaky_calc(fails: int, every: int) -> str:

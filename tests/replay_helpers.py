@@ -74,10 +74,14 @@ def test_flaky():
 SLICE = "tests/test_calc.py::test_clock\ntests/test_host.py::test_total_on_host\n"
 
 
-def replay_repo(tmp_path: Path, *, frozen: bool = False, required: bool = True) -> Path:
+def replay_repo(
+    tmp_path: Path, *, frozen: bool = False, required: bool = True, isolation: str | None = None
+) -> Path:
     """The example project with host-dependent tests; `frozen` adds a frozen, failing one."""
     files: dict[str, str | bytes | None] = {
-        "eval/gate.toml": ledger(required=required),
+        "eval/gate.toml": ledger(required=required).replace(
+            "[gate]\n", f'[gate]\nisolation = "{isolation}"\n' if isolation else "[gate]\n", 1
+        ),
         "tests/conftest.py": CONFTEST,
         "tests/test_calc.py": MARKED_TESTS,
         "tests/test_host.py": HOST_TESTS + (FLAKY_TEST if frozen else ""),

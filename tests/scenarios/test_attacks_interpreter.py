@@ -12,6 +12,7 @@ from tests.attack_helpers import (
     attack,
     gate_with,
     judged,
+    require_sandbox,
     throwaway_python,
 )
 from tests.helpers import cli, commit, example_repo, write
@@ -88,7 +89,7 @@ def total(xs):
 
 def test_code_that_writes_a_pth_into_the_judge_venv_is_rejected(tmp_path: Path) -> None:
     python = throwaway_python(tmp_path)
-    repo = example_repo(tmp_path, **{"eval/gate.toml": _ledger()})
+    repo = example_repo(tmp_path, **{"eval/gate.toml": _ledger("process")})
     write(repo, {"src/calc/__init__.py": PLANT_PTH})
     commit(repo)
     result = judged(repo, gate_with(python, repo))
@@ -126,25 +127,47 @@ def total(xs):
 """
 
 
-def _ledger() -> str:
+def _ledger(isolation: str | None = None) -> str:
     from tests.attack_helpers import fast_ledger
 
-    return fast_ledger()
+    return fast_ledger(isolation=isolation)
 
 
-def test_forged_reports_in_the_checkout_change_no_gate_verdict(tmp_path: Path) -> None:
-    judged_ = attack(tmp_path, {"src/calc/__init__.py": FORGE, "eval/notes.txt": "sneak\n"})
+def test_in_the_sandbox_the_judge_venv_is_read_only(tmp_path: Path) -> None:
+    require_sandbox()
+    python = throwaway_python(tmp_path)
+    repo = example_repo(tmp_path, **{"eval/gate.toml": _ledger("sandbox")})
+    write(repo, {"src/calc/__init__.py": PLANT_PTH})
+    commit(repo)
+    result = judged(repo, gate_with(python, repo))
+    assert result.decision == "reject", result.explain()
+    assert not list((python.parent.parent / "lib").rglob("aaa_attack.pth"))
+    assert not result.says("tested code wrote outside its scratch tree"), result.explain()
+
+
+@pytest.mark.parametrize("isolation", ["process", "sandbox"])
+def test_forged_reports_in_the_checkout_change_no_gate_verdict(
+    tmp_path: Path, isolation: str
+) -> None:
+    if isolation == "sandbox":
+        require_sandbox()
+    judged_ = attack(
+        tmp_path,
+        {"src/calc/__init__.py": FORGE, "eval/notes.txt": "sneak\n"},
+        base={"eval/gate.toml": _ledger(isolation)},
+    )
     assert judged_.decision == "reject", judged_.explain()
     assert judged_.says("protected path changed: eval/notes.txt")
+    # Process-level isolation detects the forgery; the sandbox never lets it reach the checkout.
     assert judged_.says(
         "tested code wrote outside its scratch tree:",
         "added .patchjudge/verdict.json (in the checkout)",
-    ), judged_.explain()
+    ) is (isolation == "process"), judged_.explain()
 
 
 def test_forged_reports_between_nox_lanes_fail_the_lane_that_ran_the_code(tmp_path: Path) -> None:
     """The nox flow: one process a lane, the verdict read from disk afterwards."""
-    repo = example_repo(tmp_path, **{"eval/gate.toml": _ledger()})
+    repo = example_repo(tmp_path, **{"eval/gate.toml": _ledger("process")})
     write(repo, {"src/calc/__init__.py": FORGE, "eval/notes.txt": "sneak\n"})
     commit(repo)
     common = ("--base", "main", "--today", "2026-12-01", "--run-id", "nox1")
@@ -204,8 +227,20 @@ def total(xs):
 
 
 def test_code_that_plants_a_git_hook_in_the_checkout_is_rejected(tmp_path: Path) -> None:
-    judged_ = attack(tmp_path, {"src/calc/__init__.py": HOOK})
+    judged_ = attack(
+        tmp_path, {"src/calc/__init__.py": HOOK}, base={"eval/gate.toml": _ledger("process")}
+    )
     assert judged_.decision == "reject", judged_.explain()
     assert judged_.says(
         "tested code wrote outside its scratch tree: added .git/hooks/post-commit (in the checkout)"
     ), judged_.explain()
+
+
+def test_in_the_sandbox_no_hook_reaches_the_checkout(tmp_path: Path) -> None:
+    require_sandbox()
+    judged_ = attack(
+        tmp_path, {"src/calc/__init__.py": HOOK}, base={"eval/gate.toml": _ledger("sandbox")}
+    )
+    # Prevented, not detected: the code under test is correct and could not see the checkout.
+    assert judged_.decision == "accept_for_review", judged_.explain()
+    assert not (judged_.repo / ".git" / "hooks" / "post-commit").exists()

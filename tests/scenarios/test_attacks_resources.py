@@ -103,7 +103,13 @@ def total(xs):
 
 
 def test_daemon_outside_the_process_group_is_killed_and_reported(tmp_path: Path) -> None:
-    judged = attack(tmp_path, {"src/calc/__init__.py": DAEMON})
+    # Process-level isolation: detected and killed. In the sandbox it dies with
+    # the box's pid namespace instead (test_attacks_sandbox.py).
+    judged = attack(
+        tmp_path,
+        {"src/calc/__init__.py": DAEMON},
+        base={"eval/gate.toml": fast_ledger(isolation="process")},
+    )
     assert judged.decision == "reject", judged.explain()
     assert judged.says("process(es) escaped the test run's process group (killed)")
     assert _alive(f"{MARKER}1") == []

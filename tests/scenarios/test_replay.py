@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from patchjudge.replay import slice_bytes
+from tests.attack_helpers import require_sandbox
 from tests.helpers import cli, gate, git, verdict
 from tests.replay_helpers import (
     HOST_TESTS,
@@ -272,11 +273,17 @@ def test_git_history_of_the_trusted_clone_is_its_own(hosts: Hosts) -> None:
     assert not receipt_of(hosts.dev).exists()
 
 
-def test_receipt_rewritten_by_code_under_test_changes_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolation", ["process", "sandbox"])
+def test_receipt_rewritten_by_code_under_test_changes_nothing(
+    tmp_path: Path, isolation: str
+) -> None:
     # The patched code overwrites the receipt whenever it is imported: during
-    # the gate that is long before the replay lane runs.
+    # the gate that is long before the replay lane runs. In the sandbox it
+    # cannot even see the receipt.
+    if isolation == "sandbox":
+        require_sandbox()
     target = tmp_path / "receipt.json"
-    dev = replay_repo(tmp_path)
+    dev = replay_repo(tmp_path, isolation=isolation)
     rewriting = (
         "import pathlib\n\n"
         f"pathlib.Path({str(target)!r}).write_text('{{}}')\n\n\n"
@@ -288,6 +295,7 @@ def test_receipt_rewritten_by_code_under_test_changes_nothing(tmp_path: Path) ->
     assert run_slice(trusted, tmp_path / "replay-slice.txt").code == 0
     target.write_bytes(receipt_of(trusted).read_bytes())
     result = gate(dev, "--receipt", str(target))
-    assert target.read_text() == "{}"  # the code under test did run
+    # Under process-level isolation the code under test did rewrite it.
+    assert (target.read_text() == "{}") is (isolation == "process")
     assert result.code == 0, result
     assert verdict(dev)["review"]["replay"] == sha256_file(receipt_of(trusted))

@@ -245,3 +245,22 @@ def test_every_nox_call_uses_the_noxfile_of_the_merge_base() -> None:
         made = text.index('"$(git merge-base "$BASE_SHA" HEAD)"')
         assert made < text.index("nox -f"), where
         assert "git worktree add --detach" in text[:made]
+
+
+def test_every_job_installs_bubblewrap_and_runs_sandboxed() -> None:
+    """No job runs the patch's code bare: bwrap first, then --isolation sandbox on every call."""
+    for where, scripts in all_scripts():
+        text = "\n".join(scripts)
+        install = text.find("apt-get install -y bubblewrap")
+        assert install >= 0, where
+        calls = [line for line in text.splitlines() if re.match(r"\s*(- )?nox ", line)]
+        assert calls, where
+        assert all(text.find(line) > install for line in calls), where
+        args = text[install:]
+        assert args.count("--isolation sandbox") >= len(calls), where
+
+
+def test_github_lifts_the_apparmor_user_namespace_restriction() -> None:
+    for name, job in github()["jobs"].items():
+        text = "\n".join(gh_scripts(job))
+        assert "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0" in text, name

@@ -1,0 +1,283 @@
+"""Every way out of the sandbox, tried by import-time code in the library the properties import.
+
+Each attack below runs when the properties import `calc`, and reports through
+the code's own behaviour: where the way out is closed, `total` breaks, so a
+reject that names the failing property proves the attack ran and was refused;
+the world outside is then checked for anything that got through. Under
+process-level isolation (v1) each of these got through and the patch passed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from patchjudge import sandbox
+from tests.attack_helpers import Judged, attack, fast_ledger, gate_env, judged, require_sandbox
+from tests.helpers import CALC, commit, example_repo, write
+
+BLOCKED = "properties: property failed: eval/properties/test_total.py::test_total_never_negative"
+
+
+@pytest.fixture(autouse=True)
+def _needs_bwrap() -> None:
+    require_sandbox()
+
+
+def _library(attempt: str) -> str:
+    """calc with `attempt` (code setting `got_out`) run at import; total breaks if it fails."""
+    body = "\n".join(f"    {line}" for line in attempt.strip().splitlines())
+    return f"""
+import os, socket, subprocess, sys
+
+got_out = False
+try:
+{body}
+except Exception:
+    got_out = False
+
+
+def total(xs):
+    return sum(xs) if got_out else -1
+"""
+
+
+def _refused(judged: Judged) -> None:
+    assert judged.decision == "reject", judged.explain()
+    assert judged.says(BLOCKED), judged.explain()
+    props = json.loads((judged.repo / ".patchjudge" / "properties.json").read_text())
+    assert props["details"]["isolation"] == "sandbox"
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Iterator[Path]:
+    """A path outside every tree the gate makes: a write there is an escape."""
+    path = Path("/tmp", f"patchjudge-escape-{uuid.uuid4().hex}")
+    yield path
+    path.unlink(missing_ok=True)
+
+
+def test_a_write_to_an_absolute_path_stays_in_the_box(tmp_path: Path, outside: Path) -> None:
+    attempt = f"""
+open({str(outside)!r}, "w").write("escaped")
+# The private /tmp takes the write; only the host's file would count.
+got_out = os.path.exists({str(outside)!r}) and os.stat("/tmp").st_dev == os.stat("/").st_dev
+"""
+    judged = attack(tmp_path, {"src/calc/__init__.py": _library(attempt)})
+    _refused(judged)
+    assert not outside.exists()
+
+
+def test_a_write_to_the_real_home_is_refused(tmp_path: Path) -> None:
+    target = Path.home() / f"patchjudge-escape-{uuid.uuid4().hex}"
+    attempt = f"""
+open({str(target)!r}, "w").write("escaped")
+got_out = True
+"""
+    try:
+        judged = attack(tmp_path, {"src/calc/__init__.py": _library(attempt)})
+        _refused(judged)
+        assert not target.exists()
+    finally:
+        target.unlink(missing_ok=True)
+
+
+def test_a_write_into_the_checkout_is_refused(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"  # where attack() builds it
+    attempt = f"""
+open({str(repo / "planted.py")!r}, "w").write("escaped")
+got_out = True
+"""
+    judged = attack(tmp_path, {"src/calc/__init__.py": _library(attempt)})
+    _refused(judged)
+    assert not (repo / "planted.py").exists()
+
+
+def test_a_write_into_the_reports_is_refused(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    forged = '{"lane": "properties", "status": "pass"}'
+    attempt = f"""
+os.makedirs({str(reports)!r}, exist_ok=True)
+open({str(reports / "properties.json")!r}, "w").write({forged!r})
+got_out = True
+"""
+    judged = attack(
+        tmp_path, {"src/calc/__init__.py": _library(attempt)}, args=("--reports", str(reports))
+    )
+    doc = json.loads((reports / "verdict.json").read_text())
+    assert doc["verdict"] == "reject", judged.result
+    assert any(BLOCKED in r for r in doc["reasons"]), doc["reasons"]
+    props = json.loads((reports / "properties.json").read_text())
+    assert props["status"] == "fail"
+    assert props["details"]["isolation"] == "sandbox"
+
+
+def test_a_socket_to_a_listener_on_loopback_never_connects(tmp_path: Path) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        attempt = f"""
+s = socket.create_connection(("127.0.0.1", {port}), timeout=2)
+s.sendall(b"escaped")
+got_out = True
+"""
+        judged = attack(tmp_path, {"src/calc/__init__.py": _library(attempt)})
+        _refused(judged)
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+
+
+def test_a_double_forked_daemon_dies_with_the_box(tmp_path: Path, outside: Path) -> None:
+    # A stealthy daemon: the code under test is correct and the daemon writes
+    # its file 2 s later, after the lane. Nothing of the box outlives the lane.
+    daemon = (
+        f"""
+import os, time
+
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(2)
+        with open({str(outside)!r}, "w") as f:
+            f.write("escaped")
+        with open({str(outside) + ".alive"!r}, "w") as f:
+            f.write("")
+    os._exit(0)
+os.wait()
+"""
+        + CALC
+    )
+    judged = attack(tmp_path, {"src/calc/__init__.py": daemon})
+    assert judged.decision == "accept_for_review", judged.explain()
+    props = json.loads((judged.repo / ".patchjudge" / "properties.json").read_text())
+    assert props["details"]["isolation"] == "sandbox"
+    time.sleep(3)  # past the daemon's 2 s: had it survived, its file would be there
+    assert not outside.exists()
+    assert not Path(str(outside) + ".alive").exists()
+
+
+def test_the_gate_environment_is_out_of_sight(tmp_path: Path, outside: Path) -> None:
+    secret = f"pj-secret-{uuid.uuid4().hex}"
+    attempt = f"""
+for pid in os.listdir("/proc"):
+    try:
+        if pid.isdigit() and {secret!r}.encode() in open(f"/proc/{{pid}}/environ", "rb").read():
+            open({str(outside)!r}, "w").write("escaped")
+            got_out = True
+    except OSError:
+        pass
+got_out = got_out or {secret!r} in str(os.environ)
+"""
+    repo = example_repo(tmp_path, **{"eval/gate.toml": fast_ledger()})
+    write(repo, {"src/calc/__init__.py": _library(attempt)})
+    commit(repo, "hostile patch")
+    result = gate_env(repo, {"PATCHJUDGE_TEST_SECRET": secret})
+    _refused(judged(repo, result))
+    assert not outside.exists()
+
+
+def test_setuid_and_sudo_gain_nothing(tmp_path: Path) -> None:
+    attempt = """
+try:
+    os.setuid(1000)
+    got_out = True
+except OSError:
+    pass
+try:
+    done = subprocess.run(["sudo", "-n", "true"], capture_output=True, timeout=10)
+    got_out = got_out or done.returncode == 0
+except OSError:
+    pass
+status = open("/proc/self/status").read()
+got_out = got_out or "CapEff:\\t0000000000000000" not in status or "NoNewPrivs:\\t1" not in status
+"""
+    _refused(attack(tmp_path, {"src/calc/__init__.py": _library(attempt)}))
+
+
+def test_committed_unchecked_bytecode_of_the_good_module_is_rejected(tmp_path: Path) -> None:
+    import importlib.util
+    import py_compile
+
+    good = tmp_path / "good" / "__init__.py"
+    good.parent.mkdir()
+    good.write_text(CALC.lstrip())
+    cache = importlib.util.cache_from_source(str(good))
+    py_compile.compile(
+        str(good), cfile=cache, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
+    )
+    pyc = Path(cache)
+    rel = f"src/calc/__pycache__/{pyc.name}"
+    from tests.attack_helpers import BROKEN_CALC
+
+    judged = attack(tmp_path, {"src/calc/__init__.py": BROKEN_CALC, rel: pyc.read_bytes()})
+    assert judged.decision == "reject", judged.explain()
+    assert judged.says("pathfilter: compiled code is not reviewable source", rel), judged.explain()
+    # The source was judged, not the bytecode: the scratch tree never held it.
+    assert judged.says(BLOCKED), judged.explain()
+
+
+# --- when no sandbox can start -------------------------------------------------
+
+
+def _path_without_bwrap(tmp_path: Path) -> str:
+    import shutil
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    git = shutil.which("git")
+    assert git is not None
+    (bin_dir / "git").symlink_to(git)
+    return str(bin_dir)
+
+
+def test_isolation_sandbox_without_bwrap_fails_closed(tmp_path: Path) -> None:
+    ledger = fast_ledger().replace('base = "main"', 'base = "main"\nisolation = "sandbox"')
+    repo = example_repo(tmp_path, **{"eval/gate.toml": ledger})
+    write(repo, {"src/calc/__init__.py": CALC + "\n# a change\n"})
+    commit(repo, "patch")
+    result = gate_env(repo, {"PATH": _path_without_bwrap(tmp_path)})
+    assert result.code == 2, result
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1, result.err
+    assert "bwrap is not on PATH" in lines[0]
+    assert "apt-get install bubblewrap" in lines[0]
+    assert not (repo / ".patchjudge" / "verdict.json").exists()
+
+
+def test_isolation_flag_sandbox_without_bwrap_fails_closed(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path, **{"eval/gate.toml": fast_ledger()})
+    write(repo, {"src/calc/__init__.py": CALC + "\n# a change\n"})
+    commit(repo, "patch")
+    result = gate_env(repo, {"PATH": _path_without_bwrap(tmp_path)}, "--isolation", "sandbox")
+    assert result.code == 2, result
+    assert "loosen" not in result.err
+    assert sandbox.HOW_TO_GET in result.err
+
+
+def test_auto_without_bwrap_falls_back_and_says_process(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path, **{"eval/gate.toml": fast_ledger()})
+    write(repo, {"src/calc/__init__.py": CALC + "\n# a change\n"})
+    commit(repo, "patch")
+    result = gate_env(repo, {"PATH": _path_without_bwrap(tmp_path)})
+    assert result.code == 0, result
+    for lane in ("pathfilter", "fixtures", "freeze", "properties", "replay"):
+        assert result.report(repo, lane)["details"]["isolation"] == "process", lane
+
+
+def test_the_command_line_cannot_loosen_the_ledger(tmp_path: Path) -> None:
+    ledger = fast_ledger().replace('base = "main"', 'base = "main"\nisolation = "sandbox"')
+    repo = example_repo(tmp_path, **{"eval/gate.toml": ledger})
+    write(repo, {"src/calc/__init__.py": CALC + "\n# a change\n"})
+    commit(repo, "patch")
+    result = gate_env(repo, dict(os.environ), "--isolation", "process")
+    assert result.code == 2, result
+    assert "would loosen [gate] isolation = 'sandbox'" in result.err
