@@ -103,10 +103,12 @@ got_out = True
 def test_a_write_into_the_reports_is_refused(tmp_path: Path) -> None:
     reports = tmp_path / "reports"
     forged = '{"lane": "properties", "status": "pass"}'
+    # Earlier lanes' reports are on disk by now: rewrite those that can be seen.
     attempt = f"""
-os.makedirs({str(reports)!r}, exist_ok=True)
-open({str(reports / "properties.json")!r}, "w").write({forged!r})
-got_out = True
+import glob
+for path in glob.glob({str(reports)!r} + "/*.json"):
+    open(path, "w").write({forged!r})
+    got_out = True
 """
     judged = attack(
         tmp_path, {"src/calc/__init__.py": _library(attempt)}, args=("--reports", str(reports))
