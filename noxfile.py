@@ -33,17 +33,50 @@ def _constraints(name: str) -> Path:
     return own if own.exists() else HERE / "constraints" / "lane.txt"
 
 
+def _isolation_args(posargs: list[str]) -> list[str]:
+    """`--isolation X` as given to the session, for the build (it may only tighten)."""
+    for i, arg in enumerate(posargs):
+        if arg == "--isolation" and i + 1 < len(posargs):
+            return ["--isolation", posargs[i + 1]]
+        if arg.startswith("--isolation="):
+            return [arg]
+    return []
+
+
+def _boxbuild_root(entries: list[str]) -> str:
+    """Where `patchjudge.boxbuild` comes from before patchjudge is installed: this
+    judge's own tree, or the patchjudge tree it installs (never the venv: empty yet)."""
+    for root in (HERE, *(HERE / e for e in entries if not e.startswith("-"))):
+        if (root / "src" / "patchjudge" / "boxbuild.py").is_file():
+            return str(root / "src")
+    return ""
+
+
 def _install_judge(session: nox.Session, name: str) -> None:
     """Pinned runtime with hashes, then what `[gate] install` names, from this judge."""
-    ledger = tomllib.loads((HERE / "eval" / "gate.toml").read_text())
-    entries = ledger.get("gate", {}).get("install", ["."])
+    gate = tomllib.loads((HERE / "eval" / "gate.toml").read_text()).get("gate", {})
+    entries = gate.get("install", ["."])
     # The entries are built without isolation from a pinned backend: an
     # isolated build would fetch whatever setuptools the index serves, unhashed.
     build = ["-r", str(HERE / "constraints" / "build.txt")] if entries else []
     session.install("--require-hashes", "-r", str(_constraints(name)), *build)
-    for entry in entries:
-        target = HERE / entry if not entry.startswith("-") else entry
-        session.install("--no-deps", "--no-build-isolation", str(target))
+    isolation = ["--ledger-isolation", gate.get("isolation", "auto")]
+    isolation += _isolation_args(list(session.posargs))
+    for i, entry in enumerate(entries):
+        if entry.startswith("-"):
+            session.install("--no-deps", "--no-build-isolation", entry)
+            continue
+        # Building runs the package's own backend: the patch's code when this
+        # tree is the head's. It runs in the sandbox (issue 10); only the wheel
+        # comes out, and installing a wheel runs nothing.
+        wheels = Path(session.create_tmp()) / f"wheels-{i}"
+        wheels.mkdir(parents=True, exist_ok=True)
+        built = session.run(
+            "python", "-m", "patchjudge.boxbuild", str(HERE / entry), str(wheels), *isolation,
+            env={"PYTHONPATH": _boxbuild_root(entries)}, silent=True,
+        )  # fmt: skip
+        lines = built.strip().splitlines() if isinstance(built, str) else []
+        session.install("--no-deps", lines[-1] if lines else str(wheels))
 
 
 def _patchjudge(session: nox.Session, *args: str, success_codes: list[int]) -> str:

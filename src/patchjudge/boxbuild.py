@@ -82,8 +82,10 @@ def build_wheel(
         argv += ["-c", _FRONTEND, str(tree), str(outdir.resolve())]
         done = proc.run(sandbox.wrap(box, argv), cwd=tree, env=env, timeout=timeout)
         if done.returncode != 0 or done.timed_out:
+            tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-2:]
+            said = "timed out" if done.timed_out else f"exit {done.returncode}"
             raise PatchjudgeError(
-                f"building {src} failed ({isolation}): {done.describe()}",
+                f"building {src} failed ({isolation}, {said}): {' / '.join(tail)}",
                 key="[gate] install",
                 fix="the package must build with its pinned backend, offline",
             )

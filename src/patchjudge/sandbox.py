@@ -127,7 +127,8 @@ def interpreter_paths(
     sits in: an editable install imports from a checkout, and the rest of
     that checkout is not the box's.
     """
-    roots = [Path(p) for p in prefixes if p]
+    # A prefix of "/" (some container images) would bind the whole machine.
+    roots = [Path(p) for p in prefixes if p and Path(p) != Path("/")]
     found = list(roots)
     for entry in sys_path:
         if not entry or not Path(entry).is_absolute():

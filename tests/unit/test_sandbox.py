@@ -118,6 +118,11 @@ def test_only_the_box_is_writable_and_the_command_is_untouched(
     assert "--share-net" not in opts
 
 
+def test_a_root_prefix_binds_nothing_but_the_package() -> None:
+    found = interpreter_paths(["/", ""], ["/repo"], Path("/usr/lib/python3/patchjudge"))
+    assert found == (Path("/usr/lib/python3/patchjudge"),)
+
+
 @pytest.mark.parametrize(
     ("sys_path", "bound", "not_bound"),
     [

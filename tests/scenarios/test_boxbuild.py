@@ -1,0 +1,90 @@
+"""Building the package to install runs its build backend in the sandbox (nox sessions)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import uuid
+import zipfile
+from pathlib import Path
+
+from tests.attack_helpers import require_sandbox
+
+# An in-tree PEP 517 backend (pyproject's backend-path): the patch's own code,
+# run by the build. It tries the ways out, then makes a real wheel.
+BACKEND = """
+import os, zipfile
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    if os.path.exists(".git"):
+        raise RuntimeError("the checkout's .git came along")
+    for target in {targets!r}:
+        try:
+            with open(target, "w") as f:
+                f.write("escaped")
+        except OSError:
+            pass
+    name = "shop-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as whl:
+        whl.writestr("shop/__init__.py", "VALUE = 1\\n")
+        whl.writestr("shop-1.0.dist-info/METADATA", "Metadata-Version: 2.1\\nName: shop\\nVersion: 1.0\\n")
+        whl.writestr("shop-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n")
+        whl.writestr("shop-1.0.dist-info/RECORD", "")
+    return name
+"""
+
+
+def _project(tmp_path: Path, targets: list[str]) -> Path:
+    src = tmp_path / "checkout"
+    (src / ".git").mkdir(parents=True)
+    (src / ".git" / "config").write_text("[core]\n")
+    (src / "pyproject.toml").write_text(
+        '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
+    )
+    (src / "backend.py").write_text(textwrap.dedent(BACKEND.format(targets=targets)))
+    return src
+
+
+def _build(src: Path, out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "patchjudge.boxbuild", str(src), str(out), *args],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def test_the_build_backend_runs_boxed_and_only_the_wheel_leaves(tmp_path: Path) -> None:
+    require_sandbox()
+    home = Path.home() / f"patchjudge-escape-{uuid.uuid4().hex}"
+    checkout_file = tmp_path / "checkout" / ".git" / "hooks-planted"
+    beside = tmp_path / "beside.txt"
+    src = _project(tmp_path, [str(home), str(checkout_file), str(beside)])
+    try:
+        done = _build(src, tmp_path / "wheels", "--isolation", "sandbox")
+        assert done.returncode == 0, done.stderr
+        wheel = Path(done.stdout.strip().splitlines()[-1])
+        assert wheel == (tmp_path / "wheels" / "shop-1.0-py3-none-any.whl").resolve()
+        assert "shop/__init__.py" in zipfile.ZipFile(wheel).namelist()
+        assert not home.exists()
+        assert not checkout_file.exists()
+        assert not beside.exists()
+    finally:
+        home.unlink(missing_ok=True)
+
+
+def test_a_build_that_fails_is_exit_2_with_the_reason(tmp_path: Path) -> None:
+    require_sandbox()
+    src = _project(tmp_path, [])
+    (src / "backend.py").write_text("raise RuntimeError('no backend here')\n")
+    done = _build(src, tmp_path / "wheels", "--isolation", "sandbox")
+    assert done.returncode == 2
+    line = done.stderr.strip()
+    assert "\n" not in line
+    assert "building" in line and "no backend here" in line and "(sandbox, exit 1)" in line
+
+
+def test_the_command_line_cannot_loosen_the_ledger_for_a_build(tmp_path: Path) -> None:
+    src = _project(tmp_path, [])
+    done = _build(src, tmp_path / "w", "--ledger-isolation", "sandbox", "--isolation", "process")
+    assert done.returncode == 2
+    assert "would loosen" in done.stderr
