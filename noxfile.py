@@ -70,6 +70,9 @@ def _install_judge(session: nox.Session, name: str) -> None:
         # tree is the head's. It runs in the sandbox (issue 10); only the wheel
         # comes out, and installing a wheel runs nothing.
         wheels = Path(session.create_tmp()) / f"wheels-{i}"
+        # create_tmp() also points the session's TMPDIR into the checkout,
+        # where the lanes refuse to make their scratch trees.
+        session.env.pop("TMPDIR", None)
         wheels.mkdir(parents=True, exist_ok=True)
         built = session.run(
             "python", "-m", "patchjudge.boxbuild", str(HERE / entry), str(wheels), *isolation,
