@@ -240,9 +240,8 @@ def choose(ledger_value: str, cli_value: str | None, probe_reason: str | None) -
         return "sandbox"
     if wanted == "auto":
         return "process"
-    raise PatchjudgeError(
-        f"isolation = 'sandbox' but {probe_reason}", key="[gate] isolation", fix=HOW_TO_GET
-    )
+    asked = "[gate] isolation" if ledger_value == "sandbox" else "--isolation"
+    raise PatchjudgeError(f"isolation 'sandbox' but {probe_reason}", key=asked, fix=HOW_TO_GET)
 
 
 def resolve(ledger_value: str, cli_value: str | None) -> str:

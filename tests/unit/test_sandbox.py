@@ -186,6 +186,8 @@ def test_choose_refuses(ledger: str, cli: str | None, probe: str | None, says: s
         choose(ledger, cli, probe)
     line = raised.value.one_line()
     assert says in line
+    if probe is not None:  # who asked for the sandbox is named
+        assert line.startswith("[gate] isolation" if ledger == "sandbox" else "--isolation")
     assert "\n" not in line
 
 
