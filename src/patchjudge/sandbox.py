@@ -244,6 +244,17 @@ def choose(ledger_value: str, cli_value: str | None, probe_reason: str | None) -
     raise PatchjudgeError(f"isolation 'sandbox' but {probe_reason}", key=asked, fix=HOW_TO_GET)
 
 
+def from_head(ledger_value: str) -> str:
+    """Pure: a ledger read at a revision the patch may have written may tighten, not loosen.
+
+    `flakes` and `oracle` read the ledger at the revision they run; a patch
+    that sets `isolation = "process"` there must not take its own code out
+    of the box: below "auto" counts as "auto".
+    """
+    check_isolation(ledger_value, "gate.isolation")
+    return ledger_value if ISOLATIONS.index(ledger_value) >= ISOLATIONS.index("auto") else "auto"
+
+
 def resolve(ledger_value: str, cli_value: str | None) -> str:
     """choose() with a probe only when the answer can depend on it."""
     wanted = cli_value if cli_value is not None else ledger_value

@@ -191,6 +191,15 @@ def test_choose_refuses(ledger: str, cli: str | None, probe: str | None, says: s
     assert "\n" not in line
 
 
+@pytest.mark.parametrize(
+    ("ledger", "counted"), [("process", "auto"), ("auto", "auto"), ("sandbox", "sandbox")]
+)
+def test_a_ledger_at_the_head_cannot_take_the_code_out_of_the_box(
+    ledger: str, counted: str
+) -> None:
+    assert sandbox.from_head(ledger) == counted
+
+
 def test_without_a_box_the_argv_is_unchanged() -> None:
     assert sandbox.wrap(None, ["python", "-c", "pass"]) == ["python", "-c", "pass"]
 

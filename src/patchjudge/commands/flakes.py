@@ -59,7 +59,7 @@ def flakes(
         if not setting.isdigit():
             raise PatchjudgeError(f"{setting!r} is not 'auto' or a number", key="--workers")
         setting = int(setting)
-    boundary = sandbox.resolve(ledger.gate.isolation, isolation)
+    boundary = sandbox.resolve(sandbox.from_head(ledger.gate.isolation), isolation)
     evidence = lane.collect_evidence(
         top,
         sha,

@@ -79,7 +79,8 @@ def oracle_command(options: OracleOptions, out: TextIO, environ: Mapping[str, st
             "no property test file", file=source, key="properties.paths", fix="add one"
         )
     examples = options.max_examples or ledger.properties.max_examples
-    box = sandbox.boxer(sandbox.resolve(ledger.gate.isolation, options.isolation))
+    boundary = sandbox.resolve(sandbox.from_head(ledger.gate.isolation), options.isolation)
+    box = sandbox.boxer(boundary)
     pythonpath = ledger.gate.pythonpath
     results: list[tuple[oracle.Mutant, list[str], list[str]]] = []
     survivors: list[str] = []
