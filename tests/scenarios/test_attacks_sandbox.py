@@ -283,3 +283,32 @@ def test_the_command_line_cannot_loosen_the_ledger(tmp_path: Path) -> None:
     result = gate_env(repo, dict(os.environ), "--isolation", "process")
     assert result.code == 2, result
     assert "would loosen [gate] isolation = 'sandbox'" in result.err
+
+
+def test_every_lane_command_takes_isolation(tmp_path: Path) -> None:
+    from tests.helpers import cli
+
+    repo = example_repo(tmp_path, **{"eval/gate.toml": fast_ledger(isolation="process")})
+    write(repo, {"src/calc/__init__.py": CALC + "\n# a change\n"})
+    commit(repo, "patch")
+    common = ("--base", "main", "--today", "2026-12-01")
+    for lane in ("pathfilter", "fixtures", "freeze", "properties", "replay"):
+        result = cli(repo, lane, *common, "--isolation", "sandbox")
+        assert result.code == 0, (lane, result)
+        assert result.report(repo, lane)["details"]["isolation"] == "sandbox", lane
+    # The ledger says process: without the flag, process it is.
+    assert (
+        cli(repo, "properties", *common).report(repo, "properties")["details"]["isolation"]
+        == "process"
+    )
+
+
+def test_oracle_and_flakes_refuse_to_loosen_the_ledger(tmp_path: Path) -> None:
+    from tests.helpers import cli
+
+    ledger = fast_ledger(isolation="sandbox")
+    repo = example_repo(tmp_path, **{"eval/gate.toml": ledger})
+    for command in (("oracle",), ("flakes", "--count", "1")):
+        result = cli(repo, *command, "--isolation", "auto")
+        assert result.code == 2, (command, result)
+        assert "would loosen [gate] isolation = 'sandbox'" in result.err, command
