@@ -92,9 +92,8 @@ def bwrap_argv(box: Box, argv: Sequence[str], host: Host) -> list[str]:
     """Pure: the bwrap command line that runs `argv` inside `box`.
 
     Order matters to bwrap: a mount made later covers what an earlier one
-    put at or above its path, so /tmp is a fresh tmpfs before anything under
-    it is bound, and the box's read-only files come last, over its writable
-    directories.
+    put at or below its path, so /tmp is a fresh tmpfs before anything under
+    it is bound, and deeper binds come after shallower ones.
     """
     out = [host.bwrap]
     # --unshare-all takes the user namespace only "if possible": ask for it
@@ -105,12 +104,14 @@ def bwrap_argv(box: Box, argv: Sequence[str], host: Host) -> list[str]:
     out += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
     for target, link in host.symlinks:
         out += ["--symlink", target, str(link)]
-    for path in host.readonly:
-        out += ["--ro-bind-try", str(path), str(path)]
-    for path in dict.fromkeys([*box.writable, box.tree, box.home]):
-        out += ["--bind", str(path), str(path)]
-    for path in box.readonly:
-        out += ["--ro-bind", str(path), str(path)]
+    mounts = [("--ro-bind-try", path) for path in host.readonly]
+    mounts += [("--bind", path) for path in dict.fromkeys([*box.writable, box.tree, box.home])]
+    mounts += [("--ro-bind", path) for path in box.readonly]
+    # Ancestors first (a stable sort: the box's own entries after the host's at
+    # one depth), so every path has the mode of its most specific entry: a
+    # read-only ini inside the writable scratch dir, a tree inside anything.
+    for flag, path in sorted(mounts, key=lambda m: len(m[1].parts)):
+        out += [flag, str(path), str(path)]
     # The root itself is bwrap's tmpfs: nothing may be left there either.
     out += ["--remount-ro", "/", "--chdir", str(box.tree), "--", *argv]
     return out

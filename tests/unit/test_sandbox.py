@@ -42,27 +42,20 @@ PROLOGUE = [
     "--symlink",
     "usr/lib",
     "/lib",
-    "--ro-bind-try",
-    "/usr",
-    "/usr",
-    "--ro-bind-try",
-    "/etc/passwd",
-    "/etc/passwd",
-    "--ro-bind-try",
-    "/py",
-    "/py",
 ]
+HOST_RO = [("--ro-bind-try", "/usr"), ("--ro-bind-try", "/py")]  # depth 1, in host order
+PASSWD = [("--ro-bind-try", "/etc/passwd")]  # depth 2
 
 
 @pytest.mark.parametrize(
-    ("box", "middle"),
+    ("box", "mounts"),
     [
         (
             Box(tree=Path("/s/tree"), home=Path("/s/home")),
-            ["--bind", "/s/tree", "/s/tree", "--bind", "/s/home", "/s/home"],
+            [*HOST_RO, *PASSWD, ("--bind", "/s/tree"), ("--bind", "/s/home")],
         ),
         (
-            # The run's scratch dir first, then what it holds; the judge's ini read-only over it.
+            # The run's scratch dir, then what it holds; the judge's ini read-only over it.
             Box(
                 tree=Path("/s/tree"),
                 home=Path("/s/home"),
@@ -71,18 +64,28 @@ PROLOGUE = [
                 keep_fds=(7, 9),
             ),
             [
-                *("--bind", "/s", "/s", "--bind", "/s/tree", "/s/tree"),
-                *("--bind", "/s/home", "/s/home", "--ro-bind", "/s/judge-ini", "/s/judge-ini"),
+                *HOST_RO,
+                ("--bind", "/s"),
+                *PASSWD,
+                ("--bind", "/s/tree"),
+                ("--bind", "/s/home"),
+                ("--ro-bind", "/s/judge-ini"),
             ],
+        ),
+        (
+            # A tree inside a read-only host directory is still writable: deeper wins.
+            Box(tree=Path("/py/scratch/t"), home=Path("/h")),
+            [*HOST_RO, ("--bind", "/h"), *PASSWD, ("--bind", "/py/scratch/t")],
         ),
         (
             # The tree as its own home binds once.
             Box(tree=Path("/t"), home=Path("/t")),
-            ["--bind", "/t", "/t"],
+            [*HOST_RO, ("--bind", "/t"), *PASSWD],
         ),
     ],
 )
-def test_bwrap_argv(box: Box, middle: list[str]) -> None:
+def test_bwrap_argv(box: Box, mounts: list[tuple[str, str]]) -> None:
+    middle = [word for flag, path in mounts for word in (flag, path, path)]
     epilogue = ["--remount-ro", "/", "--chdir", str(box.tree), "--", "python", "-c", "pass"]
     assert bwrap_argv(box, ["python", "-c", "pass"], HOST) == [*PROLOGUE, *middle, *epilogue]
 
@@ -108,10 +111,12 @@ def test_only_the_box_is_writable_and_the_command_is_untouched(
     opts = out[: -len(argv) - 1]
     binds = [opts[i + 1] for i, a in enumerate(opts) if a == "--bind"]
     assert set(binds) == {str(p) for p in (box.tree, box.home, *box.writable)}
-    # /tmp is private before anything lands under it; read-only binds win over writable ones.
+    # /tmp is private before anything lands under it; no mount covers a deeper one.
     assert opts.index("--tmpfs") < opts.index("--bind")
-    last_rw = max(i for i, a in enumerate(opts) if a == "--bind")
-    assert all(i > last_rw for i, a in enumerate(opts) if a == "--ro-bind")
+    flags = ("--bind", "--ro-bind", "--ro-bind-try")
+    order = [Path(opts[i + 1]) for i, a in enumerate(opts) if a in flags]
+    for i, earlier in enumerate(order):
+        assert not any(earlier.is_relative_to(later) and earlier != later for later in order[i:])
     for flag in ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent"):
         assert flag in opts
     assert opts[opts.index("--cap-drop") + 1] == "ALL"
