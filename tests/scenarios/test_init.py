@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
-from patchjudge import __version__
+from patchjudge import __version__, pins
 from patchjudge.config import LEDGER, parse_ledger
 from tests.helpers import cli, commit, gate, git, init_repo, verdict, write
 from tests.init_helpers import (
@@ -77,7 +78,10 @@ def test_init_on_a_real_third_party_project_then_a_trivial_patch_is_accepted(tmp
     commit(repo, "agent renames a public function")
     assert gate(repo).code == 1
     reasons = verdict(repo)["lanes"]["properties"]["reasons"]
-    assert any("test_public_name_still_there" in r for r in reasons), reasons
+    assert reasons == [
+        "property failed: eval/properties/test_public_api.py::test_every_public_name_is_still_there:"
+        " public names gone: six.with_metaclass"
+    ]
 
 
 def test_src_layout_fixtures_and_default_branch_are_detected(tmp_path):
@@ -147,11 +151,23 @@ def test_a_project_with_nothing_importable_gets_a_starter_that_fails(tmp_path):
     repo = init_repo(tmp_path / "r", files)
     out = _adopt(repo)
     assert "FAILS until you write a real property" in out
+    assert out.strip().splitlines()[-1] == (
+        "warning: init found no public name to record, so eval/properties/test_public_api.py is"
+        " a template that rejects every patch until you write a real property in it"
+    )
     write(repo, {"calc/__init__.py": "def _private():\n    return 2\n"})
     commit(repo, "patch")
     assert gate(repo).code == 1
     reasons = verdict(repo)["lanes"]["properties"]["reasons"]
-    assert any("test_replace_me" in r for r in reasons), reasons
+    # The assertion's own words, then the example without hypothesis' comment (issue 13).
+    assert reasons == [
+        "property failed: eval/properties/test_public_api.py::test_replace_me: write a real"
+        " property in eval/properties/test_public_api.py; Failing test case: test_replace_me(x=0)"
+    ]
+    md = (repo / ".patchjudge" / "verdict.md").read_text()  # markdown-escaped: _ is \\_
+    assert "write a real property in eval/properties/test\\_public\\_api.py; Failing test" in md
+    assert "Failing test case: test\\_replace\\_me(x=0)" in md
+    assert "generated value" not in md
 
 
 @pytest.mark.parametrize(
@@ -177,15 +193,36 @@ def test_no_suite_and_no_repository_are_one_line_errors(tmp_path):
     assert "not a git repository" in result.err
 
 
-def test_the_patchjudge_spec_is_recorded(tmp_path):
+def test_the_patchjudge_spec_is_where_this_patchjudge_came_from_or_what_was_passed(tmp_path):
     repo = flat_project(tmp_path / "calc")
     assert cli(repo, "init").code == 0
-    pins = (repo / "constraints/patchjudge.txt").read_text().splitlines()
-    assert pins[-1] == f"patchjudge=={__version__}"
+    text = (repo / "constraints/patchjudge.txt").read_text()
+    installed = pins.from_direct_url(pins.installed_direct_url(), __version__)
+    assert text.endswith(installed.text() + "\n")
+    if installed.kind == "directory":  # an editable checkout: its build backend is pinned too
+        assert "No hash here: a directory cannot carry a hash" in text
+        build = (repo / "constraints/build.txt").read_text()
+        assert "setuptools==" in build and "--hash=sha256:" in build
     wheel = tmp_path / "patchjudge-0.1.0-py3-none-any.whl"
     wheel.write_bytes(b"")
     assert cli(repo, "init", "--force", "--patchjudge-spec", str(wheel)).code == 0
-    assert (repo / "constraints/patchjudge.txt").read_text().splitlines()[-1] == str(wheel)
+    text = (repo / "constraints/patchjudge.txt").read_text()
+    assert text.endswith(f"{wheel} \\\n    --hash=sha256:{hashlib.sha256(b'').hexdigest()}\n")
+    assert "No hash here" not in text
+
+
+def test_a_patchjudge_spec_that_does_not_install_here_is_one_line_naming_the_fix(tmp_path):
+    # The first adopter's complaint: a pin no index serves failed every nox lane at install.
+    repo = flat_project(tmp_path / "calc")
+    result = cli(repo, "init", "--patchjudge-spec", "patchjudge==0.0.0.dev0")
+    assert result.code == 2
+    assert result.err.count("\n") == 1
+    assert result.err.startswith(
+        "patchjudge: constraints/patchjudge.txt: --patchjudge-spec: patchjudge==0.0.0.dev0"
+        " does not resolve here"
+    )
+    assert "pass --patchjudge-spec with a patchjudge wheel" in result.err
+    assert not (repo / "eval").exists()
 
 
 @pytest.mark.slow
