@@ -18,6 +18,12 @@ ASSERTION_CAP = 300
 _COMMENT = re.compile(r"\s+#[^'\"]*$")
 
 
+# The scratch tree a lane tests lives at a random <tmp>/patchjudge-XXXX/.../tree/:
+# a message naming a file in it (`cannot import name 'f' from 'm' (/tmp/...)`)
+# would make verdict.json differ run to run. The path is shown tree-relative.
+_SCRATCH = re.compile(r"(?:/[^/\s'\"()]+)*/patchjudge-[^/\s'\"()]+/(?:[^/\s'\"()]+/)*?tree/")
+
+
 def _lines(text: str) -> list[str]:
     """pytest's `E   ` error lines with the marker and indentation off; others stripped."""
     return [raw[1:].strip() if raw.startswith("E ") else raw.strip() for raw in text.splitlines()]
@@ -64,7 +70,7 @@ def assertion(text: str) -> str:
             blocks[-1].append(raw[1:].strip())
         previous = is_error
     for block in reversed(blocks):
-        head = next((line for line in block if line), "")
+        head = _SCRATCH.sub("", next((line for line in block if line), ""))
         if head and not head.startswith(EXAMPLE_STARTS):
             head = head.removeprefix("AssertionError: ")
             return head if len(head) <= ASSERTION_CAP else head[: ASSERTION_CAP - 1] + "…"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,10 +14,14 @@ from patchjudge import __version__, pins
 from patchjudge.config import LEDGER, parse_ledger
 from tests.helpers import cli, commit, gate, git, init_repo, verdict, write
 from tests.init_helpers import (
+    CACHETOOLS,
+    PYFLAKES,
+    TEAM_PACKAGE,
     build_wheel,
     flat_project,
     repo_from_tree,
     run,
+    sdist,
     six_sdist,
     src_project,
     tracked,
@@ -254,3 +259,141 @@ def test_a_symlinked_fixture_stops_init_before_it_writes_anything(tmp_path):
     assert result.err.startswith("patchjudge: tests/fixtures/link.json: a fixture must be")
     assert not (repo / "eval").exists()
     assert not (repo / "noxfile.py").exists()
+
+
+# --- strangers' repositories: adoption with no edit (issue 13) ------------------
+
+GONE = "property failed: eval/properties/test_public_api.py::test_every_public_name_is_still_there"
+
+
+def _pyflakes_repo(tmp_path: Path) -> Path:
+    return repo_from_tree(sdist(tmp_path / "sdist", *PYFLAKES), tmp_path / "pyflakes")
+
+
+def _cachetools_repo(tmp_path: Path) -> Path:
+    tree = sdist(tmp_path / "sdist", *CACHETOOLS)
+    write(tree, TEAM_PACKAGE)
+    return repo_from_tree(tree, tmp_path / "cachetools")
+
+
+def _edit(repo: Path, rel: str, old: str, new: str, message: str) -> None:
+    source = (repo / rel).read_text()
+    assert old in source, (rel, old)
+    write(repo, {rel: source.replace(old, new, 1)})
+    commit(repo, message)
+
+
+def _surface(repo: Path) -> dict[str, dict[str, bool]]:
+    namespace: dict[str, object] = {}
+    exec((repo / "eval/properties/test_public_api.py").read_text(), namespace)
+    surface = namespace["SURFACE"]
+    assert isinstance(surface, dict)
+    return surface
+
+
+def test_a_flat_package_whose_root_is_empty_is_adopted_with_no_edit(tmp_path):
+    repo = _pyflakes_repo(tmp_path)
+    out = _adopt(repo)
+    surface = _surface(repo)
+    # The root holds only __version__: the API is the submodules', __all__ where declared.
+    assert "pyflakes" not in surface
+    assert surface["pyflakes.api"] == {
+        "check": True, "checkPath": True, "checkRecursive": True, "iterSourceCode": True,
+        "main": True,
+    }  # fmt: skip
+    assert surface["pyflakes.messages"]["UnusedImport"] is True
+    assert surface["pyflakes.scripts.pyflakes"]["checkRecursive"] is False  # __all__, imported
+    assert not any(m.startswith("pyflakes.test") for m in surface)  # its suite is no API
+    assert "public names of pyflakes.api, pyflakes.checker, pyflakes.messages" in out
+    assert "warning" not in out
+    assert "setuptools==" in (repo / "constraints/build.txt").read_text()  # PEP 517's fallback
+
+    _edit(repo, "pyflakes/api.py", "def check(", "# an agent's comment\ndef check(", "benign")
+    result = gate(repo)
+    assert result.code == 0, result.out + result.err
+    assert verdict(repo)["verdict"] == "accept_for_review"
+
+    _edit(repo, "pyflakes/api.py", "def checkRecursive(", "def _checkRecursive(", "rename")
+    assert gate(repo).code == 1
+    reasons = verdict(repo)["lanes"]["properties"]["reasons"]
+    # pyflakes.scripts.pyflakes re-exports it (its __all__): that module breaks too.
+    assert reasons == [
+        f"{GONE}: public names gone: pyflakes.api.checkRecursive; pyflakes.scripts.pyflakes does"
+        " not import (ImportError: cannot import name 'checkRecursive' from 'pyflakes.api'"
+        " (pyflakes/api.py))"
+    ]
+
+
+def test_a_src_layout_with_two_top_level_packages_is_adopted_with_no_edit(tmp_path):
+    repo = _cachetools_repo(tmp_path)
+    out = _adopt(repo)
+    surface = _surface(repo)
+    # Its root names its API (__all__), so the root is the surface; the team's empty root is walked.
+    assert set(surface) == {"cachetools", "cachestats.counters"}
+    assert surface["cachestats.counters"] == {"WINDOW": False, "hit_ratio": True}
+    assert surface["cachetools"]["TTLCache"] is True
+    assert "public names of cachestats.counters, cachetools stay" in out
+    build = (repo / "constraints/build.txt").read_text()
+    assert "setuptools==" in build and "wheel==" in build  # its [build-system] requires
+
+    _edit(repo, "src/cachetools/keys.py", '"""', '# an agent\'s comment\n"""', "benign")
+    result = gate(repo)
+    assert result.code == 0, result.out + result.err
+    assert verdict(repo)["verdict"] == "accept_for_review"
+
+    _edit(repo, "src/cachestats/counters.py", "def hit_ratio(", "def ratio(", "rename")
+    _edit(repo, "src/cachetools/__init__.py", "def cachedmethod(", "def cached_method(", "too")
+    assert gate(repo).code == 1
+    reasons = verdict(repo)["lanes"]["properties"]["reasons"]
+    assert reasons == [
+        f"{GONE}: public names gone: cachestats.counters.hit_ratio, cachetools.cachedmethod"
+    ]
+
+
+@pytest.fixture(scope="session")
+def judge_wheel(tmp_path_factory):
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+def _nox_gate(repo: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    nox = [sys.executable, "-m", "nox", "--no-color", *flags, "-s", "gate", "--"]
+    return run([*nox, "--base", "main", "--today", "2026-12-01"], repo)
+
+
+def _installs_only_from_constraints(repo: Path, log: str) -> None:
+    installs = [line for line in log.splitlines() if "pip install" in line]
+    assert installs
+    for line in installs:
+        assert "/constraints/" in line or line.endswith(str(repo)), line
+        if line.endswith(str(repo)):  # the project: built offline, from build.txt's backend
+            assert "--no-build-isolation" in line, line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("make", "benign", "removal"),
+    [
+        (_pyflakes_repo, ("pyflakes/api.py", "def check(", "# x\ndef check("),
+         ("pyflakes/api.py", "def checkRecursive(", "def _checkRecursive(")),
+        (_cachetools_repo, ("src/cachetools/keys.py", '"""', '# x\n"""'),
+         ("src/cachestats/counters.py", "def hit_ratio(", "def ratio(")),
+    ],
+    ids=["pyflakes", "cachetools"],
+)  # fmt: skip
+def test_the_noxfile_init_wrote_gates_a_strangers_repository(
+    tmp_path, judge_wheel, make, benign, removal
+):
+    repo = make(tmp_path)
+    _adopt(repo, "--patchjudge-spec", str(judge_wheel))
+    _edit(repo, *benign, "benign")
+    result = _nox_gate(repo)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert verdict(repo)["verdict"] == "accept_for_review"
+    _installs_only_from_constraints(repo, result.stderr)
+    _edit(repo, *removal, "removal")
+    result = _nox_gate(repo, "-r")  # the venvs again, the installs redone
+    assert result.returncode != 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert verdict(repo)["verdict"] == "reject"
+    assert verdict(repo)["lanes"]["properties"]["reasons"][0].startswith(
+        f"{GONE}: public names gone"
+    )

@@ -61,6 +61,11 @@ def test_exc():
 E       KeyError: 'k'
 
 test_x.py:20: KeyError"""
+IMPORT = """\
+>       imported = importlib.import_module(module)
+E       ImportError: cannot import name 'checkRecursive' from 'pyflakes.api' (/tmp/patchjudge-ri7kayf6/tree/pyflakes/api.py)
+
+eval/properties/test_public_api.py:38: ImportError"""
 OLD_STYLE = """\
 E       assert -1 >= 0
 E       Falsifying example: test_total_never_negative(xs=[0, 0, 0])"""
@@ -78,6 +83,9 @@ TABLE = [
     (OLD_STYLE, "call", None,
      "property failed: p::t: assert -1 >= 0; Falsifying example: test_total_never_negative(xs=[0, 0, 0])"),
     (BARE, "setup", None, "property failed in setup: p::t: assert (1 + 1) == 3"),
+    (IMPORT, "call", None,
+     "property failed: p::t: ImportError: cannot import name 'checkRecursive' from 'pyflakes.api'"
+     " (pyflakes/api.py)"),
     ("", "call", [], "property failed: p::t"),
     ("", "call", ["Falsifying example: f(x=1)"], "property failed: p::t: Falsifying example: f(x=1)"),
 ]  # fmt: skip

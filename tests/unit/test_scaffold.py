@@ -162,6 +162,17 @@ def test_the_api_starter_holds_for_what_it_recorded_and_fails_when_a_name_goes()
         not_callable["test_every_public_callable_is_still_callable"]()
 
 
+def test_a_recorded_module_that_no_longer_imports_is_named():
+    starter = _starter({"json": {"dumps": True, "gone": False}, "no_such_module_xyz": {"f": True}})
+    with pytest.raises(AssertionError) as info:
+        starter["test_every_public_name_is_still_there"]()
+    assert str(info.value).splitlines()[0] == (
+        "public names gone: json.gone; no_such_module_xyz does not import"
+        " (ModuleNotFoundError: No module named 'no_such_module_xyz')"
+    )
+    starter["test_every_public_callable_is_still_callable"]()  # the test above reports it
+
+
 def test_the_api_starter_checks_every_name_on_every_run():
     # No sample: a property that draws 200 of 500 names can miss the one a patch removed.
     api = {"json": {f"name_{i}": False for i in range(500)}}
