@@ -22,6 +22,7 @@ from urllib.parse import unquote, urlparse
 
 from patchjudge import proc
 from patchjudge.errors import PatchjudgeError
+from patchjudge.scaffold import build_requires
 
 RESOLVE_TIMEOUT_S = 300
 KEY = "--patchjudge-spec"
@@ -182,11 +183,18 @@ def lane_versions(lane_txt: str) -> dict[str, str]:
 
 
 def resolve(
-    requirements: Sequence[str], constraints: Mapping[str, str], *, no_deps: bool = False
+    requirements: Sequence[str],
+    constraints: Mapping[str, str],
+    *,
+    no_deps: bool = False,
+    tool: Sequence[str] | None = None,
 ) -> list[Pin]:
     """Exact pins with hashes for `requirements`, agreeing with `constraints`, for this
-    interpreter: what the lanes' venvs will install. One line error when it cannot."""
-    tool = installer()
+    interpreter: what the lanes' venvs will install. One line error when it cannot.
+
+    `tool`: pip (`python -m pip`) or uv; default: `installer()`.
+    """
+    tool = list(tool) if tool is not None else installer()
     if tool is None:
         raise PatchjudgeError(
             "no pip or uv to pin requirements with",
@@ -248,8 +256,6 @@ def _check_directory(path: Path) -> None:
 
 def directory_build_requires(path: Path) -> tuple[str, ...]:
     """What builds patchjudge from a source directory (PEP 518), for build.txt."""
-    from patchjudge.scaffold import build_requires
-
     pyproject = path / "pyproject.toml"
     try:
         doc = tomllib.loads(pyproject.read_text(encoding="utf-8")) if pyproject.is_file() else {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,15 @@ def test_a_source_directory_must_build_patchjudge(tmp_path):
     root = Path(pins.__file__).resolve().parents[2]
     assert pins.checked(pins.JudgeSpec("directory", str(root)), {}).kind == "directory"
     assert any(r.startswith("setuptools") for r in pins.directory_build_requires(root))
+
+
+def test_pip_and_uv_pin_a_build_backend_with_its_hashes():
+    # One real resolution each way: pip's report, then uv's compile output.
+    uv = Path(sys.executable).with_name("uv")
+    tools = [[sys.executable, "-m", "pip"], *([[str(uv)]] if uv.exists() else [])]
+    for tool in tools:
+        (pin,) = pins.resolve(["flit_core>=3.2,<4"], {}, tool=tool)
+        assert pin.name == "flit-core" and pin.version.startswith("3.")
+        assert pin.hashes and all(len(h) == 64 for h in pin.hashes), tool
+    with pytest.raises(PatchjudgeError, match="does not resolve here"):
+        pins.resolve(["flit_core==0.0.0.dev0"], {}, tool=tools[-1])
