@@ -288,9 +288,7 @@ def checked(spec: JudgeSpec, constraints: Mapping[str, str]) -> JudgeSpec:
                 f"{path} changed since patchjudge was installed from it", key=KEY, fix=FIX
             )
         return JudgeSpec("wheel", str(path), (digest,))
-    if spec.kind == "vcs":
-        return spec
-    try:
+    try:  # an index pin, a URL or a VCS checkout: ask the installer, as a lane's venv will
         (pin,) = resolve([spec.requirement], constraints, no_deps=True)
     except PatchjudgeError as exc:
         raise PatchjudgeError(
@@ -302,9 +300,11 @@ def checked(spec: JudgeSpec, constraints: Mapping[str, str]) -> JudgeSpec:
         ) from None
     if pin.name != "patchjudge":
         raise PatchjudgeError(f"{spec.requirement} installs {pin.name}", key=KEY, fix=FIX)
+    hashes = spec.hashes or pin.hashes
+    no_hash = spec.no_hash or ("" if hashes else "the index served no sha256 for it")
     if spec.kind == "index":
-        return JudgeSpec("index", f"patchjudge=={pin.version}", pin.hashes)
-    return JudgeSpec(spec.kind, spec.requirement, spec.hashes or pin.hashes)
+        return JudgeSpec("index", f"patchjudge=={pin.version}", hashes, no_hash)
+    return JudgeSpec(spec.kind, spec.requirement, hashes, no_hash)
 
 
 def parse_spec(text: str) -> JudgeSpec:

@@ -69,8 +69,10 @@ def judge_requirement(spec: str | None, lane_txt: str) -> tuple[pins.JudgeSpec, 
     else:
         wanted = pins.parse_spec(spec)
     judge = pins.checked(wanted, pins.lane_versions(lane_txt))
-    builds = pins.directory_build_requires(Path(judge.requirement))
-    return judge, list(builds) if judge.kind == "directory" else []
+    if judge.kind != "directory":
+        return judge, []
+    # Built from its source tree in every lane venv, without isolation: its backend is pinned.
+    return judge, list(pins.directory_build_requires(Path(judge.requirement)))
 
 
 def build_pins(requirements: Sequence[str], lane_txt: str) -> tuple[str, ...]:
