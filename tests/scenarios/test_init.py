@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +36,7 @@ WRITTEN = {
     "eval/fixtures.lock.json",
     "noxfile.py",
     "constraints/lane.txt",
+    "constraints/build.txt",
     "constraints/patchjudge.txt",
     "constraints/project.txt",
     ".github/workflows/patchjudge.yml",
@@ -397,3 +399,18 @@ def test_the_noxfile_init_wrote_gates_a_strangers_repository(
     assert verdict(repo)["lanes"]["properties"]["reasons"][0].startswith(
         f"{GONE}: public names gone"
     )
+
+
+def test_an_index_that_serves_patchjudge_gets_the_pin_with_its_hash(tmp_path, judge_wheel):
+    # An index of our own (a find-links directory holding the wheel), as pip sees it.
+    index = tmp_path / "index"
+    index.mkdir()
+    (index / judge_wheel.name).write_bytes(judge_wheel.read_bytes())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PIP_"))}
+    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(index), PIP_CONFIG_FILE=os.devnull)
+    repo = flat_project(tmp_path / "calc")
+    result = cli(repo, "init", "--patchjudge-spec", f"patchjudge=={__version__}", env=env)
+    assert result.code == 0, result.err
+    text = (repo / "constraints/patchjudge.txt").read_text()
+    digest = hashlib.sha256(judge_wheel.read_bytes()).hexdigest()
+    assert text.endswith(f"patchjudge=={__version__} \\\n    --hash=sha256:{digest}\n"), text
