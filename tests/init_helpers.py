@@ -61,17 +61,53 @@ def _pip() -> list[str]:
     return [found]
 
 
-def six_sdist(dest: Path) -> Path:
-    """The unpacked six sdist, downloaded from PyPI with its hash checked."""
+def sdist(dest: Path, name: str, version: str, sha256: str) -> Path:
+    """The unpacked sdist of name==version, downloaded from PyPI with its hash checked."""
     dest.mkdir(parents=True, exist_ok=True)
-    req = dest / "six.txt"
-    req.write_text(f"{SIX} --hash=sha256:{SIX_SHA256}\n")
+    req = dest / f"{name}.txt"
+    req.write_text(f"{name}=={version} --hash=sha256:{sha256}\n")
     argv = [*_pip(), "download", "-q", "--no-deps", "--no-binary", ":all:", "--require-hashes"]
     result = run([*argv, "-r", str(req), "-d", str(dest)], dest, timeout=300)
     assert result.returncode == 0, result.stderr
-    with tarfile.open(dest / "six-1.16.0.tar.gz") as tar:
+    (archive,) = dest.glob(f"*-{version}.tar.gz")
+    with tarfile.open(archive) as tar:
         tar.extractall(dest, filter="data")
-    return dest / "six-1.16.0"
+    return dest / archive.name.removesuffix(".tar.gz")
+
+
+def six_sdist(dest: Path) -> Path:
+    return sdist(dest, "six", "1.16.0", SIX_SHA256)
+
+
+# A flat layout whose package root holds only its version: the API lives in
+# submodules (pyflakes.api declares __all__). Its suite is inside the package
+# (pyflakes/test) and needs nothing but pytest; setup.py only, so PEP 517's
+# setuptools builds it. Nothing the judge runs on imports pyflakes.
+PYFLAKES = ("pyflakes", "3.4.0", "b24f96fafb7d2ab0ec5075b7350b3d2d2218eab42003821c06344973d3ea2f58")
+# A src layout (src/cachetools, its root names its API in __all__) with its
+# suite in tests/ (pytest only) and [build-system] requires setuptools and
+# wheel. No dependencies; nothing the judge runs on imports it.
+CACHETOOLS = (
+    "cachetools", "6.2.1", "3f391e4bd8f8bf0931169baf7456cc822705f4e2a31f840d218f445b9a854201"
+)  # fmt: skip
+# The second top-level package of the src layout: no small library on the index
+# has two public packages under src/ and a suite that collects with pytest alone
+# (attrs has attr/attrs but the judge itself checks those names, cattrs and black
+# need dependencies), so the team's own package sits beside the library's, as it
+# would in a monorepo. Its root is empty: init walks it.
+TEAM_PACKAGE = {
+    "src/cachestats/__init__.py": "",
+    "src/cachestats/counters.py": (
+        '"""Hit ratios for the caches."""\n\n__all__ = ["hit_ratio", "WINDOW"]\n\nWINDOW = 100\n\n\n'
+        "def hit_ratio(hits, misses):\n    total = hits + misses\n"
+        "    return hits / total if total else 0.0\n\n\ndef _unused():\n    return None\n"
+    ),
+    "src/cachestats/_impl.py": "def hidden():\n    return 1\n",
+    "tests/test_cachestats.py": (
+        "from cachestats.counters import hit_ratio\n\n\n"
+        "def test_hit_ratio():\n    assert hit_ratio(1, 1) == 0.5\n"
+    ),
+}
 
 
 def repo_from_tree(tree: Path, path: Path) -> Path:

@@ -90,8 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--force", action="store_true", help="overwrite files init wrote before")
     init.add_argument(
         "--patchjudge-spec",
-        default=f"patchjudge=={__version__}",
-        help="what constraints/patchjudge.txt installs: a requirement, a wheel or a tree",
+        help="what constraints/patchjudge.txt installs: a requirement, a wheel or a tree"
+        " (default: where this patchjudge was installed from)",
     )
     demo = sub.add_parser("demo", help="typical agent patches against an example repository")
     demo.add_argument("--keep", type=Path, help="build the example here and keep it")

@@ -20,6 +20,9 @@ from typing import Any
 import pytest
 from _pytest.unittest import TestCaseFunction
 
+# Imported with the plugin, before any tested code runs and could replace it.
+from patchjudge.failure import examples
+
 CHANNEL_ENV = "PATCHJUDGE_RESULT_FD"
 _LONGREPR_CAP = 4000
 
@@ -203,31 +206,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
     return (yield)
 
 
-_EXAMPLE_STARTS = ("Falsifying example", "Falsifying explicit example", "Failing test case")
-
-
 def _falsifying(text: str) -> list[str]:
-    """Hypothesis's failing example(s), each folded onto one line.
-
-    Hypothesis prints `Falsifying example: f(x=1)` (older) or a multi-line
-    `Failing test case: f(\n    x=1,\n)` (newer); both end when the call's
-    parentheses close.
-    """
-    found: list[str] = []
-    current: list[str] | None = None
-    depth = 0
-    for raw in text.splitlines():
-        line = raw[1:].strip() if raw.startswith("E ") else raw.strip()
-        if current is None and line.startswith(_EXAMPLE_STARTS):
-            current, depth = [], 0
-        if current is None:
-            continue
-        current.append(line)
-        depth += line.count("(") - line.count(")")
-        if depth <= 0:
-            found.append(" ".join(current).replace("( ", "(").replace(", )", ")"))
-            current = None
-    return found
+    """Hypothesis's failing example(s), each on one line (patchjudge.failure owns the text)."""
+    return examples(text)
 
 
 @pytest.hookimpl(trylast=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 import json
 import string
+import sys
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -17,6 +18,7 @@ from patchjudge.paths import first_match
 RUNNERS = ("nox", "tox")
 CODE_LANES = ("properties", "freeze")
 PROPERTIES_DIR = "eval/properties"
+STARTER = f"{PROPERTIES_DIR}/test_public_api.py"
 FREEZE_REGISTRY = "eval/flakes.freeze.toml"
 FIXTURE_LOCK = "eval/fixtures.lock.json"
 GITHUB_WORKFLOW = ".github/workflows/patchjudge.yml"
@@ -55,6 +57,9 @@ class Layout:
     fixture_roots: tuple[str, ...]
     installable: bool  # a pyproject.toml or setup.py: lanes install the project
     dependencies: tuple[str, ...]  # [project] dependencies, for constraints/project.txt
+    # What builds the project (PEP 518 `[build-system] requires`): pinned in
+    # constraints/build.txt so the lanes build it without build isolation.
+    build_requires: tuple[str, ...] = ()
 
     @property
     def pythonpath(self) -> tuple[str, ...]:
@@ -65,7 +70,11 @@ class Layout:
 class Options:
     base: str  # the ref patches are judged against: origin/main, main, ...
     runner: str  # nox | tox
-    patchjudge_spec: str  # what constraints/patchjudge.txt installs
+    patchjudge_spec: str  # what constraints/patchjudge.txt installs (with its hashes)
+    patchjudge_note: str = ""  # why that line carries no hash, when it cannot
+    # constraints/build.txt: exact pins with hashes of what builds the project
+    # (and patchjudge, from a source directory), rendered by pins.Pin.line.
+    build_pins: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -170,7 +179,8 @@ def detect(tracked: Sequence[str], pyproject: bytes | None = None) -> Layout:
         for p in sorted(files):
             parts = p.split("/")
             top = parts[0]
-            if top in suite_paths or top in SUITE_DIRS or top in DOC_DIRS:
+            # constraints/ is the judge's, whatever a __init__.py there says: protected, not code.
+            if top in suite_paths or top in SUITE_DIRS or top in DOC_DIRS or top == "constraints":
                 continue
             if len(parts) == 2 and parts[1] == "__init__.py" and top.isidentifier():
                 modules.append(top)
@@ -191,18 +201,41 @@ def detect(tracked: Sequence[str], pyproject: bytes | None = None) -> Layout:
     ]
     project = doc.get("project")
     deps = project.get("dependencies", []) if isinstance(project, dict) else []
+    installable = "pyproject.toml" in files or "setup.py" in files
     return Layout(
         src_layout=src_layout,
         modules=tuple(dict.fromkeys(modules)),
         code_paths=tuple(code_paths),
         suite_paths=suite_paths,
         fixture_roots=_outermost(roots),
-        installable="pyproject.toml" in files or "setup.py" in files,
+        installable=installable,
         dependencies=tuple(d for d in deps if isinstance(d, str)) if isinstance(deps, list) else (),
+        build_requires=build_requires(doc) if installable else (),
     )
 
 
-def module_source(layout: Layout, module: str, tracked: Sequence[str]) -> str | None:
+# PEP 517's fallback for a project without `[build-system]`: what pip and uv
+# build a setup.py project with.
+LEGACY_BUILD_REQUIRES = ("setuptools>=40.8.0",)
+
+
+def build_requires(doc: Mapping[str, object]) -> tuple[str, ...]:
+    """`[build-system] requires` of a parsed pyproject.toml, or PEP 517's fallback."""
+    system = doc.get("build-system")
+    if not isinstance(system, dict) or "requires" not in system:
+        return LEGACY_BUILD_REQUIRES
+    raw = system["requires"]
+    if not isinstance(raw, list) or not all(isinstance(r, str) for r in raw):
+        raise PatchjudgeError(
+            "[build-system] requires must be a list of strings",
+            file="pyproject.toml",
+            key="build-system.requires",
+            fix="fix it (PEP 518), then run init again",
+        )
+    return tuple(r.strip() for r in raw if r.strip())
+
+
+def module_source(layout: Layout, module: str, tracked: Collection[str]) -> str | None:
     """The tracked file that defines `module`'s top level."""
     prefix = "src/" if layout.src_layout else ""
     for candidate in (f"{prefix}{module}/__init__.py", f"{prefix}{module}.py"):
@@ -211,43 +244,237 @@ def module_source(layout: Layout, module: str, tracked: Sequence[str]) -> str | 
     return None
 
 
-def public_names(source: bytes) -> dict[str, bool]:
+def _parse(source: bytes) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _own_import(node: ast.ImportFrom, own: Collection[str]) -> bool:
+    # `from .core import load` re-exports; `from typing import Any` is incidental.
+    return node.level > 0 or (node.module or "").split(".")[0] in own
+
+
+def _declared(node: ast.Assign | ast.AugAssign) -> list[str] | None:
+    value = node.value
+    if not isinstance(value, ast.List | ast.Tuple):
+        return None
+    return [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+
+
+def public_names(
+    source: bytes, own: Collection[str] = (), *, reexports: bool = True
+) -> dict[str, bool]:
     """Public name -> is it a def or class, from the unconditional top level of a module.
 
     Only what every import defines: a name bound under `if`/`try` may not
-    exist on this interpreter, and a property must hold at the base.
+    exist on this interpreter, and a property must hold at the base. `__all__`
+    decides when the module declares it; a name it lists that no statement
+    binds counts only when a star import may bind it. Names imported from
+    another distribution are not the module's own API; `own` holds the
+    project's top-level modules, whose names a module may re-export. Only a
+    package's `__init__` or a top-level module re-exports (`reexports`): in
+    any other module an import is a means, not API, unless `__all__` says so.
     """
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = _parse(source)
+    if tree is None:
         return {}
     names: dict[str, bool] = {}
+    imported: set[str] = set()  # every name an import binds: `__all__` may list any
     deleted: set[str] = set()
     declared: list[str] | None = None
+    star = False
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names[node.name] = True
         elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
-            for alias in node.names:
-                if alias.name != "*":
-                    names.setdefault(alias.asname or alias.name, False)
+            star = star or any(alias.name == "*" for alias in node.names)
+            bound = [alias.asname or alias.name for alias in node.names if alias.name != "*"]
+            imported.update(bound)
+            if reexports and _own_import(node, own):
+                for name in bound:
+                    names.setdefault(name, False)
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
-                    if target.id == "__all__" and isinstance(node.value, ast.List | ast.Tuple):
-                        declared = [
-                            e.value
-                            for e in node.value.elts
-                            if isinstance(e, ast.Constant) and isinstance(e.value, str)
-                        ]
+                    if target.id == "__all__":
+                        declared = _declared(node)
                     else:
                         names.setdefault(target.id, False)
+        elif (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "__all__"
+        ):
+            declared = [*(declared or []), *(_declared(node) or [])]
         elif isinstance(node, ast.Delete):
             deleted.update(t.id for t in node.targets if isinstance(t, ast.Name))
     public = {n: c for n, c in names.items() if n not in deleted}
     if declared is not None:
-        return {n: public[n] for n in declared if n in public}
+        public = {**dict.fromkeys(imported - deleted, False), **public}
+        return {n: public.get(n, False) for n in declared if n in public or star}
     return {n: c for n, c in public.items() if not n.startswith("_")}
+
+
+# --- the public surface ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceModule:
+    """A module of the project as the property will import it."""
+
+    name: str  # dotted import name: pkg.sub.mod
+    path: str  # the tracked file that defines it
+    package: bool  # an __init__.py: relative imports start from the module itself
+
+
+def _package_dir(layout: Layout, top: str) -> str:
+    return f"src/{top}" if layout.src_layout else top
+
+
+def submodules(layout: Layout, top: str, tracked: Collection[str]) -> list[SourceModule]:
+    """The public modules under package `top`, its root aside, from the tracked paths.
+
+    Public: every directory on the way is a package (has __init__.py) with a
+    public name, and the module is neither private (`_x`), nor a test, nor a
+    suite directory's: what a user of the package imports.
+    """
+    base = _package_dir(layout, top)
+    tracked = set(tracked)
+    found = []
+    for path in sorted(tracked):
+        if not path.startswith(base + "/") or not path.endswith(".py"):
+            continue
+        *dirs, file = path[len(base) + 1 :].split("/")
+        if any(
+            not d.isidentifier() or d.startswith("_") or d in SUITE_DIRS
+            or "/".join([base, *dirs[: i + 1], "__init__.py"]) not in tracked
+            for i, d in enumerate(dirs)
+        ):  # fmt: skip
+            continue
+        stem = file.removesuffix(".py")
+        if file == "__init__.py":
+            if dirs:
+                found.append(SourceModule(".".join([top, *dirs]), path, package=True))
+        elif (
+            stem.isidentifier()
+            and not stem.startswith("_")
+            and not is_test_file(path)
+            and (file not in NOT_CODE)
+        ):
+            found.append(SourceModule(".".join([top, *dirs, stem]), path, package=False))
+    return found
+
+
+def _imported(module: SourceModule, tree: ast.Module) -> set[str]:
+    """Absolute names of what the module imports unconditionally (and so runs)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            if node.level:
+                parts = module.name.split(".") if module.package else module.name.split(".")[:-1]
+                parts = parts[: len(parts) - (node.level - 1)]
+                if not parts:  # beyond the top-level package: not importable anyway
+                    names.add("")
+                    continue
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            else:
+                base = node.module or ""
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+    return names
+
+
+def self_contained(
+    modules: Sequence[SourceModule],
+    sources: Mapping[str, bytes],
+    own: Collection[str],
+    stdlib: Collection[str] = sys.stdlib_module_names,
+) -> set[str]:
+    """The modules that import nothing but the standard library and each other.
+
+    A walked module that needs another distribution would fail the starter at
+    the adoption commit wherever that distribution is not pinned, so the
+    starter records only these. Importing a.b.c runs a and a.b first.
+    """
+    by_name = {m.name: m for m in modules}
+    needs: dict[str, set[str]] = {}
+    broken: set[str] = set()
+    for m in modules:
+        tree = _parse(sources.get(m.path, b""))
+        if tree is None:
+            broken.add(m.name)
+            continue
+        deps: set[str] = set()
+        for name in _imported(m, tree):
+            top = name.split(".")[0]
+            if top not in own:
+                if top not in stdlib:
+                    broken.add(m.name)
+                continue
+            parts = name.split(".")
+            deps.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+        parts = m.name.split(".")
+        deps.update(".".join(parts[: i + 1]) for i in range(len(parts) - 1))
+        needs[m.name] = {d for d in deps if d in by_name and d != m.name}
+    changed = True
+    while changed:  # a module that runs a broken one is broken: to a fixed point
+        changed = False
+        for name, deps in needs.items():
+            if name not in broken and deps & broken:
+                broken.add(name)
+                changed = True
+    return {m.name for m in modules} - broken
+
+
+def public_surface(
+    layout: Layout,
+    tracked: Collection[str],
+    sources: Mapping[str, bytes],
+    stdlib: Collection[str] = sys.stdlib_module_names,
+) -> dict[str, dict[str, bool]]:
+    """module -> public name -> callable, read from the source (never imported).
+
+    A top-level module or a package whose root names its API is its own
+    surface. A package whose root names nothing (empty, a docstring, a
+    version) keeps its API in its submodules: those are walked instead.
+    `stdlib`: the standard modules this interpreter has (a walked module that
+    needs `msvcrt` or `fcntl` is left out where it cannot import).
+    """
+    own = set(layout.modules)
+    api: dict[str, dict[str, bool]] = {}
+    for top in layout.modules:
+        root = module_source(layout, top, tracked)
+        if root is None or top.startswith("_"):  # a private top level: no one imports it
+            continue
+        names = public_names(sources.get(root, b""), own)
+        if names or not root.endswith("/__init__.py"):
+            api[top] = names
+            continue
+        subs = submodules(layout, top, tracked)
+        everything = [SourceModule(top, root, package=True), *subs]
+        usable = self_contained(everything, sources, own, stdlib)
+        for sub in subs:
+            if sub.name in usable:
+                found = public_names(sources.get(sub.path, b""), own, reexports=sub.package)
+                if found:
+                    api[sub.name] = found
+    return api
+
+
+def surface_files(layout: Layout, tracked: Collection[str]) -> list[str]:
+    """The tracked files public_surface reads."""
+    files = []
+    for top in layout.modules:
+        root = module_source(layout, top, tracked)
+        if root is not None:
+            files.append(root)
+            if root.endswith("/__init__.py"):
+                files += [m.path for m in submodules(layout, top, tracked)]
+    return files
 
 
 # --- the map ----------------------------------------------------------------
@@ -373,7 +600,11 @@ def render_property(api: Mapping[str, Mapping[str, bool]]) -> str:
 
 
 def render_tox(layout: Layout) -> str:
-    install = "    python -m pip install -q --no-deps {tox_root}\n" if layout.installable else ""
+    install = (
+        "    python -m pip install -q --no-deps --no-build-isolation {tox_root}\n"
+        if layout.installable
+        else ""
+    )
     return string.Template(template("init/tox.ini.tmpl")).substitute(project_install=install)
 
 
@@ -398,13 +629,34 @@ def render_project_constraints(layout: Layout) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_patchjudge_constraints(spec: str) -> str:
-    return (
-        "# patchjudge itself, installed with --no-deps (its runtime is pinned in lane.txt).\n"
-        "# Written by `patchjudge init --patchjudge-spec`; a path, a wheel URL with\n"
-        "# #sha256=..., or a pinned requirement from your index.\n"
-        f"{spec}\n"
-    )
+def render_patchjudge_constraints(spec: str, note: str = "") -> str:
+    lines = [
+        "# patchjudge itself, installed with --no-deps (its runtime is pinned in lane.txt).",
+        "# Written by `patchjudge init` from where this patchjudge was installed (or",
+        "# --patchjudge-spec): a pin from your index, a wheel, a URL or a source directory,",
+        "# checked to resolve when it was written.",
+    ]
+    if note:
+        lines.append(f"# No hash here: {note}.")
+    return "\n".join([*lines, spec]) + "\n"
+
+
+def render_build_constraints(pins: Sequence[str]) -> str:
+    lines = [
+        "# What builds the project ([build-system] requires in pyproject.toml, or PEP 517's",
+        "# setuptools for a setup.py) and patchjudge from a source directory: exact pins",
+        "# with hashes, installed with lane.txt, so the lanes build with --no-build-isolation",
+        "# and never fetch an unpinned backend. Written by `patchjudge init`; beside",
+        "# lane.txt's pins, not repeated here. Regenerate after a change to [build-system]:",
+        "#   uv pip compile --generate-hashes -c constraints/lane.txt build.in \\",
+        "#     -o constraints/build.txt",
+    ]
+    return "\n".join([*lines, *pins]) + "\n"
+
+
+def check_runner(runner: str) -> None:
+    if runner not in RUNNERS:
+        raise PatchjudgeError(f"unknown runner {runner!r}", key="--runner", fix="use nox or tox")
 
 
 def scaffold(
@@ -414,19 +666,19 @@ def scaffold(
     options: Options,
 ) -> dict[str, str]:
     """Every file init writes (path -> text) except the fixture lock, which hashes the tree."""
-    if options.runner not in RUNNERS:
-        raise PatchjudgeError(
-            f"unknown runner {options.runner!r}", key="--runner", fix="use nox or tox"
-        )
+    check_runner(options.runner)
     files: dict[str, str] = {}
     if options.runner == "nox":
         files["noxfile.py"] = template("init/noxfile.py.tmpl")
     else:
         files["tox.ini"] = render_tox(layout)
-    files[f"{PROPERTIES_DIR}/test_public_api.py"] = render_property(api)
+    files[STARTER] = render_property(api)
     files[FREEZE_REGISTRY] = template("init/flakes.freeze.toml.tmpl")
     files["constraints/lane.txt"] = template("init/lane.txt")
-    files["constraints/patchjudge.txt"] = render_patchjudge_constraints(options.patchjudge_spec)
+    files["constraints/patchjudge.txt"] = render_patchjudge_constraints(
+        options.patchjudge_spec, options.patchjudge_note
+    )
+    files["constraints/build.txt"] = render_build_constraints(options.build_pins)
     files["constraints/project.txt"] = render_project_constraints(layout)
     files[GITHUB_WORKFLOW] = ci_recipe("ci/github-workflow.yml", options.runner)
     files[GITLAB_JOB] = ci_recipe("ci/gitlab-ci.yml", options.runner)

@@ -13,6 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from patchjudge.config import PropertiesSettings
+from patchjudge.errors import PatchjudgeError
+from patchjudge.replay import HOST_KEYS, Receipt, parse_receipt
 from patchjudge.report import LaneReport, RunKey, Status
 from patchjudge.verdict import ALL_LANES, Unreadable, decide
 from tests.schema_helpers import SCHEMAS, problems, schema, validate
@@ -50,10 +52,13 @@ SPEC_FLAKES = {
     "nodes": {"tests/test_clock.py::test_timestamp_order": {"fail": 3, "runs": 12}},
     "candidates": ["tests/test_clock.py::test_timestamp_order"],
 }  # fmt: skip
+# v2 takes the receipt as `replay run` builds it (SPEC: "A replay receipt").
 SPEC_RECEIPT = {
-    "seed": 20260924, "head": B, "slice_sha256": SHA,
+    "schema": 1, "seed": 20260924, "head": B, "slice_sha256": SHA,
     "failed_nodeids": [], "skipped_by_freeze": ["tests/test_clock.py::test_timestamp_order"],
-    "host_role": "trusted-ci",
+    "passed_nodeids": [], "host_role": "trusted-ci",
+    "host": {"python": "3.11.7", "platform": "linux-x86_64", "pins_sha256": SHA},
+    "problems": [],
 }  # fmt: skip
 EXAMPLES = {
     "lane_report": SPEC_LANE_REPORT,
@@ -153,6 +158,13 @@ BROKEN = [
     ("receipt", _with(SPEC_RECEIPT, ["a\nb"], "skipped_by_freeze"), "a node id holding a newline"),
     ("receipt", _with(SPEC_RECEIPT, "", "host_role"), "no host role"),
     ("receipt", _with(SPEC_RECEIPT, "yes", "trusted"), "an unknown key"),
+    ("receipt", _without(SPEC_RECEIPT, "host"), "no host: a receipt from nowhere"),
+    ("receipt", _with(SPEC_RECEIPT, "x", "host", "cpus"), "a host key the parser refuses"),
+    ("receipt", _with(SPEC_RECEIPT, 3, "host", "python"), "host values are strings"),
+    ("receipt", _with(SPEC_RECEIPT, ["t", "t"], "problems"), "a problem twice"),
+    ("receipt", _with(SPEC_RECEIPT, 2, "schema"), "a future receipt"),
+    ("receipt", _without(SPEC_RECEIPT, "passed_nodeids"), "what passed left out"),
+    ("receipt", _with(SPEC_RECEIPT, "   ", "host_role"), "a blank host role"),
 ]
 
 
@@ -224,3 +236,50 @@ def test_every_lane_report_the_gate_writes_is_valid(report: LaneReport) -> None:
         assert problems(report.to_json(), "lane_report")
         return
     validate(json.loads(json.dumps(report.to_json())), "lane_report")
+
+
+# --- the receipt schema and the receipt parser agree -----------------------------
+
+
+def test_the_spec_receipt_parses_and_round_trips() -> None:
+    receipt = parse_receipt(json.dumps(SPEC_RECEIPT).encode(), "receipt.json")
+    assert receipt.to_json() == SPEC_RECEIPT
+
+
+# The schema is stricter here than the parser, which leaves it to the check: a
+# node id holding a newline is on no line of any slice.
+SCHEMA_ONLY = {"a node id holding a newline"}
+PARSER_REFUSES = [row for row in BROKEN if row[0] == "receipt" and row[2] not in SCHEMA_ONLY]
+
+
+@pytest.mark.parametrize(
+    "doc", [row[1] for row in PARSER_REFUSES], ids=[row[2] for row in PARSER_REFUSES]
+)
+def test_a_receipt_the_schema_refuses_the_parser_refuses(doc: dict[str, Any]) -> None:
+    with pytest.raises(PatchjudgeError):
+        parse_receipt(json.dumps(doc).encode(), "receipt.json")
+
+
+nodeids_st = st.lists(
+    st.text(min_size=1, max_size=20).filter(lambda t: "\n" not in t), unique=True, max_size=3
+)
+
+
+@given(
+    st.builds(
+        Receipt,
+        seed=st.integers(min_value=0, max_value=2**32),
+        head=st.sampled_from([A, B]),
+        slice_sha256=st.just(SHA),
+        failed_nodeids=nodeids_st.map(tuple),
+        skipped_by_freeze=nodeids_st.map(tuple),
+        passed_nodeids=nodeids_st.map(tuple),
+        host_role=st.sampled_from(["trusted-ci", "gitlab"]),
+        host=st.fixed_dictionaries({k: st.text(max_size=8) for k in HOST_KEYS}),
+        problems=st.lists(st.text(max_size=20), unique=True, max_size=2).map(tuple),
+    )
+)
+def test_every_receipt_replay_run_can_build_is_valid(receipt: Receipt) -> None:
+    doc = json.loads(json.dumps(receipt.to_json()))
+    validate(doc, "receipt")
+    assert parse_receipt(json.dumps(doc).encode(), "receipt.json") == receipt

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge import __version__, git, scaffold
+from patchjudge import __version__, git, pins, scaffold
 from patchjudge.config import LEDGER, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes.fixtures import scan_worktree, write_lock
-
-DEFAULT_SPEC = f"patchjudge=={__version__}"
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,12 @@ class InitOptions:
     runner: str = "nox"
     force: bool = False
     base: str | None = None  # default: the detected default branch
-    patchjudge_spec: str = DEFAULT_SPEC
+    patchjudge_spec: str | None = None  # None: where this patchjudge was installed from
+
+
+def _standard_modules() -> frozenset[str]:
+    """The standard library's top-level modules this interpreter can import (no msvcrt here)."""
+    return frozenset(n for n in sys.stdlib_module_names if importlib.util.find_spec(n) is not None)
 
 
 def tracked_paths(top: Path) -> list[str]:
@@ -52,20 +58,45 @@ def default_branch(top: Path) -> str:
     )
 
 
-def _spec(text: str) -> str:
-    """A path becomes absolute: pip and uv read relative paths in -r files differently."""
-    if "\n" in text or not text.strip():
+def judge_requirement(spec: str | None, lane_txt: str) -> tuple[pins.JudgeSpec, list[str]]:
+    """constraints/patchjudge.txt's line, checked to install here, and what builds it.
+
+    Default: where this patchjudge was installed from (PEP 610), so the lanes
+    install the very judge that ran init.
+    """
+    if spec is None:
+        wanted = pins.from_direct_url(pins.installed_direct_url(), __version__)
+    else:
+        wanted = pins.parse_spec(spec)
+    judge = pins.checked(wanted, pins.lane_versions(lane_txt))
+    if judge.kind != "directory":
+        return judge, []
+    # Built from its source tree in every lane venv, without isolation: its backend is pinned.
+    return judge, list(pins.directory_build_requires(Path(judge.requirement)))
+
+
+def build_pins(requirements: Sequence[str], lane_txt: str) -> tuple[str, ...]:
+    """constraints/build.txt's pins: resolved beside the lane's, without its repeats."""
+    if not requirements:
+        return ()
+    lane = pins.lane_versions(lane_txt)
+    try:
+        resolved = pins.resolve(list(dict.fromkeys(requirements)), lane)
+    except PatchjudgeError as exc:
         raise PatchjudgeError(
-            "must be one requirement or path", key="--patchjudge-spec", fix=f"e.g. {DEFAULT_SPEC}"
+            exc.message,
+            file="constraints/build.txt",
+            key="build-system.requires",
+            fix="pin a build backend that installs beside constraints/lane.txt",
+        ) from None
+    missing = [p.name for p in resolved if not p.hashes]
+    if missing:
+        raise PatchjudgeError(
+            f"the index gave no sha256 for {', '.join(missing)}",
+            file="constraints/build.txt",
+            fix="install from an index that serves hashes (PyPI does)",
         )
-    candidate = Path(text).expanduser()
-    if text.startswith((".", "/", "~")) or candidate.suffix == ".whl" or candidate.exists():
-        if not candidate.exists():
-            raise PatchjudgeError(
-                f"{text!r} does not exist", key="--patchjudge-spec", fix="pass a wheel or a tree"
-            )
-        return str(candidate.resolve())
-    return text.strip()
+    return tuple(p.line() for p in resolved if lane.get(p.name) != p.version)
 
 
 @dataclass(frozen=True)
@@ -76,6 +107,7 @@ class Plan:
     files: dict[str, str]  # path -> text, the fixture lock aside
     gitignore: list[str]  # lines .gitignore lacks
     modules: list[str]  # modules whose public names the starter property records
+    names: int  # how many names it records
 
 
 def plan(options: InitOptions) -> Plan:
@@ -85,23 +117,33 @@ def plan(options: InitOptions) -> Plan:
     layout = scaffold.detect(
         tracked, pyproject.read_bytes() if "pyproject.toml" in tracked else None
     )
-    api: dict[str, dict[str, bool]] = {}
-    for module in layout.modules:
-        source = scaffold.module_source(layout, module, tracked)
-        if source is not None:
-            api[module] = scaffold.public_names((top / source).read_bytes())
+    # Read, never imported: init runs no code of the project it adopts.
+    sources = {rel: (top / rel).read_bytes() for rel in scaffold.surface_files(layout, tracked)}
+    api = scaffold.public_surface(layout, tracked, sources, _standard_modules())
     gitignore = top / ".gitignore"
     additions = scaffold.gitignore_additions(
         gitignore.read_text(encoding="utf-8", errors="replace") if gitignore.exists() else None
     )
+    base = options.base or default_branch(top)
+    scaffold.check_runner(options.runner)  # before asking an index anything
+    lane_txt = scaffold.template("init/lane.txt")
+    judge, judge_builds = judge_requirement(options.patchjudge_spec, lane_txt)
     settings = scaffold.Options(
-        base=options.base or default_branch(top),
+        base=base,
         runner=options.runner,
-        patchjudge_spec=_spec(options.patchjudge_spec),
+        patchjudge_spec=judge.text(),
+        patchjudge_note=judge.no_hash,
+        build_pins=build_pins([*layout.build_requires, *judge_builds], lane_txt),
     )
     files = scaffold.scaffold([*tracked, ".gitignore"], layout, api, settings)
     parse_ledger(files[LEDGER].encode(), "--base")  # what the user passed must make a ledger
-    return Plan(top, files, additions, sorted(m for m, names in api.items() if names))
+    recorded = sorted(m for m, names in api.items() if names)
+    return Plan(top, files, additions, recorded, sum(len(api[m]) for m in recorded))
+
+
+def _few(modules: list[str]) -> str:
+    shown = ", ".join(modules[:3])
+    return shown + (f" and {len(modules) - 3} more modules" if len(modules) > 3 else "")
 
 
 def init(options: InitOptions, out: TextIO) -> int:
@@ -145,7 +187,7 @@ def init(options: InitOptions, out: TextIO) -> int:
         gitignore.write_text(current + sep + "\n".join(additions) + "\n", encoding="utf-8")
         print(f"appended to .gitignore: {' '.join(additions)}", file=out)
     starter = (
-        f"it checks the public names of {', '.join(modules)} stay"
+        f"it checks the {p.names} public names of {_few(modules)} stay"
         if modules
         else "it FAILS until you write a real property"
     )
@@ -160,4 +202,11 @@ def init(options: InitOptions, out: TextIO) -> int:
         f"  3. on a patch branch: {run} -- --base {base}   (or: patchjudge gate --base {base})",
         file=out,
     )
+    if not modules:
+        # Last, where it is read: until a human writes a property every patch is rejected.
+        print(
+            f"\nwarning: init found no public name to record, so {scaffold.STARTER} is a"
+            " template that rejects every patch until you write a real property in it",
+            file=out,
+        )
     return 0

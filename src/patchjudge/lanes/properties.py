@@ -8,7 +8,7 @@ import tokenize
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from patchjudge import charmap, testrun
+from patchjudge import charmap, failure, testrun
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes import not_forced, report
 from patchjudge.paths import under
@@ -66,11 +66,8 @@ def judge_outcomes(
         bad = [o for o in outcomes if o.outcome == "failed"]
         skipped = [o for o in outcomes if o.outcome == "skipped"]
         if bad:
-            example = next((f for o in bad for f in o.falsifying), "")
-            when = "" if bad[0].when == "call" else f" in {bad[0].when}"
-            problems.append(
-                f"property failed{when}: {nodeid}" + (f": {example}" if example else "")
-            )
+            falsifying = [f for o in bad for f in o.falsifying]
+            problems.append(failure.reason(nodeid, bad[0].when, bad[0].longrepr, falsifying))
             failed.append(
                 {
                     "nodeid": nodeid,

@@ -1,0 +1,89 @@
+"""Pure: a failed test's report text -> the one line a reviewer reads (what failed, on what).
+
+The pytest plugin folds hypothesis' falsifying examples with `examples`; the
+properties lane builds its reason with `reason`. Both read pytest's
+`longreprtext`, so the words a verdict shows come from one place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+EXAMPLE_STARTS = ("Falsifying example", "Falsifying explicit example", "Failing test case")
+# A reason is one line of a table cell: the assertion's message is cut, not the reason's start.
+ASSERTION_CAP = 300
+# Hypothesis annotates arguments: `x=0,  # or any other generated value`. The
+# comment ends at the line's end, so it is cut before the lines are folded.
+_COMMENT = re.compile(r"\s+#[^'\"]*$")
+
+
+# The scratch tree a lane tests lives at a random <tmp>/patchjudge-XXXX/.../tree/:
+# a message naming a file in it (`cannot import name 'f' from 'm' (/tmp/...)`)
+# would make verdict.json differ run to run. The path is shown tree-relative.
+_SCRATCH = re.compile(r"(?:/[^/\s'\"()]+)*/patchjudge-[^/\s'\"()]+/(?:[^/\s'\"()]+/)*?tree/")
+
+
+def _lines(text: str) -> list[str]:
+    """pytest's `E   ` error lines with the marker and indentation off; others stripped."""
+    return [raw[1:].strip() if raw.startswith("E ") else raw.strip() for raw in text.splitlines()]
+
+
+def examples(text: str) -> list[str]:
+    """Hypothesis's failing example(s), each folded onto one line, its comments dropped.
+
+    Hypothesis prints `Falsifying example: f(x=1)` (older) or a multi-line
+    `Failing test case: f(\\n    x=1,\\n)` (newer); both end when the call's
+    parentheses close.
+    """
+    found: list[str] = []
+    current: list[str] | None = None
+    depth = 0
+    for line in _lines(text):
+        if current is None and line.startswith(EXAMPLE_STARTS):
+            current, depth = [], 0
+        if current is None:
+            continue
+        bare = _COMMENT.sub("", line)
+        current.append(bare)
+        depth += bare.count("(") - bare.count(")")
+        if depth <= 0:
+            folded = " ".join(current).replace("( ", "(").replace(", )", ")").replace(",)", ")")
+            found.append(folded)
+            current = None
+    return found
+
+
+def assertion(text: str) -> str:
+    """The first line of what the test raised: the last block of `E` lines, its head.
+
+    `AssertionError: ` is dropped (the message is the assertion's own words);
+    any other exception keeps its name, which says what went wrong.
+    """
+    blocks: list[list[str]] = []
+    previous = False
+    for raw in text.splitlines():
+        is_error = raw.startswith("E ") or raw == "E"
+        if is_error and not previous:
+            blocks.append([])
+        if is_error:
+            blocks[-1].append(raw[1:].strip())
+        previous = is_error
+    for block in reversed(blocks):
+        head = _SCRATCH.sub("", next((line for line in block if line), ""))
+        if head and not head.startswith(EXAMPLE_STARTS):
+            head = head.removeprefix("AssertionError: ")
+            return head if len(head) <= ASSERTION_CAP else head[: ASSERTION_CAP - 1] + "…"
+    return ""
+
+
+def reason(nodeid: str, when: str, longrepr: str, falsifying: Sequence[str]) -> str:
+    """`property failed: NODEID: <assertion's first line>; <falsifying example>`.
+
+    `falsifying` is what the plugin folded with `examples`; the longrepr's
+    own example is the fallback.
+    """
+    where = "" if when == "call" else f" in {when}"
+    example = next(iter(falsifying), "") or next(iter(examples(longrepr)), "")
+    said = [part for part in (assertion(longrepr), example) if part]
+    return f"property failed{where}: {nodeid}" + (f": {'; '.join(said)}" if said else "")
