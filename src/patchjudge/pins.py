@@ -6,8 +6,9 @@ and read the files a spec names, nothing else.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import importlib.util
+import importlib.metadata
 import json
 import re
 import shutil
@@ -133,8 +134,14 @@ def installed_direct_url() -> Mapping[str, Any] | None:
 
 
 def installer() -> list[str] | None:
-    """pip of this interpreter, else uv on PATH (a uv-made venv has no pip)."""
-    if importlib.util.find_spec("pip") is not None:
+    """pip of this interpreter, else uv on PATH (a uv-made venv has no pip).
+
+    Asked of the installed distributions, not the import system: setuptools'
+    distutils hack answers `find_spec("pip")` with a warning on stderr, and
+    init's errors are one line.
+    """
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+        importlib.metadata.version("pip")
         return [sys.executable, "-m", "pip"]
     beside = Path(sys.executable).with_name("uv")
     uv = str(beside) if beside.exists() else shutil.which("uv")
