@@ -112,10 +112,35 @@ def _alternation(patterns: tuple[str, ...]) -> tuple[re.Pattern[str] | None, boo
         # other flags would change its meaning inside the alternation.
         if not isinstance(regex, re.Pattern) or regex.groupindex or regex.flags != re.UNICODE:
             return None, True
-        parts.append(f"(?:{regex.pattern})(?P<p{i}>)")
+        # pathspec searches (`*/` is `/` anywhere): a `match` of a lazy prefix
+        # and the pattern is that search; one anchored by `^` needs no prefix.
+        anchored = regex.pattern.startswith("^") and not _alternates(regex.pattern)
+        prefix = "" if anchored else "(?s:.*?)"
+        parts.append(f"{prefix}(?:{regex.pattern})(?P<p{i}>)")
     if not parts:
         return None, False
     return re.compile("|".join(parts)), False
+
+
+def _alternates(regex: str) -> bool:
+    """Pure: whether `regex` has a `|` outside every group and class (`^a|b` is not anchored)."""
+    depth, in_class, escaped = 0, False, False
+    for ch in regex:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return True
+    return False
 
 
 def first_match(entries: Sequence[MapEntry], path: str) -> MapEntry | None:
