@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.scale import data_files
+
 from tests.attack_helpers import BROKEN_CALC, attack, fast_ledger
 from tests.helpers import CALC, commit, example_repo, gate, verdict, write
 
@@ -97,9 +99,11 @@ DATA_FILES = 3000
 
 def _large_repo(tmp_path: Path, patch: str) -> Path:
     ledger = fast_ledger().replace('"docs/**" = []', '"docs/**" = []\n"data/**" = []')
-    data = {f"data/d{i // 100:02d}/f{i:05d}.txt": f"row {i}\n" for i in range(DATA_FILES)}
+    # The bench's own builder of bulk files (bench/scale.py), a few thousand of them.
+    data: dict[str, str | bytes | None] = dict(data_files(DATA_FILES, 64))
     repo = example_repo(tmp_path, **{"eval/gate.toml": ledger, **data})
-    write(repo, {"src/calc/__init__.py": patch, "data/d00/f00000.txt": "row 0, revised\n"})
+    first = sorted(data)[0]
+    write(repo, {"src/calc/__init__.py": patch, first: b"revised\n"})
     commit(repo, "a patch to the library and to one data file")
     return repo
 
