@@ -42,40 +42,39 @@ class Strategy:
     # Store files chowned to NOBODY and made read-only: a sandboxed process
     # that reaches one through its link can neither write nor chmod it.
     lock: bool
-    # Every store file checked against its blob id before a tree takes it:
-    # code that is not sandboxed can reach the store (through a link, or its
-    # path under /tmp) and write it; what it wrote is rewritten, never shared.
-    verify: bool
 
     def __str__(self) -> str:
-        return (
-            f"{self.place}{' read-only' if self.lock else ''}{' verified' if self.verify else ''}"
-        )
+        return f"{self.place}{' read-only' if self.lock else ''}"
 
 
 def choose(isolation: str, euid: int, *, can_link: bool, can_clone: bool) -> Strategy:
     """Pure: the cheapest way to give each lane its own tree that keeps lanes apart.
+
+    Whatever the choice, the store is checked before any tree takes a file
+    (`Store.check`): code that is not sandboxed can reach the store's path,
+    and the gate itself edits trees (a mutant); what was written there is
+    hashed again and rewritten, never shared.
 
     - sandboxed, gate run as root, links work: hard links to files owned by
       NOBODY, mode 0444 (the sandbox maps its uid to the caller's; NOBODY is
       not mapped, so it cannot write or chmod them; it may unlink its own link);
     - clones where the filesystem makes them (btrfs, xfs): private from the
       first write, at the cost of a link;
-    - not sandboxed, links work: hard links, verified. The tested code runs
-      as the gate's user and can reach the store's path whatever the trees
-      are made of, so a copy would be no safer; it must be verified either
-      way, and a link costs a directory entry where a copy writes the bytes;
+    - not sandboxed, links work: hard links. The tested code runs as the
+      gate's user and can reach the store's path whatever the trees are made
+      of, so a copy would be no safer: the check is what keeps lanes apart,
+      and a link costs a directory entry where a copy writes the bytes;
     - otherwise copies (sandboxed but not root: the caller's own files stay
       writable inside the box, so a link would share a write).
     """
     sandboxed = isolation == "sandbox"
     if sandboxed and euid == 0 and can_link:
-        return Strategy("link", lock=True, verify=False)
+        return Strategy("link", lock=True)
     if can_clone:
-        return Strategy("clone", lock=False, verify=not sandboxed)
+        return Strategy("clone", lock=False)
     if can_link and not sandboxed:
-        return Strategy("link", lock=False, verify=True)
-    return Strategy("copy", lock=False, verify=not sandboxed)
+        return Strategy("link", lock=False)
+    return Strategy("copy", lock=False)
 
 
 def probe(directory: Path) -> tuple[bool, bool]:
@@ -128,7 +127,7 @@ class Store:
         self._strategy: Strategy | None = None
         self._files: set[str] = set()  # keys written: "<sha>.<x|r>"
         self._targets: dict[str, bytes] = {}  # symlink blobs: sha -> target
-        # Each store file's stamp as the gate last left it (with `verify`).
+        # Each store file's stamp as the gate last left it.
         self._stamps: dict[str, _Stamp] = {}
 
     def strategy(self, isolation: str) -> Strategy:
@@ -166,22 +165,22 @@ class Store:
         self._root, self._files, self._targets, self._stamps = None, set(), {}, {}
 
     def check(self) -> None:
-        """Drop every store file whose bytes are no longer its blob's (with `verify`).
+        """Drop every store file whose bytes or mode are no longer its blob's.
 
         Call it before the gate itself links or unlinks store files: a stamp
         that moved since `restamp` was then moved by the tested code (a
         write, a chmod, a replaced file; ctime cannot be set back), and only
         those files are hashed again.
         """
-        if self._root is None or self._strategy is None or not self._strategy.verify:
+        if self._root is None or self._strategy is None:
             return
         store = os.fspath(self._root)
         moved = {k for k, st in self._stamps.items() if _stamp(f"{store}/{k}") != st}
         self._drop_tampered(moved)
 
     def restamp(self) -> None:
-        """Record the store's stamps after the gate's own links and unlinks (with `verify`)."""
-        if self._root is None or self._strategy is None or not self._strategy.verify:
+        """Record the store's stamps after the gate's own links and unlinks."""
+        if self._root is None or self._strategy is None:
             return
         store = os.fspath(self._root)
         self._stamps = {k: st for k in self._files if (st := _stamp(f"{store}/{k}")) is not None}
@@ -217,9 +216,10 @@ class Store:
 
     def _drop_tampered(self, keys: set[str]) -> None:
         store = self._dir()
+        lock = self._strategy is not None and self._strategy.lock
         for key in sorted(keys):
             path = store / key
-            if not _intact(path, key):
+            if not _intact(path, key, lock):
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
                 self._files.discard(key)
@@ -301,7 +301,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _intact(path: Path, key: str) -> bool:
+def _intact(path: Path, key: str, lock: bool) -> bool:
     """The store file is a regular file with its mode whose bytes hash to its blob id."""
     sha = key.partition(".")[0]
     try:
@@ -310,7 +310,9 @@ def _intact(path: Path, key: str) -> bool:
         return False
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != _perm(key, False):
+        if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != _perm(key, lock):
+            return False
+        if lock and st.st_uid != NOBODY:
             return False
         return blob_id(sha, iter(lambda: fh.read(1 << 20), b""), st.st_size) == sha
 

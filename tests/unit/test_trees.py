@@ -20,17 +20,17 @@ from tests.helpers import commit, git, init_repo
     ("isolation", "euid", "can_link", "can_clone", "expected"),
     [
         # Sandboxed as root: links to files nobody in the box owns.
-        ("sandbox", 0, True, True, Strategy("link", lock=True, verify=False)),
-        ("sandbox", 0, True, False, Strategy("link", lock=True, verify=False)),
+        ("sandbox", 0, True, True, Strategy("link", lock=True)),
+        ("sandbox", 0, True, False, Strategy("link", lock=True)),
         # Sandboxed as a user: the box's uid owns the store's files, so no shared inode.
-        ("sandbox", 1000, True, True, Strategy("clone", lock=False, verify=False)),
-        ("sandbox", 1000, True, False, Strategy("copy", lock=False, verify=False)),
-        ("sandbox", 0, False, False, Strategy("copy", lock=False, verify=False)),
+        ("sandbox", 1000, True, True, Strategy("clone", lock=False)),
+        ("sandbox", 1000, True, False, Strategy("copy", lock=False)),
+        ("sandbox", 0, False, False, Strategy("copy", lock=False)),
         # Not sandboxed: the store is reachable whatever the trees are; always verified.
-        ("process", 0, True, True, Strategy("clone", lock=False, verify=True)),
-        ("process", 0, True, False, Strategy("link", lock=False, verify=True)),
-        ("process", 1000, True, False, Strategy("link", lock=False, verify=True)),
-        ("process", 0, False, False, Strategy("copy", lock=False, verify=True)),
+        ("process", 0, True, True, Strategy("clone", lock=False)),
+        ("process", 0, True, False, Strategy("link", lock=False)),
+        ("process", 1000, True, False, Strategy("link", lock=False)),
+        ("process", 0, False, False, Strategy("copy", lock=False)),
     ],
 )
 def test_strategy_table(
@@ -150,7 +150,9 @@ def test_sandboxed_as_root_the_shared_files_cannot_be_written_or_chmodded(
     store = trees.Store()
     tree = tmp_path / "tree"
     store.place(repo, tree, _entries(repo), "sandbox")
-    assert store.strategy("sandbox") == Strategy("link", lock=True, verify=False)
+    assert store.strategy("sandbox") == Strategy("link", lock=True)
+    # The gate itself (root) can still write them (a mutant): the check repairs that too.
+    (tree / "data" / "big.bin").write_bytes(b"mutant")
     st = (tree / "src" / "a.py").stat()
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (trees.NOBODY, 0o444)
     assert stat.S_IMODE((tree / "bin" / "run").stat().st_mode) == 0o555
@@ -168,6 +170,8 @@ def test_sandboxed_as_root_the_shared_files_cannot_be_written_or_chmodded(
     store.place(repo, later, _entries(repo), "sandbox")
     assert (later / "src" / "a.py").read_text() == "A = 1\n"
     assert (later / "src" / "same.py").read_text() == "A = 1\n"
+    assert (later / "data" / "big.bin").read_bytes() == bytes(range(256)) * 8192
+    assert (later / "data" / "big.bin").stat().st_uid == trees.NOBODY
     store.close()
 
 
