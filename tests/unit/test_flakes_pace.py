@@ -44,3 +44,9 @@ def test_junit_seconds_sums_the_cases_and_ignores_junk(tmp_path: Path) -> None:
         "</testsuite></testsuites>"
     )
     assert repeat.junit_seconds(xml) == 1.75
+
+
+def test_serial_seconds_counts_what_junit_does_not_see() -> None:
+    # 180 tests of 1 ms by JUnit, 11 runs left: the item overhead dominates.
+    assert repeat.serial_seconds(0.18, 180, 11) == 11 * (0.18 + 180 * repeat.RUN_OVERHEAD_S)
+    assert repeat.serial_seconds(5.0, 3, 0) == 0

@@ -291,7 +291,8 @@ def collect_evidence(
         if pace is None:
             used = repeat.resolve_workers(workers, len(mine) * count, os.cpu_count())
         else:
-            used = repeat.workers_for(workers, pace * left, os.cpu_count())
+            serial = repeat.serial_seconds(pace, len(mine), left)
+            used = repeat.workers_for(workers, serial, os.cpu_count())
         say(
             f"shard {shard}: {len(mine)} of {len(found.collected)} node ids x{count}, "
             + (f"xdist -n {used}" if used else "no xdist")
@@ -299,7 +300,11 @@ def collect_evidence(
         )
         if left:
             spec = dataclasses.replace(spec, nodeids=tuple(mine), workers=used, count=left)
-            per_run = pace / len(mine) if pace is not None and mine else None
+            per_run = (
+                repeat.serial_seconds(pace, len(mine), 1) / len(mine)
+                if pace is not None and mine
+                else None
+            )
             result = repeat.run(
                 tree, spec, scratch / "runs", environ, progress=say, seconds_per_run=per_run
             )
