@@ -87,7 +87,7 @@ class Run:
 
     @contextlib.contextmanager
     def scratch(self) -> Iterator[Path]:
-        """A private directory outside the checkout, removed afterwards."""
+        """A private directory outside the checkout; moved aside after, removed with the run."""
         path = Path(tempfile.mkdtemp(prefix="patchjudge-"))
         try:
             if path.resolve().is_relative_to(self.repo.resolve()):
