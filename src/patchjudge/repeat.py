@@ -16,6 +16,7 @@ passes, one run each, never counted as more than they ran.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -146,6 +147,33 @@ def resolve_workers(setting: str | int, runs: int, cpus: int | None) -> int:
     return int(setting)
 
 
+# What starting xdist's workers costs, in seconds of serial test time it must
+# save first (issue 12: measured 1.2-1.6 s for -n 2 on a 2-core machine).
+XDIST_START_S = 2.0
+# What one test run costs beyond the duration JUnit gives it: pytest's and
+# pytest-repeat's item handling, the judge's channel, the JUnit record
+# (issue 12: toolz's 180 tests took 0.1-0.2 s by JUnit, ~0.6 s more by wall).
+RUN_OVERHEAD_S = 0.002
+
+
+def serial_seconds(test_seconds: float, tests: int, runs: int) -> float:
+    """Pure: what `runs` more runs of `tests` tests would take serially, from one measured run."""
+    return runs * (test_seconds + tests * RUN_OVERHEAD_S)
+
+
+def workers_for(setting: str | int, serial_s: float, cpus: int | None) -> int:
+    """Pure: the xdist worker count from measured test time; 'auto' uses xdist where it gains.
+
+    `serial_s` is what the runs still to do would take one after another
+    (the first pass's test durations times the runs left): n workers save
+    `serial_s * (1 - 1/n)` and cost a start-up.
+    """
+    if setting != "auto":
+        return int(setting)
+    n = cpus or 1
+    return n if n > 1 and serial_s * (1 - 1 / n) > XDIST_START_S else 0
+
+
 def by_file(nodeids: Iterable[str]) -> list[list[str]]:
     """Pure: node ids grouped by test file, files in first-seen order."""
     groups: dict[str, list[str]] = {}
@@ -198,6 +226,70 @@ def collect(
     )
     scratch.mkdir(parents=True, exist_ok=True)
     return testrun.run(plan, scratch=scratch, environ=environ, box=box)
+
+
+@dataclass(frozen=True)
+class FirstPass:
+    """Each test of `args` collected and run once, serially, in one pytest."""
+
+    collected: testrun.TestRun
+    nodes: Mapping[str, Tally]
+    problems: tuple[str, ...]
+    test_seconds: float  # the tests' own durations, JUnit's sum: the measured pace
+
+
+def first_pass(
+    tree: Path,
+    args: Sequence[str],
+    spec: Spec,
+    scratch: Path,
+    environ: Mapping[str, str],
+    *,
+    box: sandbox.Boxer | None = None,
+) -> FirstPass:
+    """Collect and run once in the same pytest: the node ids, run 1 of N, and its pace.
+
+    The collection a separate `--collect-only` would cost comes with it, and
+    the durations it measures decide xdist for the runs left (issue 12).
+    """
+    scratch.mkdir(parents=True, exist_ok=True)
+    xml = scratch / "junit.xml"
+    plan = testrun.Plan(
+        tree=tree,
+        args=tuple(args),
+        conftest_roots=spec.conftest_roots,
+        pythonpath=spec.pythonpath,
+        plugins=spec.plugins,
+        seed=spec.seed,
+        timeout_s=spec.timeout_s,
+        extra=("--junitxml", str(xml), "-o", "junit_logging=no"),
+    )
+    result = testrun.run(plan, scratch=scratch, environ=environ, box=box)
+    problems = testrun.run_problems(result, plan.timeout_s)
+    if problems:
+        return FirstPass(result, {}, tuple(problems), 0.0)
+    nodes, strangers = tally_pass(result.outcomes, set(result.collected), repeated=False)
+    problems += [f"ran a node id that was not collected: {s}" for s in strangers]
+    seconds = 0.0
+    if not xml.is_file():
+        problems.append("pytest wrote no JUnit XML")
+    else:
+        problems += cross_check(result.outcomes, junit.read_cases(xml))
+        seconds = junit_seconds(xml)
+    return FirstPass(result, nodes, tuple(problems), seconds)
+
+
+def junit_seconds(path: Path) -> float:
+    """The sum of the test cases' `time` attributes (setup, call and teardown)."""
+    from xml.etree import ElementTree
+
+    total = 0.0
+    for _, elem in ElementTree.iterparse(path, events=("end",)):
+        if elem.tag == "testcase":
+            with contextlib.suppress(ValueError):
+                total += max(0.0, float(elem.get("time", "0")))
+            elem.clear()
+    return total
 
 
 def _one_pass(
@@ -253,8 +345,13 @@ def run(
     progress: Progress | None = None,
     *,
     box: sandbox.Boxer | None = None,
+    seconds_per_run: float | None = None,
 ) -> Result:
-    """Every node id in `spec` run `spec.count` times in `tree`, counted and verified."""
+    """Every node id in `spec` run `spec.count` times in `tree`, counted and verified.
+
+    With `seconds_per_run` (a measured pace), the first batch is sized to
+    take about BATCH_SECONDS too: a short suite runs in one pytest.
+    """
     started = time.monotonic()
     say = progress or (lambda _: None)
     nodes: dict[str, Tally] = {}
@@ -264,6 +361,9 @@ def run(
     total = len(spec.nodeids)
     done = 0
     target = total if total <= FIRST_BATCH else FIRST_BATCH
+    if seconds_per_run is not None:
+        per_id = seconds_per_run * spec.count / max(spec.workers, 1)
+        target = total if per_id <= 0 else max(1, int(BATCH_SECONDS / per_id))
     while groups:
         n = take(groups, target)
         batch = [nodeid for group in groups[:n] for nodeid in group]

@@ -4,24 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import os
-import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from patchjudge import git, sandbox
+from patchjudge import git, sandbox, trees
 from patchjudge.config import LEDGER, Ledger, check_paths_exist, parse_ledger
 from patchjudge.errors import PatchjudgeError
-from patchjudge.paths import (
-    SYMLINK,
-    Change,
-    Classification,
-    any_match,
-    classify,
-    is_bytecode,
-)
+from patchjudge.paths import SYMLINK, Change, Classification, classify, globs, is_bytecode
 from patchjudge.replay import parse_receipt
 from patchjudge.report import RunKey
 
@@ -60,6 +53,8 @@ class Run:
     # "sandbox" or "process": how code from the patch runs in this gate run
     # (SPEC: The boundary). Decided once, when the run opens (issue 10).
     isolation: str = "process"
+    # The blobs this run's trees are made from, each written once (issue 12).
+    store: trees.Store = field(default_factory=trees.Store, compare=False, repr=False)
 
     def box(self, tree: Path, home: Path) -> sandbox.Box | None:
         """The sandbox for a process that runs the patch's code in `tree`; None without one."""
@@ -86,12 +81,12 @@ class Run:
     def judge_entries(
         self, entries: tuple[git.TreeEntry, ...] | list[git.TreeEntry]
     ) -> list[git.TreeEntry]:
-        judge = self.ledger.judge_paths()
-        return [e for e in entries if any_match(judge, e.path)]
+        judge = globs(self.ledger.judge_paths())
+        return [e for e in entries if judge.first(e.path) is not None]
 
     @contextlib.contextmanager
     def scratch(self) -> Iterator[Path]:
-        """A private directory outside the checkout, removed afterwards."""
+        """A private directory outside the checkout; moved aside after, removed with the run."""
         path = Path(tempfile.mkdtemp(prefix="patchjudge-"))
         try:
             if path.resolve().is_relative_to(self.repo.resolve()):
@@ -102,30 +97,38 @@ class Run:
                 )
             yield path
         finally:
-            shutil.rmtree(path, ignore_errors=True)
+            self.store.discard(path)
 
-    def materialize(self, dest: Path, which: str = "head") -> Path:
-        """The code under test at head with the judge's files from the merge base.
+    @functools.cached_property
+    def head_tree(self) -> tuple[git.TreeEntry, ...]:
+        """What a head tree holds: the code under test at head, the judge's files from the base.
 
-        `which="base"` gives the merge base whole. Every call writes a fresh
-        copy: nothing one lane's tests write reaches another lane.
+        Listed once per run; every lane's head tree is made from this list.
         """
-        if which == "base":
-            base = [e for e in self.base_entries if not is_bytecode(e.path)]
-            git.materialize(self.repo, self.merge_base, dest, base)
-            return dest
-        # Bytecode never reaches a scratch tree: the interpreter would run it, not the source.
-        head_entries = [e for e in git.ls_tree(self.repo, self.head) if not is_bytecode(e.path)]
-        judge = self.ledger.judge_paths()
+        judge = globs(self.ledger.judge_paths())
         judge_entries = self.judge_entries(self.base_entries)
         # A head file where the judge has a directory (`eval` the file) would
         # block the judge's own files: the judge's layout wins.
         judge_dirs = {parent for e in judge_entries for parent in _parents(e.path)}
         code = [
-            e for e in head_entries if not any_match(judge, e.path) and e.path not in judge_dirs
+            e
+            for e in git.ls_tree(self.repo, self.head)
+            if judge.first(e.path) is None and e.path not in judge_dirs
         ]
-        git.materialize(self.repo, self.head, dest, code)
-        git.materialize(self.repo, self.merge_base, dest, judge_entries)
+        return (*code, *judge_entries)
+
+    def materialize(self, dest: Path, which: str = "head") -> Path:
+        """The code under test at head with the judge's files from the merge base.
+
+        `which="base"` gives the merge base whole. Every call makes a tree of
+        its own (directories its own, files from the run's store, see
+        trees.choose): nothing one lane's tests write reaches another lane.
+        """
+        entries = self.base_entries if which == "base" else self.head_tree
+        # Every file a lane's tree holds passes this one filter. Bytecode never
+        # reaches a scratch tree: the interpreter would run it, not the source.
+        kept = [e for e in entries if trees.placeable(e.path) and not is_bytecode(e.path)]
+        self.store.place(self.repo, dest, kept, self.isolation)
         return dest
 
 
@@ -212,7 +215,8 @@ def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
             target = git.show(repo, head, change.new_path) or b""
             symlinks[change.new_path] = os.fsdecode(target)
     judge = ledger.judge_paths()
-    judge_files = [e.path for e in base_entries if any_match(judge, e.path)]
+    judging = globs(judge)
+    judge_files = [e.path for e in base_entries if judging.first(e.path) is not None]
     classification = classify(
         changes,
         protected=judge,

@@ -275,29 +275,63 @@ def collect_evidence(
                 file=LEDGER,
                 key="suite.paths",
             )
-        say(f"collecting {', '.join(paths)} at {head[:12]}")
-        found = repeat.collect(tree, paths, spec, scratch / "collect", environ, box=box)
-        problems = testrun.run_problems(found, spec.timeout_s)
-        if problems:
-            return Evidence({}, {}, tuple(problems), 0)
-        mine = shard_of(found.collected, shard)
-        used = repeat.resolve_workers(workers, len(mine) * count, os.cpu_count())
+        if shard.total == 1:
+            # One pytest collects and runs each test once: run 1 of `count`,
+            # and the measured pace that decides xdist for the rest.
+            say(f"collecting {', '.join(paths)} and running each test once at {head[:12]}")
+            first = repeat.first_pass(tree, paths, spec, scratch / "first", environ, box=box)
+            if first.problems:
+                return Evidence({}, {}, first.problems, 0)
+            found, done, pace = first.collected, dict(first.nodes), first.test_seconds
+            mine = list(found.collected)
+        else:
+            say(f"collecting {', '.join(paths)} at {head[:12]}")
+            found = repeat.collect(tree, paths, spec, scratch / "collect", environ, box=box)
+            problems = testrun.run_problems(found, spec.timeout_s)
+            if problems:
+                return Evidence({}, {}, tuple(problems), 0)
+            mine = shard_of(found.collected, shard)
+            done, pace = {}, None
+        left = count - 1 if pace is not None else count
+        if pace is None:
+            used = repeat.resolve_workers(workers, len(mine) * count, os.cpu_count())
+        else:
+            serial = repeat.serial_seconds(pace, len(mine), left)
+            used = repeat.workers_for(workers, serial, os.cpu_count())
         say(
             f"shard {shard}: {len(mine)} of {len(found.collected)} node ids x{count}, "
             + (f"xdist -n {used}" if used else "no xdist")
+            + (f" (measured {pace:.2f} s a run)" if pace is not None else "")
         )
-        spec = dataclasses.replace(spec, nodeids=tuple(mine), workers=used)
-        result = repeat.run(tree, spec, scratch / "runs", environ, progress=say, box=box)
+        if left:
+            spec = dataclasses.replace(spec, nodeids=tuple(mine), workers=used, count=left)
+            per_run = (
+                repeat.serial_seconds(pace, len(mine), 1) / len(mine)
+                if pace is not None and mine
+                else None
+            )
+            result = repeat.run(
+                tree,
+                spec,
+                scratch / "runs",
+                environ,
+                progress=say,
+                box=box,
+                seconds_per_run=per_run,
+            )
+            nodes, trouble = repeat.add(done, result.nodes), result.problems
+        else:
+            nodes, trouble = done, ()
         doc = evidence_json(
             head=head,
             count=count,
             shard=shard,
             seed=ledger.properties.seed,
             host_info=host(),
-            nodes=result.nodes,
+            nodes=nodes,
             min_fails=ledger.flakes.candidate_min_fails,
             duration_s=time.monotonic() - started,
         )
-        return Evidence(doc, dict(result.nodes), result.problems, used)
+        return Evidence(doc, nodes, trouble, used)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

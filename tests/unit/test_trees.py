@@ -1,0 +1,183 @@
+"""Scratch trees from one store per run (issue 12): the strategy table, and lanes kept apart."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from patchjudge import git as pgit
+from patchjudge import trees
+from patchjudge.trees import Strategy, choose
+from tests.helpers import commit, git, init_repo
+
+
+@pytest.mark.parametrize(
+    ("isolation", "euid", "can_link", "can_clone", "expected"),
+    [
+        # Sandboxed as root: links to files nobody in the box owns.
+        ("sandbox", 0, True, True, Strategy("link", lock=True)),
+        ("sandbox", 0, True, False, Strategy("link", lock=True)),
+        # Sandboxed as a user: the box's uid owns the store's files, so no shared inode.
+        ("sandbox", 1000, True, True, Strategy("clone", lock=False)),
+        ("sandbox", 1000, True, False, Strategy("copy", lock=False)),
+        ("sandbox", 0, False, False, Strategy("copy", lock=False)),
+        # Not sandboxed: the store is reachable whatever the trees are; always verified.
+        ("process", 0, True, True, Strategy("clone", lock=False)),
+        ("process", 0, True, False, Strategy("link", lock=False)),
+        ("process", 1000, True, False, Strategy("link", lock=False)),
+        ("process", 0, False, False, Strategy("copy", lock=False)),
+    ],
+)
+def test_strategy_table(
+    isolation: str, euid: int, can_link: bool, can_clone: bool, expected: Strategy
+) -> None:
+    assert choose(isolation, euid, can_link=can_link, can_clone=can_clone) == expected
+
+
+def test_blob_id_is_gits() -> None:
+    data = b"hello\n"
+    assert trees.blob_id("0" * 40, [data], len(data)) == "ce013625030ba8dba906f756967f9e9ca394464a"
+
+
+@pytest.mark.parametrize(
+    ("path", "ok"),
+    [("a/b.py", True), ("/etc/passwd", False), ("a/../b", False), (".git/hooks/x", False)],
+)
+def test_placeable(path: str, ok: bool) -> None:
+    assert trees.placeable(path) is ok
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    r = init_repo(
+        tmp_path / "repo",
+        {
+            "src/a.py": "A = 1\n",
+            "src/same.py": "A = 1\n",  # the same blob twice
+            "bin/run": "#!/bin/sh\necho hi\n",
+            "data/big.bin": bytes(range(256)) * 8192,
+        },
+    )
+    (r / "bin" / "run").chmod(0o755)
+    (r / "link").symlink_to("src/a.py")
+    commit(r, "exec bit and a link")
+    return r
+
+
+def _entries(repo: Path) -> list[pgit.TreeEntry]:
+    return pgit.ls_tree(repo, "HEAD")
+
+
+def test_a_tree_is_byte_exact_with_modes_and_links(repo: Path, tmp_path: Path) -> None:
+    store = trees.Store()
+    dest = tmp_path / "t1"
+    store.place(repo, dest, _entries(repo), "process")
+    assert (dest / "src" / "a.py").read_text() == "A = 1\n"
+    assert (dest / "data" / "big.bin").read_bytes() == bytes(range(256)) * 8192
+    assert os.access(dest / "bin" / "run", os.X_OK)
+    assert not (dest / "src" / "a.py").stat().st_mode & stat.S_IXUSR
+    assert (dest / "link").readlink() == Path("src/a.py")
+    store.close()
+
+
+def test_each_blob_is_written_once_per_run(repo: Path, tmp_path: Path) -> None:
+    store = trees.Store()
+    store.place(repo, tmp_path / "t1", _entries(repo), "process")
+    store.place(repo, tmp_path / "t2", _entries(repo), "process")
+    if store.strategy("process").place == "link":
+        first, second = (tmp_path / t / "data" / "big.bin" for t in ("t1", "t2"))
+        assert first.stat().st_ino == second.stat().st_ino
+    store.close()
+
+
+@pytest.mark.parametrize("attack", ["write", "truncate", "chmod", "replace"])
+def test_what_tested_code_writes_through_its_tree_reaches_no_later_tree(
+    repo: Path, tmp_path: Path, attack: str
+) -> None:
+    """Not sandboxed, the trees share inodes: a write lands in the store and is undone."""
+    store = trees.Store()
+    first = tmp_path / "t1"
+    store.place(repo, first, _entries(repo), "process")
+    target = first / "src" / "a.py"
+    if attack == "write":
+        with target.open("r+") as fh:  # in place: the same inode
+            fh.write("B")
+    elif attack == "truncate":
+        with target.open("w") as fh:
+            fh.write("A = 9\n")  # same size: only ctime and mtime tell
+    elif attack == "chmod":
+        target.chmod(0o777)
+    else:
+        blob = store._dir() / next(p.name for p in store._dir().iterdir() if p.is_file())
+        blob.unlink()
+        blob.write_text("planted\n")
+    later = tmp_path / "t2"
+    store.place(repo, later, _entries(repo), "process")
+    for path in ("src/a.py", "src/same.py"):
+        assert (later / path).read_text() == "A = 1\n"
+        assert stat.S_IMODE((later / path).stat().st_mode) == 0o644
+    assert os.access(later / "bin" / "run", os.X_OK)
+    store.close()
+
+
+def test_a_discarded_tree_leaves_the_store_intact(repo: Path, tmp_path: Path) -> None:
+    store = trees.Store()
+    scratch = tmp_path / "scratch"
+    store.place(repo, scratch / "tree", _entries(repo), "process")
+    store.discard(scratch)
+    assert not scratch.exists()
+    later = tmp_path / "later"
+    store.place(repo, later, _entries(repo), "process")
+    assert (later / "src" / "a.py").read_text() == "A = 1\n"
+    store.close()
+
+
+needs_root_and_bwrap = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("bwrap") is None, reason="needs root and bubblewrap"
+)
+
+
+@needs_root_and_bwrap
+def test_sandboxed_as_root_the_shared_files_cannot_be_written_or_chmodded(
+    repo: Path, tmp_path: Path
+) -> None:
+    """CONTRACT: a file owned by an unmapped uid is not the sandboxed process's own."""
+    store = trees.Store()
+    tree = tmp_path / "tree"
+    store.place(repo, tree, _entries(repo), "sandbox")
+    assert store.strategy("sandbox") == Strategy("link", lock=True)
+    # The gate itself (root) can still write them (a mutant): the check repairs that too.
+    (tree / "data" / "big.bin").write_bytes(b"mutant")
+    st = (tree / "src" / "a.py").stat()
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (trees.NOBODY, 0o444)
+    assert stat.S_IMODE((tree / "bin" / "run").stat().st_mode) == 0o555
+    script = (
+        "echo B >> src/a.py; chmod 666 src/a.py; "
+        "rm src/same.py && echo mine > src/same.py && echo replaced"
+    )
+    argv = ["bwrap", "--unshare-user", "--cap-drop", "ALL", "--ro-bind", "/", "/"]
+    argv += ["--bind", str(tree), str(tree), "--chdir", str(tree), "sh", "-c", script]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert "replaced" in done.stdout, done.stderr  # its own link it may replace
+    assert "Permission denied" in done.stderr
+    assert "Operation not permitted" in done.stderr
+    later = tmp_path / "later"
+    store.place(repo, later, _entries(repo), "sandbox")
+    assert (later / "src" / "a.py").read_text() == "A = 1\n"
+    assert (later / "src" / "same.py").read_text() == "A = 1\n"
+    assert (later / "data" / "big.bin").read_bytes() == bytes(range(256)) * 8192
+    assert (later / "data" / "big.bin").stat().st_uid == trees.NOBODY
+    store.close()
+
+
+def test_store_outside_the_checkout(repo: Path, tmp_path: Path) -> None:
+    store = trees.Store()
+    store.place(repo, tmp_path / "t", _entries(repo), "process")
+    assert not store._dir().resolve().is_relative_to(repo.resolve())
+    assert git(repo, "status", "--porcelain") == ""
+    store.close()
