@@ -35,6 +35,12 @@ MEANING = {
     "properties.max_examples": "hypothesis cases per property; the verdict records it",
     "properties.timeout_s": "wall-clock limit of the property run in seconds; past it the "
     "lane fails",
+    "properties.review_mutants": "mutants of the changed lines tried for review, chosen from "
+    "the seed (`0`: none); see docs/review.md",
+    "properties.min_changed_lines_executed": "fraction of the changed lines the properties must "
+    "execute; above 0, fewer fails the properties lane (`0`: report only)",
+    "properties.review_timeout_s": "time budget in seconds for all the review's mutants; those "
+    "not tried within it are shown as not tried, never as killed",
     "fixtures.roots": "folders whose every file is locked by digest",
     "fixtures.lock": "the fixture lock `patchjudge lock` writes",
     "fixtures.canonical_json": "`*.json` fixtures are hashed in RFC 8785 canonical form, so "
@@ -77,6 +83,7 @@ KIND = {
     "uint": "integer >= 0",
     "posint": "integer >= 1",
     "workers": '`"auto"` or integer >= 0',
+    "fraction": "number from 0 to 1",
 }
 
 # One bad value per kind: the table shows what patchjudge says about it.
@@ -91,6 +98,7 @@ BAD = {
     "uint": -1,
     "posint": 0,
     "workers": "many",
+    "fraction": 1.5,
 }
 
 MAP = '[map]\n"**" = []\n'
