@@ -79,6 +79,8 @@ base = "main"
 seed = 20260924
 max_examples = 50
 timeout_s = 60
+# Few review mutants (issue 14): every scenario that runs the properties pays for them.
+review_mutants = 2
 
 [suite]
 timeout_s = 60
