@@ -224,7 +224,6 @@ def below_threshold(summary: Mapping[str, Any], minimum: float) -> str | None:
     return (
         f"the properties never ran {total - ran} of {total} changed lines: {shown}"
         + (f" and {more} more ranges" if more > 0 else "")
-        + f" (min_changed_lines_executed = {minimum:g})"
     )
 
 
@@ -376,8 +375,9 @@ def ranked(
 ) -> list[Mutant]:
     """Every mutant in the order they are tried: round-robin over changed statements.
 
-    Statements the properties executed come first (a mutant elsewhere
-    survives without telling anything new); within a round the order is a
+    Every mutant of a statement the properties executed comes first (one
+    elsewhere survives without telling anything the unexecuted ranges do not
+    already say); then the rest, round-robin too. Within a round the order is a
     hash of the seed and the statement, within a statement the stronger
     operator first. A hash, not `random`: a new mutant elsewhere does not
     reshuffle the others, and no Python version changes the order.
@@ -387,13 +387,13 @@ def ranked(
         groups.setdefault((m.path, m.statement), []).append(m)
     for group in groups.values():
         group.sort(key=lambda m: (_TIER[m.operator], _rank(seed, m.id)))
-    order = sorted(
-        groups, key=lambda k: (not executed(groups[k][0]), _rank(seed, f"{k[0]}:{k[1]}"))
-    )
     out: list[Mutant] = []
-    depth = max((len(g) for g in groups.values()), default=0)
-    for round_ in range(depth):
-        out += [groups[k][round_] for k in order if round_ < len(groups[k])]
+    for ran in (True, False):
+        keys = [k for k in groups if executed(groups[k][0]) is ran]
+        order = sorted(keys, key=lambda k: _rank(seed, f"{k[0]}:{k[1]}"))
+        depth = max((len(groups[k]) for k in keys), default=0)
+        for round_ in range(depth):
+            out += [groups[k][round_] for k in order if round_ < len(groups[k])]
     return out
 
 
