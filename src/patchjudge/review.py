@@ -341,20 +341,30 @@ def candidates(f: ChangedFile) -> list[Mutant]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare) and touched(node):
             new_op = oracle.flipped(node.ops[0])
-            if new_op is not None:
+            flipped = ast.Compare(node.left, [new_op, *node.ops[1:]], node.comparators)
+            if new_op is not None and (text := _unparse(flipped)) is not None:
                 what = f"{_SYMBOL[type(node.ops[0])]} -> {_SYMBOL[type(new_op)]}"
-                flipped = ast.Compare(node.left, [new_op, *node.ops[1:]], node.comparators)
-                add(node, "flip_comparison", what, ast.unparse(flipped))
+                add(node, "flip_comparison", what, text)
         elif isinstance(node, ast.Constant) and touched(node):
             changed = _changed_constant(node.value)
             if changed is not None:
                 add(node, "change_constant", changed[1], repr(changed[0]))
         elif isinstance(node, _DROPPABLE) and touched(node) and _droppable(node):
-            shown = _short(ast.unparse(node))
+            if (text := _unparse(node)) is None:
+                continue
+            shown = _short(text)
             add(node, "drop_statement", f"dropped: {shown}", "pass")
             if not isinstance(node, ast.Raise):
                 add(node, "raise", f"raise instead of: {shown}", raise_text)
     return sorted(found, key=lambda m: (m.start, m.end, _TIER[m.operator]))
+
+
+def _unparse(node: ast.AST) -> str | None:
+    """ast.unparse, or None for a node nested too deep for it (a 10,000-term sum)."""
+    try:
+        return ast.unparse(node)
+    except RecursionError:
+        return None
 
 
 def _droppable(stmt: ast.stmt) -> bool:

@@ -189,3 +189,60 @@ def test_verdicts_are_byte_identical_over_ten_runs(tmp_path: Path) -> None:
         assert cli(repo, "verdict", "--base", "main").code == 0
         again = {name: (reports / name).read_bytes() for name in first}
         assert again == first
+
+
+# --- the patch is an adversary: it may not configure or replace the measurement ----
+
+HIDDEN = """
+def scale(xs, k):
+    if k == 1:  # pragma: no cover
+        return list(xs)  # pragma: no cover
+    return [x * k for x in xs]
+"""
+
+COVERAGE_CONFIG = {
+    ".coveragerc": "[run]\nomit = src/*\n[report]\nexclude_lines =\n    if k\n    return\n",
+    "setup.cfg": "[coverage:run]\nomit = src/*\n",
+    "tox.ini": "[coverage:run]\nomit = src/*\n",
+    "pyproject.toml": '[tool.coverage.run]\nomit = ["src/*"]\n',
+}
+
+
+def test_the_patch_cannot_configure_the_measurement(tmp_path: Path) -> None:
+    """Config files omitting its code, pragmas on its lines: both counted as they ran."""
+    repo = repo_with(tmp_path, review_mutants=0)
+    write(
+        repo,
+        {
+            **COVERAGE_CONFIG,
+            "src/calc/__init__.py": "def total(xs):\n    return sum(x for x in xs)\n",
+            "src/calc/extra.py": HIDDEN,
+        },
+    )
+    commit(repo, "hide the unjudged lines")
+    report = properties(repo)
+    assert report["status"] == "pass", report
+    assert report["details"]["changed_lines"] == {
+        "executed": 1,
+        "total": 3,
+        "unexecuted": ["src/calc/extra.py:2-3"],
+    }
+    assert report["details"]["mutants"] == "off: [properties] review_mutants = 0"
+
+
+def test_a_patch_that_shadows_coverage_is_rejected(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, review_mutants=0)
+    write(
+        repo,
+        {
+            "src/coverage/__init__.py": "class Coverage:\n    pass\n",
+            "src/calc/__init__.py": "def total(xs):\n    return sum(x for x in xs)\n",
+        },
+    )
+    commit(repo, "bring my own coverage")
+    report = properties(repo)
+    assert report["status"] == "fail"
+    assert any(
+        r.endswith("the tested tree shadows a judge module: src/coverage")
+        for r in report["reasons"]
+    ), report["reasons"]

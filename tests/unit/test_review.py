@@ -306,3 +306,27 @@ def test_the_mutants_summary_adds_up(fates: list[review.Fate]) -> None:
     summary = review.mutants_summary(list(zip(chosen, fates, strict=False)))
     assert summary["killed"] + summary["not_tried"] + len(summary["survivors"]) == summary["total"]
     assert all(s.startswith("src/m.py:") for s in summary["survivors"])
+
+
+@given(
+    st.lists(
+        st.text(st.characters(codec="utf-8", exclude_characters="/\0"), min_size=1, max_size=6)
+        | st.sampled_from(["*", "**", "?", "[a]", "]", "[", "\\", "a b"]),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_the_coverage_include_glob_matches_the_file_whatever_its_name(parts: list[str]) -> None:
+    from coverage.files import GlobMatcher
+
+    from patchjudge.pytest_plugin import coverage_pattern
+
+    path = "/tmp/tree/" + "/".join(parts) + ".py"
+    assert GlobMatcher([coverage_pattern(path)]).match(path)
+
+
+def test_a_sum_too_deep_to_unparse_gives_no_mutant_and_no_crash() -> None:
+    text = "def f(x):\n    return x < " + "+".join(["1"] * 3000) + "\n"
+    f = changed(text, {2})
+    assert f.lines == {2}
+    assert review.choose([f], 1, 3, lambda m: True) == []
