@@ -221,9 +221,8 @@ def below_threshold(summary: Mapping[str, Any], minimum: float) -> str | None:
     ranges = list(summary["unexecuted"])
     shown = ", ".join(ranges[:MAX_RANGES_IN_REASON])
     more = len(ranges) - MAX_RANGES_IN_REASON
-    return (
-        f"the properties never ran {total - ran} of {total} changed lines: {shown}"
-        + (f" and {more} more ranges" if more > 0 else "")
+    return f"the properties never ran {total - ran} of {total} changed lines: {shown}" + (
+        f" and {more} more ranges" if more > 0 else ""
     )
 
 

@@ -65,9 +65,7 @@ OUT_OF_TIME = {
 CASES = {
     "reject": {
         "pathfilter": _sandboxed("pathfilter", Status.PASS),
-        "fixtures": _sandboxed(
-            "fixtures", Status.FAIL, "changed: tests/fixtures/order_total.json"
-        ),
+        "fixtures": _sandboxed("fixtures", Status.FAIL, "changed: tests/fixtures/order_total.json"),
         "freeze": _sandboxed("freeze", Status.PASS, frozen=FROZEN),
         "properties": _sandboxed("properties", Status.PASS, **SPEC_REVIEW),
         "replay": _sandboxed("replay", Status.NOT_APPLICABLE, "replay not required"),

@@ -330,3 +330,50 @@ def test_a_sum_too_deep_to_unparse_gives_no_mutant_and_no_crash() -> None:
     f = changed(text, {2})
     assert f.lines == {2}
     assert review.choose([f], 1, 3, lambda m: True) == []
+
+
+# --- the judge's plugin measures the listed files, per test ---------------------------
+
+MODULE = "def double(x):\n    y = x * 2\n    return y\n\n\ndef unused():\n    return 0\n"
+PROPERTY = (
+    "from mod import double\n\n\ndef test_double():\n    assert double(2) == 4\n\n\n"
+    "def test_nothing():\n    assert True\n"
+)
+
+
+def test_the_plugin_reports_the_lines_each_test_executed(tmp_path: Path) -> None:
+    from patchjudge import testrun
+
+    tree = tmp_path / "tree"
+    write(tree, {"src/mod.py": MODULE, "props/test_p.py": PROPERTY, "src/other.py": "z = 1\n"})
+    plan = testrun.Plan(
+        tree=tree,
+        args=("props",),
+        conftest_roots=("props",),
+        pythonpath=("src",),
+        coverage=("src/mod.py",),
+    )
+    run = testrun.run(plan, scratch=tmp_path / "scratch")
+    assert run.exitstatus == 0, run.output
+    assert run.coverage_error == ""
+    assert run.executed["props/test_p.py::test_double"] == {"src/mod.py": (2, 3)}
+    assert "props/test_p.py::test_nothing" not in run.executed  # it ran no measured line
+    assert run.executed[""] == {"src/mod.py": (1, 6)}  # the module body, at import
+    # Without Plan.coverage nothing is measured, and nothing is claimed.
+    plain = testrun.run(
+        testrun.Plan(tree=tree, args=("props",), conftest_roots=("props",), pythonpath=("src",)),
+        scratch=tmp_path / "scratch2",
+    )
+    assert plain.executed == {} and plain.coverage_error == ""
+
+
+def test_a_measurement_that_failed_is_a_reason_not_a_silent_zero() -> None:
+    from patchjudge import testrun
+
+    start = b'{"event": "start", "shadowed": [], "coverage_error": "coverage.py did not start: X"}'
+    parsed = testrun.parse_channel(start + b"\n")
+    assert parsed["coverage_error"] == "coverage.py did not start: X"
+    finish = b'{"event": "finish", "exitstatus": 0, "coverage_error": "failed while measuring"}'
+    assert testrun.parse_channel(b'{"event": "start"}\n' + finish)["coverage_error"] == (
+        "failed while measuring"
+    )
