@@ -340,8 +340,10 @@ def candidates(f: ChangedFile) -> list[Mutant]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare) and touched(node):
             new_op = oracle.flipped(node.ops[0])
+            if new_op is None:
+                continue
             flipped = ast.Compare(node.left, [new_op, *node.ops[1:]], node.comparators)
-            if new_op is not None and (text := _unparse(flipped)) is not None:
+            if (text := _unparse(flipped)) is not None:
                 what = f"{_SYMBOL[type(node.ops[0])]} -> {_SYMBOL[type(new_op)]}"
                 add(node, "flip_comparison", what, text)
         elif isinstance(node, ast.Constant) and touched(node):

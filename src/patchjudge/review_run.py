@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import multiprocessing
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
-from patchjudge import git, review, testrun
+from patchjudge import charmap, git, review, testrun
 from patchjudge.paths import any_match
 from patchjudge.workspace import Run
 
@@ -94,20 +95,47 @@ def _writer(path: str, data: bytes) -> Callable[[Path], None]:
     return edit
 
 
+@dataclasses.dataclass(frozen=True)
+class _Task:
+    """One mutant's run, as data: it crosses to a worker process."""
+
+    path: str
+    data: bytes
+    nodeids: tuple[str, ...]
+    deadline: float  # time.monotonic(), the same clock in every process on the host
+
+
+def _attempt(run: Run, runner: PropertyRunner, task: _Task) -> review.Fate:
+    left = task.deadline - time.monotonic()
+    if left <= 0:
+        return review.Fate.NOT_TRIED
+    timeout_s = run.ledger.properties.timeout_s
+    limit = min(timeout_s, max(1, math.ceil(left)))
+    edit = _writer(task.path, task.data)
+    outcome = runner(_limited(run, limit), task.nodeids, edit=edit)
+    return review.fate(outcome, task.nodeids, cut_off=limit < timeout_s)
+
+
+def _start_worker(tables: dict[str, bytes]) -> None:
+    charmap.provide(tables)
+
+
 def try_mutants(
     run: Run,
     changed: Sequence[review.ChangedFile],
     result: testrun.TestRun,
     runner: PropertyRunner,
     *,
-    clock: Callable[[], float] = time.monotonic,
     cpus: int | None = None,
 ) -> dict[str, Any] | str:
     """Run the chosen mutants against the properties that executed their lines.
 
-    Two at a time where there are two cores. `[properties] review_timeout_s`
-    is the budget for all of them: a mutant not started by then, or cut off
-    by it, is not tried, never killed.
+    Two at a time where there are two cores, each pair member in a worker
+    process of its own: proc.run reaps whatever the tested code leaves
+    behind as strays among this process's children, so two runs from two
+    threads of one process would kill each other's pytest.
+    `[properties] review_timeout_s` is the budget for all of them: a mutant
+    not started by then, or cut off by it, is not tried, never killed.
     """
     settings = run.ledger.properties
     if settings.review_mutants == 0:
@@ -119,21 +147,25 @@ def try_mutants(
         settings.review_mutants,
         executed=lambda m: bool(index.get((m.path, m.statement))),
     )
-    deadline = clock() + settings.review_timeout_s
-
-    def attempt(item: tuple[review.Mutant, bytes]) -> review.Fate:
-        mutant, data = item
-        nodeids = review.runners(mutant, index, result.collected)
-        if not nodeids:
-            return review.Fate.SURVIVED  # no property runs the line: nothing can kill it
-        left = deadline - clock()
-        if left <= 0:
-            return review.Fate.NOT_TRIED
-        limit = min(settings.timeout_s, max(1, math.ceil(left)))
-        outcome = runner(_limited(run, limit), nodeids, edit=_writer(mutant.path, data))
-        return review.fate(outcome, nodeids, cut_off=limit < settings.timeout_s)
-
+    deadline = time.monotonic() + settings.review_timeout_s
+    tasks = [
+        _Task(m.path, data, review.runners(m, index, result.collected), deadline)
+        for m, data in chosen
+    ]
+    # No property runs the line: nothing can kill the mutant, no run needed.
+    fates = {i: review.Fate.SURVIVED for i, t in enumerate(tasks) if not t.nodeids}
+    todo = [i for i, t in enumerate(tasks) if t.nodeids]
     workers = 2 if (cpus if cpus is not None else os.cpu_count() or 1) >= 2 else 1
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        fates = list(pool.map(attempt, chosen))
-    return review.mutants_summary([(m, f) for (m, _), f in zip(chosen, fates, strict=True)])
+    if workers > 1 and len(todo) > 1:
+        portable = dataclasses.replace(run, environ=dict(run.environ))
+        context = multiprocessing.get_context("spawn")  # fork would copy this process's threads
+        with ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_start_worker, initargs=(charmap.prefetched(),)
+        ) as pool:
+            done = pool.map(
+                _attempt, *zip(*[(portable, runner, tasks[i]) for i in todo], strict=True)
+            )
+            fates.update(zip(todo, done, strict=True))
+    else:
+        fates.update((i, _attempt(run, runner, tasks[i])) for i in todo)
+    return review.mutants_summary([(m, fates[i]) for i, (m, _) in enumerate(chosen)])

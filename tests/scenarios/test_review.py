@@ -246,3 +246,33 @@ def test_a_patch_that_shadows_coverage_is_rejected(tmp_path: Path) -> None:
         r.endswith("the tested tree shadows a judge module: src/coverage")
         for r in report["reasons"]
     ), report["reasons"]
+
+
+NOISY_TOTAL = """
+def total(xs):
+    label = "total"
+    note = label + "!"
+    return sum(xs)
+"""
+
+
+def test_executed_lines_whose_mutants_survive_are_shown_and_parallel_runs_keep_apart(
+    tmp_path: Path,
+) -> None:
+    """Three mutants, all run, two at a time: each run's fate is its own."""
+    repo = repo_with(tmp_path, review_mutants=3)
+    write(repo, {"src/calc/__init__.py": NOISY_TOTAL})
+    commit(repo, "total, labelled")
+    report = properties(repo)
+    assert report["status"] == "pass", report
+    assert report["details"]["changed_lines"] == {"executed": 3, "total": 3, "unexecuted": []}
+    # The labels change nothing the properties check: run, and survived.
+    assert report["details"]["mutants"] == {
+        "killed": 1,
+        "total": 3,
+        "not_tried": 0,
+        "survivors": [
+            "src/calc/__init__.py:2: 'total' -> ''",
+            "src/calc/__init__.py:3: '!' -> ''",
+        ],
+    }
