@@ -9,6 +9,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -162,10 +163,12 @@ def try_mutants(
         with ProcessPoolExecutor(
             workers, mp_context=context, initializer=_start_worker, initargs=(charmap.prefetched(),)
         ) as pool:
-            done = pool.map(
-                _attempt, *zip(*[(portable, runner, tasks[i]) for i in todo], strict=True)
-            )
-            fates.update(zip(todo, done, strict=True))
+            futures = {i: pool.submit(_attempt, portable, runner, tasks[i]) for i in todo}
+            for i, future in futures.items():
+                try:
+                    fates[i] = future.result()
+                except BrokenProcessPool:  # a worker died (OOM, a signal): untried, not killed
+                    fates[i] = review.Fate.NOT_TRIED
     else:
         fates.update((i, _attempt(run, runner, tasks[i])) for i in todo)
     return review.mutants_summary([(m, fates[i]) for i, (m, _) in enumerate(chosen)])
