@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import ast
 import bisect
+import contextlib
 import enum
 import hashlib
 import io
 import math
 import re
 import tokenize
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,10 +100,19 @@ def statements(text: str) -> Statements | None:
         return Statements(frozenset(), {})
     parser = PythonParser(text=text, exclude=None)
     try:
-        parser.parse_source()
+        with _quiet():
+            parser.parse_source()
     except (NotPython, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return Statements(frozenset(parser.statements), dict(parser.multiline_map))
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Compiling the patch's source: its SyntaxWarnings are its own, not the gate's output."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 def decode(data: bytes) -> tuple[str, str] | None:
@@ -317,7 +328,8 @@ def candidates(f: ChangedFile) -> list[Mutant]:
     if not f.changed:
         return []
     try:
-        tree = ast.parse(f.text)
+        with _quiet():
+            tree = ast.parse(f.text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     skip = _skipped(tree)
@@ -412,7 +424,8 @@ def mutated(f: ChangedFile, m: Mutant) -> bytes | None:
     """The file's bytes with the mutant applied; None when the edit would not parse."""
     text = m.apply(f.text)
     try:
-        ast.parse(text)
+        with _quiet():
+            ast.parse(text)
         return text.encode(f.encoding)
     except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeEncodeError):
         return None

@@ -377,3 +377,10 @@ def test_a_measurement_that_failed_is_a_reason_not_a_silent_zero() -> None:
     assert testrun.parse_channel(b'{"event": "start"}\n' + finish)["coverage_error"] == (
         "failed while measuring"
     )
+
+
+def test_the_patchs_syntax_warnings_stay_quiet() -> None:
+    """The suite turns warnings into errors: an invalid escape in the patch must not raise."""
+    f = changed('def f(x):\n    return x == "\\d"\n', {2})
+    assert f.lines == {2}
+    assert "src/m.py:2: == -> !=" in [m.describe() for m, _ in review.choose([f], 1, 9, bool)]
