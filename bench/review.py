@@ -87,9 +87,15 @@ CHUNKED_AFTER = """\
 """
 
 CALC_BEFORE = "def total(xs):\n    return sum(xs)\n"
-CALC_AFTER = (
-    "def total(xs):\n    result = 0\n    for x in xs:\n        result += x\n    return result\n"
-)
+# A label no property checks: its mutants run, and survive (what a survivor costs).
+CALC_AFTER = """\
+def total(xs):
+    result = 0
+    label = "sum"
+    for x in xs:
+        result += x
+    return result
+"""
 CALC_PROPERTY = """
 from hypothesis import given, strategies as st
 
