@@ -113,7 +113,9 @@ _SURVIVOR = re.compile(r":[0-9]+: ")
 _WHY_NONE = re.compile(r"(not tried|off): ")
 
 
-def _changed_lines(value: Any) -> dict[str, Any] | None:
+def _changed_lines(value: Any) -> dict[str, Any] | str | None:
+    if isinstance(value, str) and value.startswith("not measured: "):
+        return value
     if not isinstance(value, dict) or set(value) != {"executed", "total", "unexecuted"}:
         return None
     ok = (

@@ -210,6 +210,14 @@ def test_malformed_figures_in_a_report_are_not_passed_on(changed: object, mutant
     assert props["mutants"] == "not tried: the properties report holds no mutants"
 
 
+def test_a_measurement_that_failed_is_passed_on_as_said() -> None:
+    why = "not measured: coverage.py did not start: ImportError: no"
+    rs = _with(
+        "properties", F, ("changed lines " + why,), changed_lines=why, mutants="not tried: x"
+    )
+    assert decide(rs, KEY, SETTINGS).review["properties"]["changed_lines"] == why
+
+
 def test_a_failed_properties_lane_keeps_its_figures_and_says_why_no_mutants() -> None:
     why = "not tried: the properties lane failed on the patch as it is"
     rs = _with("properties", F, ("property failed: x",), changed_lines=CHANGED, mutants=why)

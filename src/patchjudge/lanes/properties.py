@@ -179,6 +179,8 @@ def _review(
     details["changed_lines"] = review.changed_lines(changed, executed)
     found = []
     if changed and result.coverage_error:
+        # Not a zero: no figure at all, and the lane fails saying why.
+        details["changed_lines"] = f"not measured: {result.coverage_error}"
         found.append(f"changed lines not measured: {result.coverage_error}")
     elif why := review.below_threshold(
         details["changed_lines"], settings.min_changed_lines_executed
