@@ -40,6 +40,7 @@ base = "main"
 seed = 20260924
 max_examples = 20
 timeout_s = {timeout}
+review_mutants = 2
 
 [suite]
 timeout_s = {timeout}

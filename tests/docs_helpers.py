@@ -38,6 +38,12 @@ MEANING = {
     "properties.max_examples": "hypothesis cases per property; the verdict records it",
     "properties.timeout_s": "wall-clock limit of the property run in seconds; past it the "
     "lane fails",
+    "properties.review_mutants": "mutants of the changed lines tried for review, chosen from "
+    "the seed (`0`: none); see docs/review.md",
+    "properties.min_changed_lines_executed": "fraction of the changed lines the properties must "
+    "execute; above 0, fewer fails the properties lane (`0`: report only)",
+    "properties.review_timeout_s": "time budget in seconds for all the review's mutants; those "
+    "not tried within it are shown as not tried, never as killed",
     "fixtures.roots": "folders whose every file is locked by digest",
     "fixtures.lock": "the fixture lock `patchjudge lock` writes",
     "fixtures.canonical_json": "`*.json` fixtures are hashed in RFC 8785 canonical form, so "
@@ -81,6 +87,7 @@ KIND = {
     "posint": "integer >= 1",
     "workers": '`"auto"` or integer >= 0',
     "isolation": '`"sandbox"`, `"auto"` or `"process"`',
+    "fraction": "number from 0 to 1",
 }
 
 # One bad value per kind: the table shows what patchjudge says about it.
@@ -96,6 +103,7 @@ BAD = {
     "posint": 0,
     "workers": "many",
     "isolation": "container",
+    "fraction": 1.5,
 }
 
 MAP = '[map]\n"**" = []\n'

@@ -77,6 +77,8 @@ base = "main"
 
 [properties]
 seed = 20260924
+# Few review mutants (issue 14): every scenario that runs the properties pays for them.
+review_mutants = 2
 max_examples = 50
 timeout_s = 60
 

@@ -97,6 +97,14 @@ def prefetch() -> None:
         _pool.shutdown(wait=False)
 
 
+def provide(tables: dict[str, bytes]) -> None:
+    """Tables another process built (a worker's parent): what prefetched() gives here."""
+    global _future  # noqa: PLW0603  (one set per process)
+    done: Future[dict[str, bytes]] = Future()
+    done.set_result(dict(tables))
+    _future = done
+
+
 def prefetched() -> dict[str, bytes]:
     """The tables if prefetch() was called (waiting for them), else {}: pytest builds them."""
     return {} if _future is None else _future.result()

@@ -40,6 +40,11 @@ class PropertiesSettings:
     seed: int
     max_examples: int
     timeout_s: int
+    # What the properties said about the diff (issue 14): defaults so that
+    # settings built without them (tests, older callers) keep working.
+    review_mutants: int = 20
+    min_changed_lines_executed: float = 0.0
+    review_timeout_s: int = 60
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,9 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
         "seed": ("uint", 20260924),
         "max_examples": ("posint", 200),
         "timeout_s": ("posint", 600),
+        "review_mutants": ("uint", 20),
+        "min_changed_lines_executed": ("fraction", 0.0),
+        "review_timeout_s": ("posint", 60),
     },
     "fixtures": {
         "roots": ("paths", ["tests/fixtures"]),
@@ -216,6 +224,12 @@ def _workers(value: Any) -> str | None:
     return "must be 'auto' or a whole number of workers (0: no xdist)"
 
 
+def _fraction(value: Any) -> str | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1:
+        return None
+    return "must be a number from 0 to 1 (a fraction of the changed lines)"
+
+
 _KINDS: dict[str, _Check] = {
     "ref": _ref,
     "str": _str,
@@ -228,6 +242,7 @@ _KINDS: dict[str, _Check] = {
     "posint": lambda v: None if _is_int(v) and v >= 1 else "must be a whole number >= 1",
     "workers": _workers,
     "isolation": lambda v: None if v in ISOLATIONS else "must be 'sandbox', 'auto' or 'process'",
+    "fraction": _fraction,
 }
 
 
@@ -249,7 +264,7 @@ def _section(doc: Mapping[str, Any], name: str, source: str, explicit: set[str])
             if problem:
                 raise PatchjudgeError(problem, file=source, key=f"{name}.{key}")
             explicit.add(f"{name}.{key}")
-            value = raw[key]
+            value = float(raw[key]) if kind == "fraction" else raw[key]
         else:
             value = default
         values[key] = tuple(value) if isinstance(value, list) else value

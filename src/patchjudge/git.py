@@ -274,3 +274,24 @@ def _write(path: Path, chunks: Iterator[bytes] | list[bytes], mode: str) -> None
             fh.write(chunk)
     if mode == "100755":
         path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def diff_blobs(repo: Path, old: str, new: str) -> bytes:
+    """`git diff -U0` between two blob ids: the hunks the review reads (issue 14).
+
+    The algorithm and heuristics are named, not taken from the user's git
+    config, so two hosts find the same changed lines.
+    """
+    return git(
+        repo,
+        "diff",
+        "-U0",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--diff-algorithm=histogram",
+        "--indent-heuristic",
+        "--inter-hunk-context=0",
+        old,
+        new,
+    )

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 OPERATORS = ("return_constant", "return_input", "drop_last", "flip_comparison", "raise")
 MAX_COMPARISONS = 3  # flipped comparisons per function: the first few are enough to tell
 
-_FLIP: dict[type[ast.cmpop], type[ast.cmpop]] = {
+# Shared with review.py (issue 14): the flipped comparison and the raise.
+FLIP: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Lt: ast.GtE,
     ast.GtE: ast.Lt,
     ast.Gt: ast.LtE,
@@ -25,6 +26,17 @@ _FLIP: dict[type[ast.cmpop], type[ast.cmpop]] = {
 }
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def flipped(op: ast.cmpop) -> ast.cmpop | None:
+    """The comparison operator a flip_comparison mutant puts in op's place (None: none)."""
+    kind = FLIP.get(type(op))
+    return None if kind is None else kind()
+
+
+def raise_statement(message: str) -> ast.Raise:
+    """`raise RuntimeError(message)`: what the raise mutant puts in a statement's place."""
+    return ast.Raise(ast.Call(ast.Name("RuntimeError", ast.Load()), [ast.Constant(message)], []))
 
 
 @dataclass(frozen=True)
@@ -174,17 +186,15 @@ def _edits(fn: _Function) -> list[_Edit]:
         edits.append(("drop_last", line, 0, drop_last))
     compares = [n for n in _own_nodes(fn) if isinstance(n, ast.Compare)]
     for index, node in enumerate(compares[:MAX_COMPARISONS]):
-        if type(node.ops[0]) not in _FLIP:
+        if type(node.ops[0]) not in FLIP:
             continue
 
         def flip(target: _Function, index: int = index) -> None:
             found = [n for n in _own_nodes(target) if isinstance(n, ast.Compare)][index]
-            found.ops[0] = _FLIP[type(found.ops[0])]()
+            found.ops[0] = FLIP[type(found.ops[0])]()
 
         edits.append(("flip_comparison", node.lineno, index + 1, flip))
-    message = ast.Constant("patchjudge oracle mutant")
-    raise_stmt = ast.Raise(ast.Call(ast.Name("RuntimeError", ast.Load()), [message], []))
-    edits.append(("raise", line, 0, body(raise_stmt)))
+    edits.append(("raise", line, 0, body(raise_statement("patchjudge oracle mutant"))))
     return edits
 
 

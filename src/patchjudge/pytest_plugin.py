@@ -24,6 +24,8 @@ from _pytest.unittest import TestCaseFunction
 from patchjudge.failure import examples
 
 CHANNEL_ENV = "PATCHJUDGE_RESULT_FD"
+# JSON list of tree-relative files whose executed lines the run reports (issue 14).
+COVERAGE_ENV = "PATCHJUDGE_COVERAGE"
 _LONGREPR_CAP = 4000
 
 # Top-level modules the judge itself runs on: a tested tree that provides one
@@ -32,6 +34,7 @@ JUDGE_MODULES = (
     "pytest", "_pytest", "pluggy", "iniconfig", "packaging", "hypothesis",
     "_hypothesis_pytestplugin", "_hypothesis_ftz_detector", "_hypothesis_globals",
     "sortedcontainers", "attr", "attrs", "xdist", "execnet", "pytest_repeat",
+    "coverage",
 )  # fmt: skip
 
 _fd: int | None = None
@@ -42,6 +45,12 @@ _tree_has_patchjudge = False
 # python functions (only those go through pytest_pyfunc_call).
 _called: set[str] = set()
 _functions: set[str] = set()
+# coverage.py, when the run measures the changed lines: the measurer, the
+# measured files (canonical path -> tree-relative path), and why it is not
+# measuring, if it failed (reported on the channel, never a silent zero).
+_coverage: Any = None
+_measured: dict[str, str] = {}
+_coverage_error = ""
 
 
 def shadowing(entries: list[str], protected: set[str]) -> list[str]:
@@ -65,6 +74,39 @@ def shadowing(entries: list[str], protected: set[str]) -> list[str]:
     return found
 
 
+def coverage_pattern(path: str) -> str:
+    """`path` as a coverage.py include glob that matches it (and maybe a few more files).
+
+    coverage's globs have no escape: a glob character becomes `?`, a
+    backslash `/` (which coverage matches to either slash). The events name
+    only the requested files, so a wider match costs time, never a figure.
+    """
+    return "".join("?" if c in "*?[]" else "/" if c == "\\" else c for c in path)
+
+
+def _start_coverage(raw: str) -> None:
+    """Measure the listed files from before the tested tree is importable (issue 14)."""
+    global _coverage, _coverage_error  # noqa: PLW0603  (set once, at import)
+    try:
+        files = json.loads(raw)
+        root = Path.cwd()
+        _measured.update({os.path.realpath(root / rel): rel for rel in files})
+        import coverage
+
+        # No config file: a .coveragerc or [tool.coverage] in the patch could
+        # omit or exclude its own lines.
+        cov = coverage.Coverage(
+            data_file=None,
+            config_file=False,
+            include=[coverage_pattern(p) for p in _measured],
+            branch=False,
+        )
+        cov.start()
+        _coverage = cov
+    except Exception as exc:  # any failure is reported, whatever raised it
+        _coverage_error = f"coverage.py did not start: {type(exc).__name__}: {exc}"
+
+
 def _setup() -> None:
     global _fd  # noqa: PLW0603  (set once, at import, before any test code runs)
     env = os.environ
@@ -73,6 +115,9 @@ def _setup() -> None:
     if fd is not None:
         _fd = int(fd)
         os.set_inheritable(_fd, False)
+    measure = env.pop(COVERAGE_ENV, None)
+    if measure:
+        _start_coverage(measure)
     # These two stay in the environment: xdist workers load this plugin again
     # and need them.
     extra = [p for p in env.get("PATCHJUDGE_PYTHONPATH", "").split(os.pathsep) if p]
@@ -158,7 +203,47 @@ def pytest_configure(config: pytest.Config) -> None:
         _prefer_tree("patchjudge")
     if _is_worker(config):
         return
-    emit("start", pid=os.getpid(), hypothesis=_hypothesis_profile(), shadowed=_shadowed)
+    emit(
+        "start",
+        pid=os.getpid(),
+        hypothesis=_hypothesis_profile(),
+        shadowed=_shadowed,
+        coverage_error=_coverage_error,
+    )
+
+
+def _emit_executed(nodeid: str, context: str) -> None:
+    """The lines of the measured files run in `context`, as one `executed` event."""
+    global _coverage_error  # noqa: PLW0603  (a failure mid-run is reported at finish)
+    if _coverage is None or _coverage_error:
+        return
+    try:
+        data = _coverage.get_data()
+        data.set_query_context(context)
+        lines = {}
+        for measured in sorted(data.measured_files()):
+            rel = _measured.get(os.path.realpath(measured))
+            found = data.lines(measured) if rel is not None else None
+            if rel is not None and found:
+                lines[rel] = sorted(found)
+    except Exception as exc:  # reported, never a silent zero
+        _coverage_error = f"coverage.py failed while measuring: {type(exc).__name__}: {exc}"
+        return
+    if lines:
+        emit("executed", nodeid=nodeid, lines=lines)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    # A dynamic context per test: which property ran which changed line.
+    if _coverage is None or _coverage_error:
+        return (yield)
+    _coverage.switch_context(item.nodeid)
+    try:
+        return (yield)
+    finally:
+        _coverage.switch_context("")
+        _emit_executed(item.nodeid, item.nodeid)
 
 
 @pytest.hookimpl(trylast=True)
@@ -233,4 +318,11 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _is_worker(session.config):
         return
-    emit("finish", exitstatus=int(exitstatus), hypothesis=_hypothesis_profile())
+    # What ran outside any test (module bodies at import): node id "".
+    _emit_executed("", "")
+    emit(
+        "finish",
+        exitstatus=int(exitstatus),
+        hypothesis=_hypothesis_profile(),
+        coverage_error=_coverage_error,
+    )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from patchjudge.report import Status, Verdict
 
 _ICON = {
@@ -70,14 +73,78 @@ def markdown(verdict: Verdict) -> str:
         "",
         "**For the reviewer**",
         "",
-        f"- properties: seed {props.get('seed')}, {props.get('max_examples')} cases",
+        f"- isolation: {_ISOLATION.get(str(review.get('isolation')), 'process')}",
+        f"- properties: seed {props.get('seed')}, {props.get('max_examples')} cases, "
+        + _oracle(props),
         f"- fixtures: {_cell(str(review.get('fixtures')))}",
         "- frozen: "
         + (", ".join(_cell(f"{f['nodeid']} until {f['expires']}") for f in frozen) or "none"),
         f"- replay: {_cell(str(review.get('replay')))}",
         "",
+        *_what_the_properties_said(props, sandboxed=review.get("isolation") == "sandbox"),
     ]
     return "\n".join(lines)
+
+
+_ISOLATION = {
+    "sandbox": "sandbox (the patch's code ran under bubblewrap)",
+    "process": "process (no sandbox: the patch's code ran with process-level isolation only)",
+}
+SHOWN = 20  # survivors or ranges listed in verdict.md; verdict.json has all
+
+
+def _oracle(props: Mapping[str, Any]) -> str:
+    if props.get("oracle") == "out_of_process":
+        text = "judged out of process"
+    else:
+        text = "judged inside the tested process"
+    files = props.get("in_process") or []
+    if files:
+        text += "; in process by the ledger: " + ", ".join(_cell(str(f)) for f in files)
+    return text
+
+
+def _more(items: Sequence[str]) -> str:
+    return f" … and {len(items) - SHOWN} more (verdict.json has all)" if len(items) > SHOWN else ""
+
+
+def _what_the_properties_said(props: Mapping[str, Any], sandboxed: bool) -> list[str]:
+    """SPEC "What the properties said about this diff": figures for review, not a gate."""
+    where = "the sandboxed worker" if sandboxed else "the unsandboxed process"
+    changed = props.get("changed_lines")
+    mutants = props.get("mutants")
+    lines = ["**What the properties said about this diff**", ""]
+    if isinstance(changed, dict) or isinstance(mutants, dict):
+        lines += [
+            f"Both figures come from {where} that ran the patch's code: they inform a "
+            "reviewer and prove nothing on their own.",
+            "",
+        ]
+    if isinstance(changed, dict):
+        lines.append(f"- changed lines executed: {changed['executed']} of {changed['total']}")
+        ranges = changed["unexecuted"]
+        if ranges:
+            # Behind a label: a path must never start a line of the comment.
+            shown = ", ".join(_cell(r) for r in ranges[:SHOWN])
+            lines.append(f"- never executed: {shown}{_more(ranges)}")
+    else:
+        lines.append(f"- changed lines: {_cell(str(changed))}")
+    if isinstance(mutants, dict) and mutants["total"] == 0:
+        lines.append("- mutants of the changed lines: none (no changed line to mutate)")
+    elif isinstance(mutants, dict):
+        tried = mutants["total"] - mutants["not_tried"]
+        lines.append(
+            f"- mutants of the changed lines: {mutants['killed']} of {tried} killed"
+            + (f", {mutants['not_tried']} not tried (time budget)" if mutants["not_tried"] else "")
+        )
+        survivors = mutants["survivors"]
+        lines += [f"- survived: {_cell(s)}" for s in survivors[:SHOWN]]
+        if len(survivors) > SHOWN:
+            lines.append(f"- survived:{_more(survivors)}")
+    else:
+        lines.append(f"- mutants: {_cell(str(mutants))}")
+    lines.append("")
+    return lines
 
 
 def summary(verdict: Verdict) -> str:

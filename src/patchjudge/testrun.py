@@ -87,6 +87,8 @@ class TestRun:
     escaped: int = 0
     # node id -> tree-relative path -> executed line numbers, for `Plan.coverage`.
     executed: Mapping[str, Mapping[str, tuple[int, ...]]] = field(default_factory=dict)
+    # Why `executed` is not a measurement ("": it is), when Plan.coverage asked for one.
+    coverage_error: str = ""
 
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
@@ -153,6 +155,8 @@ def build_env(plan: Plan, home: Path, environ: Mapping[str, str]) -> dict[str, s
     )
     if plan.max_examples is not None:
         env["PATCHJUDGE_MAX_EXAMPLES"] = str(plan.max_examples)
+    if plan.coverage:
+        env["PATCHJUDGE_COVERAGE"] = json.dumps(list(plan.coverage))
     return env
 
 
@@ -202,6 +206,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
         if event == "start":
             parsed["started"] = True
             parsed["shadowed"] = tuple(rec.get("shadowed") or ())
+            parsed["coverage_error"] = str(rec.get("coverage_error") or "")
         elif event == "collected":
             for item in rec["items"]:
                 collected[item["nodeid"]] = item["state"]
@@ -230,6 +235,9 @@ def parse_channel(data: bytes) -> dict[str, Any]:
             parsed["finished"] = True
             parsed["finish_status"] = rec["exitstatus"]
             parsed["hypothesis"] = rec.get("hypothesis") or {}
+            parsed["coverage_error"] = str(
+                rec.get("coverage_error") or parsed.get("coverage_error") or ""
+            )
         else:
             parsed["garbled"] += 1
     parsed.update(
@@ -305,7 +313,18 @@ def run(
         shadowed=tuple(_relative(p, plan.tree) for p in parsed.get("shadowed", ())),
         escaped=result.escaped,
         executed=parsed["executed"],
+        coverage_error=_coverage_error(plan, parsed),
     )
+
+
+def _coverage_error(plan: Plan, parsed: Mapping[str, Any]) -> str:
+    if not plan.coverage:
+        return ""
+    if parsed.get("coverage_error"):
+        return str(parsed["coverage_error"])
+    if parsed["started"] and "coverage_error" not in parsed:
+        return "the judge's plugin did not say whether coverage.py started"
+    return ""
 
 
 def _relative(path: str, tree: Path) -> str:

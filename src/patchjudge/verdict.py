@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -71,7 +72,12 @@ def _review(
     else:
         replay_review = "undecided"
     return {
-        "properties": {"seed": properties.seed, "max_examples": properties.max_examples},
+        "isolation": _isolation(reports),
+        "properties": {
+            "seed": properties.seed,
+            "max_examples": properties.max_examples,
+            **_properties_review(reports.get("properties"), lanes["properties"]),
+        },
         "fixtures": lock,
         "freeze": [
             {"nodeid": row.get("nodeid"), "expires": row.get("expires")}
@@ -79,6 +85,94 @@ def _review(
             if isinstance(row, dict)
         ],
         "replay": replay_review,
+    }
+
+
+def _isolation(reports: Mapping[str, LaneReport | Unreadable | None]) -> str:
+    """ "sandbox" only when every lane says its code ran sandboxed; silence says process."""
+    for name in ALL_LANES:
+        report = reports.get(name)
+        if not isinstance(report, LaneReport) or report.details.get("isolation") != "sandbox":
+            return "process"
+    return "sandbox"
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _strings(value: Any, shape: re.Pattern[str] | None = None) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(v, str) and v and (shape is None or shape.search(v)) for v in value
+    )
+
+
+# What schemas/verdict.json allows a line range and a survivor to look like.
+_RANGE = re.compile(r":[0-9]+(-[0-9]+)?\Z")
+_SURVIVOR = re.compile(r":[0-9]+: ")
+_WHY_NONE = re.compile(r"(not tried|off): ")
+
+
+def _changed_lines(value: Any) -> dict[str, Any] | str | None:
+    if isinstance(value, str) and value.startswith("not measured: "):
+        return value
+    if not isinstance(value, dict) or set(value) != {"executed", "total", "unexecuted"}:
+        return None
+    ok = (
+        _count(value["executed"])
+        and _count(value["total"])
+        and _strings(value["unexecuted"], _RANGE)
+    )
+    return dict(value) if ok and value["executed"] <= value["total"] else None
+
+
+def _mutants(value: Any) -> dict[str, Any] | str | None:
+    if isinstance(value, str) and _WHY_NONE.match(value):
+        return value
+    if not isinstance(value, dict) or set(value) != {"killed", "total", "not_tried", "survivors"}:
+        return None
+    counts = [value[k] for k in ("killed", "total", "not_tried")]
+    if not all(_count(c) for c in counts) or not _strings(value["survivors"], _SURVIVOR):
+        return None
+    killed, total, not_tried = counts
+    return dict(value) if killed + not_tried + len(value["survivors"]) == total else None
+
+
+def _properties_review(
+    report: LaneReport | Unreadable | None, outcome: LaneOutcome
+) -> dict[str, Any]:
+    """oracle, in_process, changed_lines, mutants from the properties report (docs/review.md).
+
+    Figures only from a report that counts for this run and ran the
+    properties; otherwise each field says, as a string, why there is none.
+    """
+    current = (
+        isinstance(report, LaneReport)
+        and report.status is outcome.status
+        and report.reasons == outcome.reasons
+    )
+    details = report.details if isinstance(report, LaneReport) and current else {}
+    oracle = details.get("oracle")
+    in_process = details.get("in_process")
+    fields: dict[str, Any] = {
+        "oracle": oracle if oracle in ("out_of_process", "in_process") else "in_process",
+        "in_process": list(in_process)
+        if isinstance(in_process, list) and _strings(in_process)
+        else [],
+    }
+    if outcome.status is Status.NOT_APPLICABLE or not current:
+        why = outcome.reasons[0] if outcome.reasons else "the properties lane did not run"
+        why = f"the properties lane did not run ({why})"
+        return fields | {"changed_lines": f"not measured: {why}", "mutants": f"not tried: {why}"}
+    changed = _changed_lines(details.get("changed_lines"))
+    mutants = _mutants(details.get("mutants"))
+    return fields | {
+        "changed_lines": changed
+        if changed is not None
+        else "not measured: the properties report holds no changed_lines",
+        "mutants": mutants
+        if mutants is not None
+        else "not tried: the properties report holds no mutants",
     }
 
 

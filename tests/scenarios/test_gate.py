@@ -56,7 +56,16 @@ def test_benign_change_is_accepted_for_review(tmp_path: Path) -> None:
     assert doc["head"] == git(repo, "rev-parse", "HEAD").strip()
     assert doc["base"] == git(repo, "rev-parse", "main").strip()
     assert doc["review"] == {
-        "properties": {"seed": 20260924, "max_examples": 50},
+        "isolation": doc["review"]["isolation"],
+        "properties": {
+            "seed": 20260924,
+            "max_examples": 50,
+            "oracle": doc["review"]["properties"]["oracle"],
+            "in_process": [],
+            # The one changed line, executed; its two mutants (drop, raise) killed.
+            "changed_lines": {"executed": 1, "total": 1, "unexecuted": []},
+            "mutants": {"killed": 2, "total": 2, "not_tried": 0, "survivors": []},
+        },
         "fixtures": "lock intact",
         "freeze": [],
         "replay": "not required",

@@ -26,20 +26,55 @@ def _lane(name: str, status: Status, *reasons: str, **details: object) -> LaneRe
     return LaneReport(name, status, reasons, KEY, details)
 
 
+def _sandboxed(name: str, status: Status, *reasons: str, **details: object) -> LaneReport:
+    return _lane(name, status, *reasons, isolation="sandbox", **details)
+
+
 FROZEN = [{"nodeid": "tests/test_clock.py::test_timestamp_order", "expires": "2026-12-08"}]
+# SPEC verdict.json's review.properties figures, as the properties lane reports them.
+SPEC_REVIEW = {
+    "oracle": "out_of_process",
+    "in_process": [],
+    "changed_lines": {"executed": 9, "total": 12, "unexecuted": ["mylib/core.py:120-122"]},
+    "mutants": {
+        "killed": 5,
+        "total": 7,
+        "not_tried": 0,
+        "survivors": ["mylib/core.py:121: < -> >=", "mylib/core.py:130: dropped: n += 1"],
+    },
+}
+NO_PYTHON_CHANGE = {
+    "changed_lines": {"executed": 0, "total": 0, "unexecuted": []},
+    "mutants": {"killed": 0, "total": 0, "not_tried": 0, "survivors": []},
+}
+OUT_OF_TIME = {
+    "oracle": "in_process",
+    "in_process": ["eval/properties/test_monkeypatch.py"],
+    "changed_lines": {
+        "executed": 3,
+        "total": 5,
+        "unexecuted": ["src/calc/__init__.py:7", "src/calc/__init__.py:9"],
+    },
+    "mutants": {
+        "killed": 2,
+        "total": 6,
+        "not_tried": 3,
+        "survivors": ["src/calc/__init__.py:3: 0 -> 1"],
+    },
+}
 CASES = {
     "reject": {
-        "pathfilter": _lane("pathfilter", Status.PASS),
-        "fixtures": _lane("fixtures", Status.FAIL, "changed: tests/fixtures/order_total.json"),
-        "freeze": _lane("freeze", Status.PASS, frozen=FROZEN),
-        "properties": _lane("properties", Status.PASS),
-        "replay": _lane("replay", Status.NOT_APPLICABLE, "replay not required"),
+        "pathfilter": _sandboxed("pathfilter", Status.PASS),
+        "fixtures": _sandboxed("fixtures", Status.FAIL, "changed: tests/fixtures/order_total.json"),
+        "freeze": _sandboxed("freeze", Status.PASS, frozen=FROZEN),
+        "properties": _sandboxed("properties", Status.PASS, **SPEC_REVIEW),
+        "replay": _sandboxed("replay", Status.NOT_APPLICABLE, "replay not required"),
     },
     "undecided": {
         "pathfilter": _lane("pathfilter", Status.PASS),
         "fixtures": _lane("fixtures", Status.PASS),
         "freeze": _lane("freeze", Status.PASS, frozen=FROZEN),
-        "properties": _lane("properties", Status.PASS),
+        "properties": _lane("properties", Status.PASS, **NO_PYTHON_CHANGE),
         "replay": _lane("replay", Status.UNDECIDED, "replay required and no receipt"),
     },
     "accept": {
@@ -52,9 +87,9 @@ CASES = {
         "replay": _lane("replay", Status.PASS, receipt_sha256="d" * 64),
     },
     "missing-lane": {
-        "pathfilter": _lane("pathfilter", Status.PASS),
-        "fixtures": _lane("fixtures", Status.PASS),
-        "properties": _lane("properties", Status.PASS),
+        "pathfilter": _sandboxed("pathfilter", Status.PASS),
+        "fixtures": _sandboxed("fixtures", Status.PASS),
+        "properties": _sandboxed("properties", Status.PASS, **OUT_OF_TIME),
         "replay": _lane("replay", Status.NOT_APPLICABLE, "replay not required"),
     },
 }

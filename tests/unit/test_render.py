@@ -159,3 +159,103 @@ def test_paths_render_as_written() -> None:
     md = render.markdown(verdict_of(pathfilter=(Status.FAIL, ["unmapped path: src/__init__.py"])))
     # Escaped, so GitHub shows the underscores instead of bold text.
     assert r"- pathfilter: unmapped path: src/\_\_init\_\_.py" in md
+
+
+# --- "What the properties said about this diff" (issue 14) -------------------
+
+
+def _with_review(verdict: Verdict, isolation: str, **props: object) -> Verdict:
+    review = {
+        **verdict.review,
+        "isolation": isolation,
+        "properties": {**verdict.review["properties"], **props},
+    }
+    return Verdict(verdict.decision, verdict.key, verdict.lanes, verdict.reasons, review)
+
+
+FIGURES = {
+    "changed_lines": {"executed": 9, "total": 12, "unexecuted": ["mylib/core.py:120-122"]},
+    "mutants": {
+        "killed": 4,
+        "total": 7,
+        "not_tried": 2,
+        "survivors": ["mylib/core.py:121: < -> >="],
+    },
+}
+
+
+def test_the_section_shows_the_figures_and_says_they_prove_nothing() -> None:
+    md = render.markdown(_with_review(verdict_of(), "sandbox", **FIGURES))
+    section = md.split("**What the properties said about this diff**\n", 1)[1]
+    assert section.splitlines() == [
+        "",
+        "Both figures come from the sandboxed worker that ran the patch's code: they inform "
+        "a reviewer and prove nothing on their own.",
+        "",
+        "- changed lines executed: 9 of 12",
+        "- never executed: mylib/core.py:120-122",
+        "- mutants of the changed lines: 4 of 5 killed, 2 not tried (time budget)",
+        "- survived: mylib/core.py:121: &lt; -&gt; &gt;=",
+    ]
+    assert "- isolation: sandbox (the patch's code ran under bubblewrap)" in md
+
+
+def test_without_a_sandbox_the_section_does_not_claim_one() -> None:
+    md = render.markdown(_with_review(verdict_of(), "process", **FIGURES))
+    assert "the sandboxed worker" not in md
+    assert "Both figures come from the unsandboxed process" in md
+    assert "- isolation: process (no sandbox" in md
+
+
+def test_fields_that_say_why_there_are_no_figures_are_shown_as_said() -> None:
+    why = {
+        "changed_lines": "not measured: the properties lane did not run (no changed path forces properties)",
+        "mutants": "off: [properties] review_mutants = 0",
+    }
+    md = render.markdown(_with_review(verdict_of(), "process", **why))
+    assert "- changed lines: not measured: the properties lane did not run" in md
+    assert "- mutants: off: \\[properties\\] review\\_mutants = 0" in md
+    assert "prove nothing" not in md  # no figure, no caveat to go with it
+
+
+def test_long_lists_stop_at_twenty_and_say_how_many_more() -> None:
+    survivors = [f"src/m.py:{i}: 0 -> 1" for i in range(25)]
+    mutants = {"killed": 0, "total": 25, "not_tried": 0, "survivors": survivors}
+    md = render.markdown(_with_review(verdict_of(), "process", mutants=mutants))
+    assert "- survived: src/m.py:19: 0 -&gt; 1\n" in md
+    assert "src/m.py:20:" not in md
+    assert "- survived: … and 5 more (verdict.json has all)\n" in md
+
+
+@given(st.lists(hostile, min_size=1, max_size=4), st.lists(hostile, min_size=1, max_size=4))
+def test_patch_controlled_survivors_and_paths_cannot_reshape_verdict_md(
+    survivors: list[str], paths: list[str]
+) -> None:
+    """Survivors quote the patch's source, ranges and in_process name its files."""
+
+    def md(texts: list[str], files: list[str]) -> str:
+        props = {
+            "in_process": files,
+            "changed_lines": {
+                "executed": 1,
+                "total": 9,
+                "unexecuted": [f"{p}:3-4" for p in files],
+            },
+            "mutants": {
+                "killed": 0,
+                "total": len(texts),
+                "not_tried": 0,
+                "survivors": [f"src/m.py:1: {t}" for t in texts],
+            },
+        }
+        return render.markdown(_with_review(verdict_of(), "sandbox", **props))
+
+    hostile_md = md(survivors, paths)
+    clean = md(["x"] * len(survivors), ["x"] * len(paths))
+    assert len(hostile_md.splitlines()) == len(clean.splitlines())
+    for line in hostile_md.splitlines():
+        assert "<" not in line
+        assert not line.lstrip("- ").startswith(("```", "~~~", "::", "#", ">")) or line.startswith(
+            "## patchjudge"
+        )
+        assert re.search(r"(?<!\\)\[", line.replace("\\\\", "")) is None, line

@@ -40,7 +40,13 @@ SPEC_VERDICT = {
     },
     "reasons": ["fixtures: changed: tests/fixtures/order_total.json"],
     "review": {
-        "properties": {"seed": 20260924, "max_examples": 200},
+        "isolation": "sandbox",
+        "properties": {"seed": 20260924, "max_examples": 200,
+                       "oracle": "out_of_process", "in_process": [],
+                       "changed_lines": {"executed": 9, "total": 12,
+                                         "unexecuted": ["mylib/core.py:120-122"]},
+                       "mutants": {"killed": 5, "total": 7, "not_tried": 0,
+                                   "survivors": ["mylib/core.py:121: < -> <="]}},
         "fixtures": "changed: tests/fixtures/order_total.json",
         "freeze": [{"nodeid": CLOCK, "expires": "2026-12-08"}],
         "replay": "undecided",
@@ -148,6 +154,29 @@ BROKEN = [
         _with(SPEC_VERDICT, "passed", "review", "replay"),
         "neither a receipt hash nor undecided",
     ),
+    ("verdict", _with(SPEC_VERDICT, "bwrap", "review", "isolation"), "an unknown isolation"),
+    (
+        "verdict",
+        _without(SPEC_VERDICT, "review", "properties", "mutants"),
+        "the mutants left out",
+    ),
+    (
+        "verdict",
+        _with(SPEC_VERDICT, "9 of 12", "review", "properties", "changed_lines"),
+        "changed lines neither figures nor 'not measured: ...'",
+    ),
+    (
+        "verdict",
+        _with(
+            SPEC_VERDICT, ["mylib/core.py"], "review", "properties", "changed_lines", "unexecuted"
+        ),
+        "a range without lines",
+    ),
+    (
+        "verdict",
+        _with(SPEC_VERDICT, ["< -> <="], "review", "properties", "mutants", "survivors"),
+        "a survivor without its place",
+    ),
     ("flakes", _without(SPEC_FLAKES, "host", "pins_sha256"), "a host without its pins"),
     ("flakes", _with(SPEC_FLAKES, "1", "shard"), "a shard is I/N"),
     ("flakes", _with(SPEC_FLAKES, {"fail": 3}, "nodes", CLOCK), "fail without runs"),
@@ -200,6 +229,45 @@ frozen_st = st.lists(
 )
 
 
+# What the properties lane may report for review, well formed or not (issue 14).
+review_details_st = st.fixed_dictionaries(
+    {},
+    optional={
+        "oracle": st.sampled_from(["out_of_process", "in_process", "elsewhere"]),
+        "in_process": st.lists(st.text(max_size=10), max_size=2),
+        "changed_lines": st.one_of(
+            st.fixed_dictionaries(
+                {
+                    "executed": st.integers(-1, 5),
+                    "total": st.integers(0, 5),
+                    "unexecuted": st.lists(
+                        st.builds(lambda p, a: f"{p}:{a}", st.text(max_size=8), st.integers(1, 9))
+                        | st.text(max_size=8),
+                        max_size=3,
+                    ),
+                }
+            ),
+            st.text(max_size=10),
+        ),
+        "mutants": st.one_of(
+            st.fixed_dictionaries(
+                {
+                    "killed": st.integers(0, 3),
+                    "total": st.integers(0, 6),
+                    "not_tried": st.integers(0, 3),
+                    "survivors": st.lists(
+                        st.builds(lambda t: f"src/m.py:1: {t}", st.text(min_size=1, max_size=8))
+                        | st.text(max_size=8),
+                        max_size=3,
+                    ),
+                }
+            ),
+            st.sampled_from(["off: [properties] review_mutants = 0", "not tried: x", "", "no"]),
+        ),
+    },
+)
+
+
 @st.composite
 def lane_reports(draw: st.DrawFn, lane: str) -> LaneReport:
     status = draw(status_st)
@@ -211,6 +279,10 @@ def lane_reports(draw: st.DrawFn, lane: str) -> LaneReport:
         details["frozen"] = draw(frozen_st)
     if lane == "replay" and draw(st.booleans()):
         details["receipt_sha256"] = "e" * 64
+    if lane == "properties" and draw(st.booleans()):
+        details.update(draw(review_details_st))
+    if draw(st.booleans()):
+        details["isolation"] = draw(st.sampled_from(["sandbox", "process"]))
     name = draw(st.sampled_from([lane, lane, "pathfilter"]))
     return LaneReport(name, status, tuple(reasons), draw(key_st), details)
 

@@ -91,8 +91,17 @@ def test_review_fields() -> None:
     )
     rs["replay"] = LaneReport("replay", P, (), KEY, {"receipt_sha256": "e" * 64})
     review = decide(rs, KEY, SETTINGS).review
+    why = "the properties report holds no"
     assert review == {
-        "properties": {"seed": 7, "max_examples": 9},
+        "isolation": "process",
+        "properties": {
+            "seed": 7,
+            "max_examples": 9,
+            "oracle": "in_process",
+            "in_process": [],
+            "changed_lines": f"not measured: {why} changed_lines",
+            "mutants": f"not tried: {why} mutants",
+        },
         "fixtures": "lock intact",
         "freeze": [{"nodeid": "t::a", "expires": "2026-12-08"}],
         "replay": "e" * 64,
@@ -100,3 +109,118 @@ def test_review_fields() -> None:
     assert decide(reports(replay=U), KEY, SETTINGS).review["replay"] == "undecided"
     failed = decide(reports(fixtures=F), KEY, SETTINGS).review
     assert failed["fixtures"] == "why"
+
+
+# --- the review fields of v2 (issue 14; docs/review.md) ----------------------
+
+CHANGED = {"executed": 1, "total": 2, "unexecuted": ["src/m.py:3"]}
+MUTANTS = {"killed": 1, "total": 3, "not_tried": 1, "survivors": ["src/m.py:3: 0 -> 1"]}
+
+
+def _with(lane: str, status: Status = P, reasons: tuple[str, ...] = (), **details: object) -> dict:  # type: ignore[type-arg]
+    rs = reports()
+    rs[lane] = LaneReport(lane, status, reasons, KEY, details)
+    return rs
+
+
+def _sandboxed(**statuses: Status) -> dict[str, LaneReport | Unreadable | None]:
+    rs: dict[str, LaneReport | Unreadable | None] = {}
+    for name, r in reports(**statuses).items():
+        rs[name] = LaneReport(name, r.status, r.reasons, KEY, {"isolation": "sandbox"})
+    return rs
+
+
+def test_isolation_is_sandbox_only_when_every_lane_says_so() -> None:
+    assert decide(_sandboxed(), KEY, SETTINGS).review["isolation"] == "sandbox"
+    for lane in ALL_LANES:
+        rs = _sandboxed()
+        rs[lane] = LaneReport(lane, P, (), KEY, {"isolation": "process"})
+        assert decide(rs, KEY, SETTINGS).review["isolation"] == "process", lane
+        rs[lane] = LaneReport(lane, P, (), KEY, {})
+        assert decide(rs, KEY, SETTINGS).review["isolation"] == "process", lane
+        rs[lane] = None
+        assert decide(rs, KEY, SETTINGS).review["isolation"] == "process", lane
+
+
+def test_the_properties_figures_come_from_the_properties_report() -> None:
+    rs = _with(
+        "properties",
+        oracle="out_of_process",
+        in_process=["eval/properties/test_mp.py"],
+        changed_lines=CHANGED,
+        mutants=MUTANTS,
+    )
+    assert decide(rs, KEY, SETTINGS).review["properties"] == {
+        "seed": 7,
+        "max_examples": 9,
+        "oracle": "out_of_process",
+        "in_process": ["eval/properties/test_mp.py"],
+        "changed_lines": CHANGED,
+        "mutants": MUTANTS,
+    }
+
+
+def test_without_oracle_details_the_oracle_is_in_process() -> None:
+    props = decide(_with("properties", changed_lines=CHANGED, mutants=MUTANTS), KEY, SETTINGS)
+    assert props.review["properties"]["oracle"] == "in_process"
+    assert props.review["properties"]["in_process"] == []
+
+
+NO_FIGURES = [
+    (
+        _with("properties", NA, ("no changed path forces properties",)),
+        "the properties lane did not run (no changed path forces properties)",
+    ),
+    ({**reports(), "properties": None}, "the properties lane did not run (report missing"),
+    (
+        {
+            **reports(),
+            "properties": LaneReport(
+                "properties", P, (), RunKey("x" * 40, "h" * 40, "l" * 64, "run-1"),
+                {"changed_lines": CHANGED, "mutants": MUTANTS},
+            ),
+        },
+        "the properties lane did not run (stale report",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("rs", "why"), NO_FIGURES)
+def test_no_figures_are_invented_when_the_lane_did_not_run(rs: dict, why: str) -> None:  # type: ignore[type-arg]
+    props = decide(rs, KEY, SETTINGS).review["properties"]
+    assert props["changed_lines"].startswith(f"not measured: {why}")
+    assert props["mutants"].startswith(f"not tried: {why}")
+
+
+@pytest.mark.parametrize(
+    ("changed", "mutants"),
+    [
+        ({"executed": 3, "total": 2, "unexecuted": []}, {**MUTANTS, "total": 4}),
+        ({"executed": 1, "total": 2}, {**MUTANTS, "survivors": ["no line number"]}),
+        ({**CHANGED, "unexecuted": ["src/m.py"]}, "killed them all"),
+        ({**CHANGED, "executed": True}, {**MUTANTS, "killed": -1}),
+        ("9 of 12", None),
+    ],
+)
+def test_malformed_figures_in_a_report_are_not_passed_on(changed: object, mutants: object) -> None:
+    props = decide(
+        _with("properties", changed_lines=changed, mutants=mutants), KEY, SETTINGS
+    ).review["properties"]
+    assert props["changed_lines"] == "not measured: the properties report holds no changed_lines"
+    assert props["mutants"] == "not tried: the properties report holds no mutants"
+
+
+def test_a_measurement_that_failed_is_passed_on_as_said() -> None:
+    why = "not measured: coverage.py did not start: ImportError: no"
+    rs = _with(
+        "properties", F, ("changed lines " + why,), changed_lines=why, mutants="not tried: x"
+    )
+    assert decide(rs, KEY, SETTINGS).review["properties"]["changed_lines"] == why
+
+
+def test_a_failed_properties_lane_keeps_its_figures_and_says_why_no_mutants() -> None:
+    why = "not tried: the properties lane failed on the patch as it is"
+    rs = _with("properties", F, ("property failed: x",), changed_lines=CHANGED, mutants=why)
+    props = decide(rs, KEY, SETTINGS).review["properties"]
+    assert props["changed_lines"] == CHANGED
+    assert props["mutants"] == why

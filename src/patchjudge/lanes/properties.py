@@ -5,10 +5,11 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from patchjudge import charmap, failure, testrun
+from patchjudge import charmap, failure, review, review_run, testrun
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes import not_forced, report
 from patchjudge.paths import under
@@ -107,11 +108,25 @@ def property_files(run: Run) -> dict[str, bytes]:
     return found
 
 
-def run_properties(run: Run, args: Sequence[str] | None = None) -> testrun.TestRun:
-    """The properties (or some of them) on head's code under the judge's settings."""
+def run_properties(
+    run: Run,
+    args: Sequence[str] | None = None,
+    *,
+    edit: Callable[[Path], None] | None = None,
+    coverage: Sequence[str] = (),
+) -> testrun.TestRun:
+    """The properties (or some of them) on head's code under the judge's settings.
+
+    `edit` changes the materialized head tree before the run (a review
+    mutant: the run then stops at the first failure, all a kill needs);
+    `coverage` names tree-relative files whose executed lines the run
+    reports per test (issue 14).
+    """
     settings = run.ledger.properties
     with run.scratch() as scratch:
         tree = run.materialize(scratch / "tree")
+        if edit is not None:
+            edit(tree)
         plan = testrun.Plan(
             tree=tree,
             args=tuple(args) if args is not None else settings.paths,
@@ -120,6 +135,8 @@ def run_properties(run: Run, args: Sequence[str] | None = None) -> testrun.TestR
             seed=settings.seed,
             max_examples=settings.max_examples,
             timeout_s=settings.timeout_s,
+            extra=("-x",) if edit is not None else (),
+            coverage=tuple(coverage),
         )
         return testrun.run(
             plan,
@@ -139,10 +156,39 @@ def run(run: Run) -> LaneReport:
     problems = thin_files(files)
     if not files:
         problems.append(f"no property test file under {', '.join(settings.paths)}")
-    result = run_properties(run)
+    changed = review_run.changed_files(run)
+    result = run_properties(run, coverage=[f.path for f in changed])
     outcome_problems, outcome_details = judge_outcomes(result, settings)
     problems += outcome_problems
     details.update(outcome_details, files=sorted(files), exitstatus=result.exitstatus)
+    problems += _review(run, changed, result, problems, details)
     if problems:
         details["output_tail"] = result.output[-4000:]
     return report(run, NAME, Status.FAIL if problems else Status.PASS, problems, details)
+
+
+def _review(
+    run: Run,
+    changed: Sequence[review.ChangedFile],
+    result: testrun.TestRun,
+    problems: Sequence[str],
+    details: dict[str, Any],
+) -> list[str]:
+    """details["changed_lines"] and details["mutants"]; the threshold's reason, if any."""
+    settings = run.ledger.properties
+    executed = review.executed_lines(result.executed, changed)
+    details["changed_lines"] = review.changed_lines(changed, executed)
+    found = []
+    if changed and result.coverage_error:
+        # Not a zero: no figure at all, and the lane fails saying why.
+        details["changed_lines"] = f"not measured: {result.coverage_error}"
+        found.append(f"changed lines not measured: {result.coverage_error}")
+    elif why := review.below_threshold(
+        details["changed_lines"], settings.min_changed_lines_executed
+    ):
+        found.append(why)
+    if problems or found:
+        details["mutants"] = "not tried: the properties lane failed on the patch as it is"
+    else:
+        details["mutants"] = review_run.try_mutants(run, changed, result, run_properties)
+    return found

@@ -1,0 +1,507 @@
+"""Pure: what the properties said about a diff: its changed lines, which ran, and their mutants.
+
+SPEC "What the properties said about this diff" (issue 14). The changed
+lines come from the diff's hunks at head, counted as coverage.py counts
+statements; the mutants are small edits of those lines only, with the
+oracle's operators, chosen from the seed. Nothing here runs code under test:
+the lane runs it and hands the results back (review_run.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import contextlib
+import enum
+import hashlib
+import io
+import math
+import re
+import tokenize
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from coverage.exceptions import NotPython
+from coverage.parser import PythonParser
+
+from patchjudge import oracle, testrun
+
+OPERATORS = ("flip_comparison", "change_constant", "drop_statement", "raise")
+# Within one line the stronger mutants go first: `raise` dies wherever the line runs.
+_TIER = {name: i for i, name in enumerate(OPERATORS)}
+RAISE_MESSAGE = "patchjudge review mutant"
+MAX_RANGES_IN_REASON = 10
+
+_HUNK = re.compile(rb"@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+# Python's own line ends (the tokenizer's, not str.splitlines's longer list).
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_SYMBOL = {
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+}
+_DROPPABLE = (
+    ast.Expr,
+    ast.Assign,
+    ast.AugAssign,
+    ast.AnnAssign,
+    ast.Return,
+    ast.Delete,
+    ast.Assert,
+    ast.Raise,
+)
+
+
+# --- the changed lines -------------------------------------------------------
+
+
+def hunk_lines(diff: bytes) -> frozenset[int]:
+    """Line numbers at head that `git diff -U0` says were added or changed (git's lines)."""
+    found: set[int] = set()
+    for line in diff.split(b"\n"):
+        if line.startswith(b"@@ ") and (m := _HUNK.match(line)):
+            start, count = int(m[1]), 1 if m[2] is None else int(m[2])
+            found.update(range(start, start + count))
+    return frozenset(found)
+
+
+def git_line_count(data: bytes) -> int:
+    """How many lines git sees in a blob (an added file: all of them changed)."""
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+@dataclass(frozen=True)
+class Statements:
+    """coverage.py's view of a file: the first lines of its statements."""
+
+    lines: frozenset[int]
+    first: Mapping[int, int]  # a line of a multi-line statement -> the statement's first line
+
+    def of(self, line: int) -> int:
+        return self.first.get(line, line)
+
+
+def statements(text: str) -> Statements | None:
+    """The file's executable statements as coverage.py counts them; None if it does not parse.
+
+    No exclusion pragmas: a `# pragma: no cover` in the patch must not take
+    its own lines out of the count.
+    """
+    if not text.strip():
+        return Statements(frozenset(), {})
+    parser = PythonParser(text=text, exclude=None)
+    try:
+        with _quiet():
+            parser.parse_source()
+    except (NotPython, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return Statements(frozenset(parser.statements), dict(parser.multiline_map))
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Compiling the patch's source: its SyntaxWarnings are its own, not the gate's output."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def decode(data: bytes) -> tuple[str, str] | None:
+    """(text, encoding) as Python reads the file (PEP 263); None if it cannot."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding), encoding
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
+
+
+def python_lines(text: str, git_lines: Iterable[int]) -> frozenset[int]:
+    """Git's line numbers (LF only) as Python's (CR, LF, CRLF).
+
+    A file whose lines end in a lone CR is one line to git and many to
+    Python: without this a whole module could hide behind "line 1 changed".
+    """
+    spans: list[range] = []
+    line = 1
+    for chunk in text.split("\n"):
+        breaks = chunk.count("\r") - (1 if chunk.endswith("\r") else 0)
+        spans.append(range(line, line + breaks + 1))
+        line += breaks + 1
+    return frozenset(n for g in git_lines if 0 < g <= len(spans) for n in spans[g - 1])
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """One .py file of the diff at head, and the lines the patch added or changed in it."""
+
+    path: str
+    text: str
+    encoding: str
+    changed: frozenset[int]  # Python line numbers the hunks touch
+    stmts: Statements | None  # None: the file does not parse
+
+    def statement_of(self, line: int) -> int:
+        return line if self.stmts is None else self.stmts.of(line)
+
+    @property
+    def lines(self) -> frozenset[int]:
+        """The changed lines that count: statements (any changed non-blank line if unparsable)."""
+        if self.stmts is None:
+            text_lines = _LINE_END.split(self.text)
+            return frozenset(
+                n for n in self.changed if n <= len(text_lines) and text_lines[n - 1].strip()
+            )
+        return frozenset(self.stmts.of(n) for n in self.changed) & self.stmts.lines
+
+    @property
+    def all_statements(self) -> frozenset[int]:
+        return self.lines if self.stmts is None else self.stmts.lines | self.lines
+
+
+def changed_file(path: str, data: bytes, git_lines: Iterable[int]) -> ChangedFile | None:
+    """The file at head and git's changed line numbers -> a ChangedFile (None: not text)."""
+    decoded = decode(data)
+    if decoded is None:
+        return None
+    text, encoding = decoded
+    return ChangedFile(path, text, encoding, python_lines(text, git_lines), statements(text))
+
+
+def fold(lines: Iterable[int], statements: Iterable[int]) -> list[tuple[int, int]]:
+    """Runs of `lines`; two join when no other statement lies between them (blanks do not split)."""
+    wanted = sorted(set(lines))
+    others = sorted(set(statements) - set(wanted))
+    runs: list[tuple[int, int]] = []
+    for line in wanted:
+        if runs:
+            first, last = runs[-1]
+            i = bisect.bisect_right(others, last)
+            if i == len(others) or others[i] >= line:
+                runs[-1] = (first, line)
+                continue
+        runs.append((line, line))
+    return runs
+
+
+def range_text(path: str, first: int, last: int) -> str:
+    return f"{path}:{first}" if first == last else f"{path}:{first}-{last}"
+
+
+def executed_lines(
+    executed: Mapping[str, Mapping[str, Sequence[int]]], files: Sequence[ChangedFile]
+) -> dict[str, frozenset[int]]:
+    """path -> statement lines any test (or the import before them) executed."""
+    by_path = {f.path: f for f in files}
+    out: dict[str, set[int]] = {}
+    for per_node in executed.values():
+        for path, numbers in per_node.items():
+            if (f := by_path.get(path)) is not None:
+                out.setdefault(path, set()).update(f.statement_of(n) for n in numbers)
+    return {path: frozenset(lines) for path, lines in out.items()}
+
+
+def changed_lines(
+    files: Sequence[ChangedFile], executed: Mapping[str, frozenset[int]]
+) -> dict[str, Any]:
+    """`{executed, total, unexecuted}` (SPEC verdict.json review.properties.changed_lines)."""
+    total = ran = 0
+    unexecuted: list[str] = []
+    for f in sorted(files, key=lambda f: f.path):
+        lines = f.lines
+        done = lines & executed.get(f.path, frozenset())
+        total += len(lines)
+        ran += len(done)
+        unexecuted += [range_text(f.path, a, b) for a, b in fold(lines - done, f.all_statements)]
+    return {"executed": ran, "total": total, "unexecuted": unexecuted}
+
+
+def below_threshold(summary: Mapping[str, Any], minimum: float) -> str | None:
+    """The properties lane's reason when fewer changed lines ran than the ledger asks."""
+    total, ran = int(summary["total"]), int(summary["executed"])
+    if minimum <= 0 or total == 0 or ran >= minimum * total:
+        return None
+    ranges = list(summary["unexecuted"])
+    shown = ", ".join(ranges[:MAX_RANGES_IN_REASON])
+    more = len(ranges) - MAX_RANGES_IN_REASON
+    return f"the properties never ran {total - ran} of {total} changed lines: {shown}" + (
+        f" and {more} more ranges" if more > 0 else ""
+    )
+
+
+# --- the mutants -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One small edit of a changed line: text[start:end] becomes `replacement`."""
+
+    path: str
+    line: int  # where the edit is, at head
+    statement: int  # the first line of its statement: what coverage says ran
+    operator: str
+    what: str  # for the reviewer: "< -> >=", "3 -> 4", "dropped: total += x"
+    start: int  # character offsets into the file's text at head
+    end: int
+    replacement: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.path}:{self.line}:{self.start}:{self.operator}"
+
+    def describe(self) -> str:
+        return f"{self.path}:{self.line}: {self.what}"
+
+    def apply(self, text: str) -> str:
+        return text[: self.start] + self.replacement + text[self.end :]
+
+
+def _short(text: str, limit: int = 48) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class _Offsets:
+    """ast positions (line, UTF-8 byte column) -> offsets into the text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0] + [m.end() for m in _LINE_END.finditer(text)]
+
+    def __call__(self, lineno: int, col: int) -> int:
+        start = self.starts[lineno - 1]
+        end = self.starts[lineno] if lineno < len(self.starts) else len(self.text)
+        prefix = self.text[start:end].encode("utf-8")[:col].decode("utf-8", "ignore")
+        return start + len(prefix)
+
+
+def _skipped(tree: ast.Module) -> set[int]:
+    """ids of nodes no mutant touches: docstrings, f-string parts, annotations."""
+    skip: set[int] = set()
+
+    def all_of(node: ast.AST | None) -> None:
+        if node is not None:
+            skip.update(id(n) for n in ast.walk(node))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                all_of(body[0])
+        if isinstance(node, ast.JoinedStr):
+            all_of(node)
+        elif isinstance(node, ast.arg):
+            all_of(node.annotation)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            all_of(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            all_of(node.annotation)
+    return skip
+
+
+def _changed_constant(value: object) -> tuple[object, str] | None:
+    if isinstance(value, bool):
+        return (not value), f"{value} -> {not value}"
+    if isinstance(value, int):
+        return value + 1, f"{value} -> {value + 1}"
+    if isinstance(value, float) and math.isfinite(value + 1.0):
+        return value + 1.0, f"{value!r} -> {value + 1.0!r}"
+    if isinstance(value, str):
+        text = "" if value else "x"
+        return text, f"{_short(repr(value), 24)} -> {text!r}"
+    if isinstance(value, bytes):
+        data = b"" if value else b"x"
+        return data, f"{_short(repr(value), 24)} -> {data!r}"
+    return None
+
+
+def candidates(f: ChangedFile) -> list[Mutant]:
+    """Every mutant of f's changed lines, in source order (before any is chosen)."""
+    if not f.changed:
+        return []
+    try:
+        with _quiet():
+            tree = ast.parse(f.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    skip = _skipped(tree)
+    pos = _Offsets(f.text)
+    found: list[Mutant] = []
+
+    def touched(node: ast.expr | ast.stmt) -> bool:
+        last = node.end_lineno or node.lineno
+        return id(node) not in skip and any(n in f.changed for n in range(node.lineno, last + 1))
+
+    def add(node: ast.expr | ast.stmt, operator: str, what: str, replacement: str) -> None:
+        start = pos(node.lineno, node.col_offset)
+        end = pos(node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
+        statement = f.statement_of(node.lineno)
+        found.append(
+            Mutant(f.path, node.lineno, statement, operator, what, start, end, replacement)
+        )
+
+    raise_text = ast.unparse(oracle.raise_statement(RAISE_MESSAGE))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and touched(node):
+            new_op = oracle.flipped(node.ops[0])
+            if new_op is None:
+                continue
+            flipped = ast.Compare(node.left, [new_op, *node.ops[1:]], node.comparators)
+            if (text := _unparse(flipped)) is not None:
+                what = f"{_SYMBOL[type(node.ops[0])]} -> {_SYMBOL[type(new_op)]}"
+                add(node, "flip_comparison", what, text)
+        elif isinstance(node, ast.Constant) and touched(node):
+            changed = _changed_constant(node.value)
+            if changed is not None:
+                add(node, "change_constant", changed[1], repr(changed[0]))
+        elif isinstance(node, _DROPPABLE) and touched(node) and _droppable(node):
+            if (text := _unparse(node)) is None:
+                continue
+            shown = _short(text)
+            add(node, "drop_statement", f"dropped: {shown}", "pass")
+            if not isinstance(node, ast.Raise):
+                add(node, "raise", f"raise instead of: {shown}", raise_text)
+    return sorted(found, key=lambda m: (m.start, m.end, _TIER[m.operator]))
+
+
+def _unparse(node: ast.AST) -> str | None:
+    """ast.unparse, or None for a node nested too deep for it (a 10,000-term sum)."""
+    try:
+        return ast.unparse(node)
+    except RecursionError:
+        return None
+
+
+def _droppable(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+        return False  # a bare string is a comment
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+        return False  # a bare annotation does nothing to drop
+    # Without its yield a generator is a plain function, whether or not the line runs.
+    return not any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(stmt))
+
+
+def _rank(seed: int, key: str) -> str:
+    return hashlib.sha256(f"{seed}\0{key}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def ranked(
+    mutants: Iterable[Mutant], seed: int, executed: Callable[[Mutant], bool]
+) -> list[Mutant]:
+    """Every mutant in the order they are tried: round-robin over changed statements.
+
+    Every mutant of a statement the properties executed comes first (one
+    elsewhere survives without telling anything the unexecuted ranges do not
+    already say); then the rest, round-robin too. Within a round the order is a
+    hash of the seed and the statement, within a statement the stronger
+    operator first. A hash, not `random`: a new mutant elsewhere does not
+    reshuffle the others, and no Python version changes the order.
+    """
+    groups: dict[tuple[str, int], list[Mutant]] = {}
+    for m in mutants:
+        groups.setdefault((m.path, m.statement), []).append(m)
+    for group in groups.values():
+        group.sort(key=lambda m: (_TIER[m.operator], _rank(seed, m.id)))
+    out: list[Mutant] = []
+    for ran in (True, False):
+        keys = [k for k in groups if executed(groups[k][0]) is ran]
+        order = sorted(keys, key=lambda k: _rank(seed, f"{k[0]}:{k[1]}"))
+        depth = max((len(groups[k]) for k in keys), default=0)
+        for round_ in range(depth):
+            out += [groups[k][round_] for k in order if round_ < len(groups[k])]
+    return out
+
+
+def mutated(f: ChangedFile, m: Mutant) -> bytes | None:
+    """The file's bytes with the mutant applied; None when the edit would not parse."""
+    text = m.apply(f.text)
+    try:
+        with _quiet():
+            ast.parse(text)
+        return text.encode(f.encoding)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeEncodeError):
+        return None
+
+
+def choose(
+    files: Sequence[ChangedFile],
+    seed: int,
+    limit: int,
+    executed: Callable[[Mutant], bool],
+) -> list[tuple[Mutant, bytes]]:
+    """Up to `limit` mutants that parse, in source order: the same diff and seed, the same list."""
+    by_path = {f.path: f for f in files}
+    chosen: list[tuple[Mutant, bytes]] = []
+    every = [m for f in sorted(files, key=lambda f: f.path) for m in candidates(f)]
+    for m in ranked(every, seed, executed):
+        if len(chosen) >= limit:
+            break
+        data = mutated(by_path[m.path], m)
+        if data is not None:
+            chosen.append((m, data))
+    return sorted(chosen, key=lambda c: (c[0].path, c[0].start, _TIER[c[0].operator]))
+
+
+def node_index(
+    executed: Mapping[str, Mapping[str, Sequence[int]]], files: Sequence[ChangedFile]
+) -> dict[tuple[str, int], frozenset[str]]:
+    """(path, statement) -> the node ids whose run executed it ("" and the like: no test)."""
+    by_path = {f.path: f for f in files}
+    index: dict[tuple[str, int], set[str]] = {}
+    for nodeid, per_node in executed.items():
+        for path, numbers in per_node.items():
+            if (f := by_path.get(path)) is not None:
+                for n in numbers:
+                    index.setdefault((path, f.statement_of(n)), set()).add(nodeid)
+    return {k: frozenset(v) for k, v in index.items()}
+
+
+def runners(
+    m: Mutant, index: Mapping[tuple[str, int], frozenset[str]], collected: Iterable[str]
+) -> tuple[str, ...]:
+    """The property node ids to run against m: those that executed its statement.
+
+    A line executed outside any test (a module's body at import, a default
+    argument) affects every property: then all of them.
+    """
+    every = sorted(set(collected))
+    hit = index.get((m.path, m.statement), frozenset())
+    if any(n not in every for n in hit):
+        return tuple(every)
+    return tuple(sorted(hit))
+
+
+class Fate(enum.Enum):
+    KILLED = "killed"
+    SURVIVED = "survived"
+    NOT_TRIED = "not_tried"
+
+
+def fate(result: testrun.TestRun, nodeids: Sequence[str], cut_off: bool) -> Fate:
+    """A mutant's run -> its fate. Past the review's budget it was not tried, never killed."""
+    if result.timed_out:
+        return Fate.NOT_TRIED if cut_off else Fate.KILLED
+    if not result.finished or result.collect_errors or result.exitstatus != 0:
+        return Fate.KILLED
+    passed = {o.nodeid for o in result.outcomes if o.when == "call" and o.outcome == "passed"}
+    failed = any(o.outcome == "failed" for o in result.outcomes)
+    return Fate.KILLED if failed or not set(nodeids) <= passed else Fate.SURVIVED
+
+
+def mutants_summary(results: Sequence[tuple[Mutant, Fate]]) -> dict[str, Any]:
+    """`{killed, total, not_tried, survivors}` (SPEC verdict.json review.properties.mutants)."""
+    ordered = sorted(results, key=lambda r: (r[0].path, r[0].start, _TIER[r[0].operator]))
+    return {
+        "killed": sum(f is Fate.KILLED for _, f in results),
+        "total": len(results),
+        "not_tried": sum(f is Fate.NOT_TRIED for _, f in results),
+        "survivors": [m.describe() for m, f in ordered if f is Fate.SURVIVED],
+    }

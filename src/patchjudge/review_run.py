@@ -1,0 +1,174 @@
+"""The review's edge (issue 14): the diff's changed sources from git, and the mutant runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any, Protocol
+
+from patchjudge import charmap, git, review, testrun
+from patchjudge.paths import any_match
+from patchjudge.workspace import Run
+
+_REGULAR = ("100644", "100755")
+
+
+class PropertyRunner(Protocol):
+    """lanes.properties.run_properties, passed in (it imports this module)."""
+
+    def __call__(
+        self,
+        run: Run,
+        args: Sequence[str] | None = None,
+        *,
+        edit: Callable[[Path], None] | None = None,
+        coverage: Sequence[str] = (),
+    ) -> testrun.TestRun: ...
+
+
+def on_pythonpath(path: str, pythonpath: Sequence[str]) -> bool:
+    for entry in pythonpath:
+        root = entry.rstrip("/")
+        if root in ("", ".") or path.startswith(root + "/"):
+            return True
+    return False
+
+
+def changed_files(run: Run) -> list[review.ChangedFile]:
+    """The .py files on the pythonpath the patch adds or changes, with their changed lines.
+
+    The judge's files and the visible suite are not code under test. A file
+    new at head (or a copy, or a symlink turned file) is changed throughout.
+    """
+    ledger = run.ledger
+    skip = [*ledger.judge_paths(), *(f"{p.rstrip('/')}/**" for p in ledger.suite.paths)]
+    wanted = [
+        c
+        for c in run.changes
+        if c.new_path is not None
+        and c.new_path.endswith(".py")
+        and c.new_mode in _REGULAR
+        and on_pythonpath(c.new_path, ledger.gate.pythonpath)
+        and not any_match(skip, c.new_path)
+    ]
+    if not wanted:
+        return []
+    head = {e.path: e for e in git.ls_tree(run.repo, run.head)}
+    base = {e.path: e for e in run.base_entries}
+    found = []
+    for change in sorted(wanted, key=lambda c: str(c.new_path)):
+        assert change.new_path is not None
+        new = head.get(change.new_path)
+        data = git.show(run.repo, run.head, change.new_path)
+        if new is None or data is None:
+            continue
+        old = base.get(change.old_path or "") if change.status in "MR" else None
+        if old is not None and old.kind == "blob" and old.mode in _REGULAR:
+            lines: frozenset[int] = review.hunk_lines(git.diff_blobs(run.repo, old.sha, new.sha))
+        else:
+            lines = frozenset(range(1, review.git_line_count(data) + 1))
+        if (f := review.changed_file(change.new_path, data, lines)) is not None:
+            found.append(f)
+    return found
+
+
+def _limited(run: Run, seconds: int) -> Run:
+    """The run with a shorter property deadline: what is left of the review's budget."""
+    props = dataclasses.replace(run.ledger.properties, timeout_s=seconds)
+    return dataclasses.replace(run, ledger=dataclasses.replace(run.ledger, properties=props))
+
+
+def _writer(path: str, data: bytes) -> Callable[[Path], None]:
+    def edit(tree: Path) -> None:
+        target = tree / path
+        if not target.resolve().is_relative_to(tree.resolve()):
+            raise AssertionError(f"unreachable: {path} leaves the scratch tree")
+        target.unlink()
+        target.write_bytes(data)
+
+    return edit
+
+
+@dataclasses.dataclass(frozen=True)
+class _Task:
+    """One mutant's run, as data: it crosses to a worker process."""
+
+    path: str
+    data: bytes
+    nodeids: tuple[str, ...]
+    deadline: float  # time.monotonic(), the same clock in every process on the host
+
+
+def _attempt(run: Run, runner: PropertyRunner, task: _Task) -> review.Fate:
+    left = task.deadline - time.monotonic()
+    if left <= 0:
+        return review.Fate.NOT_TRIED
+    timeout_s = run.ledger.properties.timeout_s
+    limit = min(timeout_s, max(1, math.ceil(left)))
+    edit = _writer(task.path, task.data)
+    outcome = runner(_limited(run, limit), task.nodeids, edit=edit)
+    return review.fate(outcome, task.nodeids, cut_off=limit < timeout_s)
+
+
+def _start_worker(tables: dict[str, bytes]) -> None:
+    charmap.provide(tables)
+
+
+def try_mutants(
+    run: Run,
+    changed: Sequence[review.ChangedFile],
+    result: testrun.TestRun,
+    runner: PropertyRunner,
+    *,
+    cpus: int | None = None,
+) -> dict[str, Any] | str:
+    """Run the chosen mutants against the properties that executed their lines.
+
+    Two at a time where there are two cores, each pair member in a worker
+    process of its own: proc.run reaps whatever the tested code leaves
+    behind as strays among this process's children, so two runs from two
+    threads of one process would kill each other's pytest.
+    `[properties] review_timeout_s` is the budget for all of them: a mutant
+    not started by then, or cut off by it, is not tried, never killed.
+    """
+    settings = run.ledger.properties
+    if settings.review_mutants == 0:
+        return "off: [properties] review_mutants = 0"
+    index = review.node_index(result.executed, changed)
+    chosen = review.choose(
+        changed,
+        settings.seed,
+        settings.review_mutants,
+        executed=lambda m: bool(index.get((m.path, m.statement))),
+    )
+    deadline = time.monotonic() + settings.review_timeout_s
+    tasks = [
+        _Task(m.path, data, review.runners(m, index, result.collected), deadline)
+        for m, data in chosen
+    ]
+    # No property runs the line: nothing can kill the mutant, no run needed.
+    fates = {i: review.Fate.SURVIVED for i, t in enumerate(tasks) if not t.nodeids}
+    todo = [i for i, t in enumerate(tasks) if t.nodeids]
+    workers = 2 if (cpus if cpus is not None else os.cpu_count() or 1) >= 2 else 1
+    if workers > 1 and len(todo) > 1:
+        portable = dataclasses.replace(run, environ=dict(run.environ))
+        context = multiprocessing.get_context("spawn")  # fork would copy this process's threads
+        with ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_start_worker, initargs=(charmap.prefetched(),)
+        ) as pool:
+            futures = {i: pool.submit(_attempt, portable, runner, tasks[i]) for i in todo}
+            for i, future in futures.items():
+                try:
+                    fates[i] = future.result()
+                except BrokenProcessPool:  # a worker died (OOM, a signal): untried, not killed
+                    fates[i] = review.Fate.NOT_TRIED
+    else:
+        fates.update((i, _attempt(run, runner, tasks[i])) for i in todo)
+    return review.mutants_summary([(m, fates[i]) for i, (m, _) in enumerate(chosen)])

@@ -1,0 +1,386 @@
+"""The review's pure half (issue 14): changed lines, folding, mutants and their fates."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from patchjudge import git, review
+from patchjudge.testrun import Outcome, TestRun
+from tests.helpers import commit, init_repo, write
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "patchjudge"
+# Real modules to mutate: patchjudge's own, every construct it uses.
+CORPUS = sorted(p for p in SRC.glob("*.py") if p.stat().st_size < 40_000)
+
+CODE = '''"""A module."""
+import os
+
+LIMIT = 10
+
+
+def clamp(x, lo=0):
+    """Clamp it."""
+    if x < lo:
+        return lo
+    y = (x +
+         LIMIT)  # pragma: no cover
+    return min(x, y) if x != 3 else "three"
+
+
+def gen():
+    for i in range(3):
+        yield i
+'''
+
+
+def changed(text: str, lines: range | set[int], path: str = "src/m.py") -> review.ChangedFile:
+    f = review.changed_file(path, text.encode(), lines)
+    assert f is not None
+    return f
+
+
+# --- hunks and lines ----------------------------------------------------------
+
+
+@given(
+    st.lists(st.tuples(st.integers(1, 500), st.integers(0, 5), st.integers(0, 5)), max_size=8),
+    st.lists(st.sampled_from([b"+@@ -1 +9,3 @@", b"-@@ -2 +7 @@", b" x", b"\\ No newline"])),
+)
+def test_hunk_lines_are_the_new_side_of_each_header(
+    hunks: list[tuple[int, int, int]], noise: list[bytes]
+) -> None:
+    lines = [b"diff --git a/x b/x", b"--- a/x", b"+++ b/x"]
+    expected: set[int] = set()
+    for start, old, new in hunks:
+        new_side = f"+{start}" if new == 1 else f"+{start},{new}"
+        lines.append(f"@@ -{start},{old} {new_side} @@ def f():".encode())
+        lines += noise  # content lines start with + - space or backslash: never a header
+        expected.update(range(start, start + new))
+    assert review.hunk_lines(b"\n".join(lines)) == expected
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "expected"),
+    [
+        ("a\nb\nc\n", "a\nB\nc\n", {2}),
+        ("a\nb\nc\n", "a\nb\nx\ny\nc\n", {3, 4}),
+        ("a\nb\nc\n", "a\nc\n", set()),  # a deletion adds no line at head
+        ("a\nb\n", "a\nb\nc\n", {3}),
+        ("a\nb", "a\nb\n", {2}),  # the newline at the end of the file changed line 2
+    ],
+)
+def test_hunks_from_real_git(tmp_path: Path, base: str, head: str, expected: set[int]) -> None:
+    repo = init_repo(tmp_path / "r", {"m.py": base})
+    old = git.git(repo, "rev-parse", "HEAD:m.py").decode().strip()
+    write(repo, {"m.py": head})
+    commit(repo)
+    new = git.git(repo, "rev-parse", "HEAD:m.py").decode().strip()
+    assert review.hunk_lines(git.diff_blobs(repo, old, new)) == expected
+
+
+def test_the_users_git_config_does_not_move_the_hunks(tmp_path: Path) -> None:
+    base, head = (
+        "def f():\n    a\n\ndef g():\n    b\n",
+        "def f():\n    a\n\ndef h():\n    c\n\ndef g():\n    b\n",
+    )
+    repo = init_repo(tmp_path / "r", {"m.py": base})
+    old = git.git(repo, "rev-parse", "HEAD:m.py").decode().strip()
+    write(repo, {"m.py": head})
+    commit(repo)
+    new = git.git(repo, "rev-parse", "HEAD:m.py").decode().strip()
+    plain = git.diff_blobs(repo, old, new)
+    git.git(repo, "config", "diff.algorithm", "minimal")
+    git.git(repo, "config", "diff.indentHeuristic", "false")
+    git.git(repo, "config", "color.ui", "always")
+    assert git.diff_blobs(repo, old, new) == plain
+
+
+@given(st.lists(st.text(st.characters(exclude_characters="\r\n"), max_size=5), min_size=1))
+def test_without_a_carriage_return_gits_lines_are_pythons(rows: list[str]) -> None:
+    text = "\n".join(rows)
+    assert review.python_lines(text, range(1, len(rows) + 1)) == set(range(1, len(rows) + 1))
+    assert review.python_lines(text, [len(rows) + 1, 0]) == set()
+
+
+def test_a_lone_carriage_return_cannot_hide_a_module_behind_line_one() -> None:
+    text = "x = 1\ry = 2\rz = 3\n"
+    f = changed(text, {1})
+    assert f.lines == {1, 2, 3}
+
+
+def test_statements_are_coverage_pys_without_exclusion_pragmas() -> None:
+    f = changed(CODE, range(1, 19))
+    # Docstrings are no statements; a multi-line statement counts once, at its first line;
+    # `# pragma: no cover` in the patch takes nothing out of the count.
+    assert f.lines == {2, 4, 7, 9, 10, 11, 13, 16, 17, 18}
+    assert f.statement_of(12) == 11
+    assert changed(CODE, {12}).lines == {11}
+    assert changed(CODE, {3, 8}).lines == set()  # a blank line and a docstring
+
+
+def test_a_file_that_does_not_parse_counts_its_changed_non_blank_lines() -> None:
+    f = changed("def f(:\n\n    return 1\n", range(1, 4))
+    assert f.stmts is None
+    assert f.lines == {1, 3}
+    assert review.candidates(f) == []
+
+
+def test_an_encoding_cookie_is_honoured_and_bytes_that_are_not_text_are_skipped() -> None:
+    latin = "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n".encode("latin-1")
+    f = review.changed_file("src/m.py", latin, {2})
+    assert f is not None and f.lines == {2}
+    assert review.changed_file("src/m.py", b"x = '\xff'\n", {1}) is None
+
+
+# --- folding and the summary ----------------------------------------------------
+
+
+@given(st.sets(st.integers(1, 60)), st.sets(st.integers(1, 60)))
+def test_fold_covers_exactly_the_lines_and_splits_only_at_another_statement(
+    lines: set[int], statements: set[int]
+) -> None:
+    runs = review.fold(lines, statements)
+    everything = statements | lines
+    covered = {n for a, b in runs for n in range(a, b + 1)}
+    assert covered & everything == lines
+    assert all(a <= b for a, b in runs)
+    assert all(b1 < a2 for (_, b1), (a2, _) in itertools.pairwise(runs))
+    for (_, b1), (a2, _) in itertools.pairwise(runs):
+        assert any(b1 < s < a2 for s in statements - lines), "two runs that could be one"
+
+
+def test_fold_joins_across_blank_lines_and_renders_ranges() -> None:
+    assert review.fold([120, 121, 122, 125], [118, 120, 121, 122, 125, 126]) == [(120, 125)]
+    assert review.fold([3, 7], [3, 5, 7]) == [(3, 3), (7, 7)]
+    assert review.range_text("mylib/core.py", 120, 122) == "mylib/core.py:120-122"
+    assert review.range_text("mylib/core.py", 7, 7) == "mylib/core.py:7"
+
+
+def test_changed_lines_summary_and_the_threshold_reason() -> None:
+    f = changed(CODE, range(1, 19))
+    executed = review.executed_lines({"t::a": {"src/m.py": [7, 9, 12]}, "": {"x.py": [1]}}, [f])
+    assert executed == {"src/m.py": {7, 9, 11}}
+    summary = review.changed_lines([f], executed)
+    assert summary == {
+        "executed": 3,
+        "total": 10,
+        "unexecuted": ["src/m.py:2-4", "src/m.py:10", "src/m.py:13-18"],
+    }
+    assert review.below_threshold(summary, 0.0) is None
+    assert review.below_threshold(summary, 0.3) is None
+    assert review.below_threshold(summary, 0.31) == (
+        "the properties never ran 7 of 10 changed lines: src/m.py:2-4, src/m.py:10, src/m.py:13-18"
+    )
+    empty = review.changed_lines([], {})
+    assert empty == {"executed": 0, "total": 0, "unexecuted": []}
+    assert review.below_threshold(empty, 1.0) is None
+
+
+def test_the_threshold_reason_lists_ten_ranges_and_counts_the_rest() -> None:
+    summary = {"executed": 0, "total": 12, "unexecuted": [f"m.py:{i}" for i in range(12)]}
+    why = review.below_threshold(summary, 1.0)
+    assert why is not None
+    assert why.endswith("m.py:9 and 2 more ranges")
+
+
+# --- mutants ------------------------------------------------------------------------
+
+
+def test_candidates_on_the_changed_lines_only_with_the_oracles_operators() -> None:
+    f = changed(CODE, {9, 13, 18})
+    assert [m.describe() for m in review.candidates(f)] == [
+        "src/m.py:9: < -> >=",
+        "src/m.py:13: dropped: return min(x, y) if x != 3 else 'three'",
+        "src/m.py:13: raise instead of: return min(x, y) if x != 3 else 'three'",
+        "src/m.py:13: != -> ==",
+        "src/m.py:13: 3 -> 4",
+        "src/m.py:13: 'three' -> ''",
+    ]  # line 18 is a yield: without it gen() is no generator, so it is not dropped
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(CORPUS), st.data())
+def test_every_mutant_is_a_real_change_of_a_changed_line(path: Path, data: st.DataObject) -> None:
+    text = path.read_text()
+    count = text.count("\n") + 1
+    lines = data.draw(st.sets(st.integers(1, count), max_size=15))
+    f = changed(text, lines, path.name)
+    tree = ast.dump(ast.parse(text))
+    for m in review.candidates(f):
+        assert m.operator in review.OPERATORS
+        node_lines = set(range(m.line, m.line + text[m.start : m.end].count("\n") + 1))
+        assert node_lines & f.changed, m
+        after = review.mutated(f, m)
+        assert after is not None, m  # an edit of a node keeps the module parseable
+        assert ast.dump(ast.parse(after)) != tree, m
+        assert "\n" not in m.describe()
+
+
+def test_choose_is_deterministic_and_spreads_over_the_statements() -> None:
+    f = changed(CODE, range(1, 19))
+    first = review.choose([f], 7, 5, lambda m: False)
+    assert first == review.choose([f], 7, 5, lambda m: False)
+    assert len(first) == 5
+    assert len({m.statement for m, _ in first}) == 5  # one a statement before any gets two
+    by_seed = {tuple(m.id for m, _ in review.choose([f], s, 5, lambda m: False)) for s in range(8)}
+    assert len(by_seed) > 1  # the seed decides which
+    assert review.choose([f], 7, 0, lambda m: False) == []
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32), st.integers(0, 30), st.sets(st.integers(1, 18)))
+def test_choosing_more_keeps_what_fewer_chose_and_executed_lines_go_first(
+    seed: int, limit: int, ran: set[int]
+) -> None:
+    f = changed(CODE, range(1, 19))
+
+    def executed(m: review.Mutant) -> bool:
+        return m.statement in ran
+
+    fewer = review.choose([f], seed, limit, executed)
+    more = review.choose([f], seed, limit + 1, executed)
+    assert set(fewer) <= set(more)
+    assert len(fewer) == min(limit, len(review.candidates(f)))
+    everything = review.ranked(review.candidates(f), seed, executed)
+    flags = [executed(m) for m in everything]
+    assert flags == sorted(flags, reverse=True)
+
+
+def test_runners_are_the_properties_that_executed_the_line() -> None:
+    f = changed(CODE, range(1, 19))
+    index = review.node_index(
+        {"t::a": {"src/m.py": [9, 12]}, "t::b": {"src/m.py": [9]}, "": {"src/m.py": [4]}}, [f]
+    )
+    (flip,) = [m for m in review.candidates(f) if m.operator == "flip_comparison" and m.line == 9]
+    (y,) = [m for m in review.candidates(f) if m.line == 11 and m.operator == "drop_statement"]
+    (limit,) = [m for m in review.candidates(f) if m.line == 4 and m.operator == "change_constant"]
+    (ret,) = [m for m in review.candidates(f) if m.line == 10 and m.operator == "drop_statement"]
+    collected = ["t::a", "t::b", "t::c"]
+    assert review.runners(flip, index, collected) == ("t::a", "t::b")
+    assert review.runners(y, index, collected) == ("t::a",)
+    # Run at import, outside any test: it can change what every property sees.
+    assert review.runners(limit, index, collected) == ("t::a", "t::b", "t::c")
+    assert review.runners(ret, index, collected) == ()
+
+
+def _run(*outcomes: tuple[str, str], exitstatus: int = 0, **kw: object) -> TestRun:
+    return TestRun(
+        exitstatus=exitstatus,
+        timed_out=bool(kw.get("timed_out", False)),
+        started=True,
+        finished=bool(kw.get("finished", True)),
+        collected={n: "run" for n, _ in outcomes},
+        markers={},
+        collect_errors={},
+        outcomes=tuple(Outcome(n, "call", o, o, False, "", ()) for n, o in outcomes),
+        garbled=0,
+    )
+
+
+FATES = [
+    (_run(("a", "passed"), ("b", "passed")), False, review.Fate.SURVIVED),
+    (_run(("a", "passed"), ("b", "failed"), exitstatus=1), False, review.Fate.KILLED),
+    (_run(("a", "passed")), False, review.Fate.KILLED),  # b never ran (-x stopped it)
+    (_run(exitstatus=4), False, review.Fate.KILLED),  # the mutant broke collection
+    (_run(("a", "passed"), ("b", "passed"), finished=False), False, review.Fate.KILLED),
+    (_run(timed_out=True), False, review.Fate.KILLED),  # past the property timeout
+    (_run(timed_out=True), True, review.Fate.NOT_TRIED),  # cut off by the review budget
+]
+
+
+@pytest.mark.parametrize(("result", "cut_off", "expected"), FATES)
+def test_fate(result: TestRun, cut_off: bool, expected: review.Fate) -> None:
+    assert review.fate(result, ["a", "b"], cut_off) is expected
+
+
+@given(st.lists(st.sampled_from(list(review.Fate)), max_size=12))
+def test_the_mutants_summary_adds_up(fates: list[review.Fate]) -> None:
+    f = changed(CODE, range(1, 19))
+    chosen = [m for m, _ in review.choose([f], 1, len(fates), lambda m: True)]
+    summary = review.mutants_summary(list(zip(chosen, fates, strict=False)))
+    assert summary["killed"] + summary["not_tried"] + len(summary["survivors"]) == summary["total"]
+    assert all(s.startswith("src/m.py:") for s in summary["survivors"])
+
+
+@given(
+    st.lists(
+        st.text(st.characters(codec="utf-8", exclude_characters="/\0"), min_size=1, max_size=6)
+        | st.sampled_from(["*", "**", "?", "[a]", "]", "[", "\\", "a b"]),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_the_coverage_include_glob_matches_the_file_whatever_its_name(parts: list[str]) -> None:
+    from coverage.files import GlobMatcher
+
+    from patchjudge.pytest_plugin import coverage_pattern
+
+    path = "/tmp/tree/" + "/".join(parts) + ".py"
+    assert GlobMatcher([coverage_pattern(path)]).match(path)
+
+
+def test_a_sum_too_deep_to_unparse_gives_no_mutant_and_no_crash() -> None:
+    text = "def f(x):\n    return x < " + "+".join(["1"] * 3000) + "\n"
+    f = changed(text, {2})
+    assert f.lines == {2}
+    assert review.choose([f], 1, 3, lambda m: True) == []
+
+
+# --- the judge's plugin measures the listed files, per test ---------------------------
+
+MODULE = "def double(x):\n    y = x * 2\n    return y\n\n\ndef unused():\n    return 0\n"
+PROPERTY = (
+    "from mod import double\n\n\ndef test_double():\n    assert double(2) == 4\n\n\n"
+    "def test_nothing():\n    assert True\n"
+)
+
+
+def test_the_plugin_reports_the_lines_each_test_executed(tmp_path: Path) -> None:
+    from patchjudge import testrun
+
+    tree = tmp_path / "tree"
+    write(tree, {"src/mod.py": MODULE, "props/test_p.py": PROPERTY, "src/other.py": "z = 1\n"})
+    plan = testrun.Plan(
+        tree=tree,
+        args=("props",),
+        conftest_roots=("props",),
+        pythonpath=("src",),
+        coverage=("src/mod.py",),
+    )
+    run = testrun.run(plan, scratch=tmp_path / "scratch")
+    assert run.exitstatus == 0, run.output
+    assert run.coverage_error == ""
+    assert run.executed["props/test_p.py::test_double"] == {"src/mod.py": (2, 3)}
+    assert "props/test_p.py::test_nothing" not in run.executed  # it ran no measured line
+    assert run.executed[""] == {"src/mod.py": (1, 6)}  # the module body, at import
+    # Without Plan.coverage nothing is measured, and nothing is claimed.
+    plain = testrun.run(
+        testrun.Plan(tree=tree, args=("props",), conftest_roots=("props",), pythonpath=("src",)),
+        scratch=tmp_path / "scratch2",
+    )
+    assert plain.executed == {} and plain.coverage_error == ""
+
+
+def test_a_measurement_that_failed_is_a_reason_not_a_silent_zero() -> None:
+    from patchjudge import testrun
+
+    start = b'{"event": "start", "shadowed": [], "coverage_error": "coverage.py did not start: X"}'
+    parsed = testrun.parse_channel(start + b"\n")
+    assert parsed["coverage_error"] == "coverage.py did not start: X"
+    finish = b'{"event": "finish", "exitstatus": 0, "coverage_error": "failed while measuring"}'
+    assert testrun.parse_channel(b'{"event": "start"}\n' + finish)["coverage_error"] == (
+        "failed while measuring"
+    )
+
+
+def test_the_patchs_syntax_warnings_stay_quiet() -> None:
+    """The suite turns warnings into errors: an invalid escape in the patch must not raise."""
+    f = changed('def f(x):\n    return x == "\\d"\n', {2})
+    assert f.lines == {2}
+    assert "src/m.py:2: == -> !=" in [m.describe() for m, _ in review.choose([f], 1, 9, bool)]
