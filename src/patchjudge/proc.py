@@ -11,10 +11,12 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from patchjudge.errors import CommandError
 
@@ -85,6 +87,31 @@ def _subreaper() -> bool:
         return False
 
 
+# Children this process started and has not reaped yet, whichever thread
+# started them: a concurrent run's reaper must not take them for strays
+# (the gate builds hypothesis's tables in a child while a lane runs).
+_live: set[int] = set()
+_live_lock = threading.Lock()
+
+
+def _popen(argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    """Popen, with the child counted as ours until `_forget` (see `_live`)."""
+    with _live_lock:
+        child = subprocess.Popen(list(argv), **kwargs)
+        _live.add(child.pid)
+    return child
+
+
+def _forget(pid: int) -> None:
+    with _live_lock:
+        _live.discard(pid)
+
+
+def _strays(known: set[int]) -> set[int]:
+    with _live_lock:
+        return _children() - known - _live
+
+
 def _children() -> set[int]:
     me = os.getpid()
     found = set()
@@ -119,7 +146,7 @@ def _reap_escaped(group: int, known: set[int]) -> int:
     killed = 0
     ours = _pid_namespace("self")
     for _ in range(200):
-        strays = _children() - known
+        strays = _strays(known)
         for pid in strays:
             if _pid_namespace(pid) == ours:
                 killed += 1
@@ -165,8 +192,8 @@ def run(
         pass_fds = (write_fd,)
         child_env[CHANNEL_ENV] = str(write_fd)
     try:
-        proc = subprocess.Popen(
-            list(argv),
+        proc = _popen(
+            argv,
             cwd=cwd,
             env=child_env,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -216,6 +243,7 @@ def run(
                 else:
                     sel.unregister(sk.fd)
     returncode = proc.wait()
+    _forget(proc.pid)
     # Whatever the tests left running in their group dies with them, and so
     # does anything that left the group (a daemon in a session of its own).
     _kill_group(proc.pid)

@@ -57,3 +57,22 @@ def test_check_names_command_exit_and_stderr() -> None:
 def test_a_missing_program_is_a_user_error() -> None:
     with pytest.raises(CommandError, match="cannot run 'no-such-program-xyz'"):
         proc.run(["no-such-program-xyz"])
+
+
+def test_a_concurrent_run_is_not_reaped_as_a_stray() -> None:
+    # The gate builds hypothesis's tables in a child while a lane runs: the
+    # lane's reaper must not take that child (or any other run's) for a daemon.
+    import threading
+
+    slow: list[proc.Completed] = []
+    worker = threading.Thread(
+        target=lambda: slow.append(
+            proc.run([sys.executable, "-c", "import time; time.sleep(1.5); print('done')"])
+        )
+    )
+    worker.start()
+    time.sleep(0.3)
+    quick = proc.run([sys.executable, "-c", "pass"], channel=True)
+    worker.join()
+    assert quick.escaped == 0
+    assert slow[0].returncode == 0 and slow[0].stdout.strip() == b"done"
