@@ -61,18 +61,20 @@ def test_a_missing_program_is_a_user_error() -> None:
 
 def test_a_concurrent_run_is_not_reaped_as_a_stray() -> None:
     # The gate builds hypothesis's tables in a child while a lane runs: the
-    # lane's reaper must not take that child (or any other run's) for a daemon.
+    # lane's reaper must not take a child another thread started meanwhile
+    # for a daemon the lane's tests left behind.
     import threading
 
-    slow: list[proc.Completed] = []
-    worker = threading.Thread(
-        target=lambda: slow.append(
-            proc.run([sys.executable, "-c", "import time; time.sleep(1.5); print('done')"])
-        )
-    )
+    other: list[proc.Completed] = []
+
+    def start_later() -> None:
+        time.sleep(0.3)
+        script = "import time; time.sleep(1.5); print('done')"
+        other.append(proc.run([sys.executable, "-c", script]))
+
+    worker = threading.Thread(target=start_later)
     worker.start()
-    time.sleep(0.3)
-    quick = proc.run([sys.executable, "-c", "pass"], channel=True)
+    lane = proc.run([sys.executable, "-c", "import time; time.sleep(1)"], channel=True)
     worker.join()
-    assert quick.escaped == 0
-    assert slow[0].returncode == 0 and slow[0].stdout.strip() == b"done"
+    assert lane.escaped == 0
+    assert other[0].returncode == 0 and other[0].stdout.strip() == b"done"
