@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import ast
 import io
+import json
+import shutil
+import sys
 import tokenize
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from patchjudge import charmap, testrun
+from patchjudge import charmap, git, testrun
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes import not_forced, report
 from patchjudge.paths import under
@@ -17,6 +21,7 @@ from patchjudge.workspace import Run
 
 NAME = "properties"
 MIN_LINES = 8
+ORACLE_ENV = "PATCHJUDGE_ORACLE"  # read by standin.py in the judge's pytest
 
 
 def is_test_file(path: str) -> bool:
@@ -110,28 +115,173 @@ def property_files(run: Run) -> dict[str, bytes]:
     return found
 
 
-def run_properties(run: Run, args: Sequence[str] | None = None) -> testrun.TestRun:
-    """The properties (or some of them) on head's code under the judge's settings."""
+def run_properties(
+    run: Run,
+    args: Sequence[str] | None = None,
+    *,
+    edit: Callable[[Path], None] | None = None,
+    coverage: Sequence[str] = (),
+) -> testrun.TestRun:
+    """The properties (or some of them) on head's code under the judge's settings.
+
+    Out of process (SPEC "Properties judged out of process"): pytest and the
+    property files run on a tree of the judge's files alone and reach the
+    head's code only through a worker. The files `[properties] in_process`
+    names run the v1 way, in the tested process. `edit` changes the head's
+    tree before anything runs (a mutant); `coverage` names the tree-relative
+    files whose executed lines come back per test.
+    """
     settings = run.ledger.properties
+    targets = tuple(args) if args is not None else settings.paths
+    inside = tuple(f for f in settings.in_process if under(f, targets))
+    outside = [f for f in property_files(run) if under(f, targets) and f not in inside]
+    runs = []
     with run.scratch() as scratch:
-        tree = run.materialize(scratch / "tree")
-        plan = testrun.Plan(
-            tree=tree,
-            args=tuple(args) if args is not None else settings.paths,
-            conftest_roots=settings.paths,
-            pythonpath=run.ledger.gate.pythonpath,
-            seed=settings.seed,
-            max_examples=settings.max_examples,
-            timeout_s=settings.timeout_s,
-        )
-        return testrun.run(
-            plan, scratch=scratch, environ=run.environ, hypothesis_tables=charmap.prefetched()
-        )
+        if outside or not inside:
+            runs.append(
+                _out_of_process(
+                    run,
+                    scratch / "oop",
+                    targets=targets,
+                    inside=inside,
+                    edit=edit,
+                    coverage=tuple(coverage),
+                )
+            )
+        if inside:
+            runs.append(
+                _in_process(
+                    run, scratch / "in", targets=inside, edit=edit, coverage=tuple(coverage)
+                )
+            )
+    return testrun.merged(runs)
+
+
+def _in_process(
+    run: Run,
+    scratch: Path,
+    *,
+    targets: tuple[str, ...],
+    edit: Callable[[Path], None] | None,
+    coverage: tuple[str, ...],
+) -> testrun.TestRun:
+    settings = run.ledger.properties
+    scratch.mkdir()
+    tree = run.materialize(scratch / "tree")
+    if edit is not None:
+        edit(tree)
+    plan = testrun.Plan(
+        tree=tree,
+        args=targets,
+        conftest_roots=settings.paths,
+        pythonpath=run.ledger.gate.pythonpath,
+        seed=settings.seed,
+        max_examples=settings.max_examples,
+        timeout_s=settings.timeout_s,
+        coverage=coverage,
+    )
+    return testrun.run(
+        plan, scratch=scratch, environ=run.environ, hypothesis_tables=charmap.prefetched()
+    )
+
+
+def _out_of_process(
+    run: Run,
+    scratch: Path,
+    *,
+    targets: tuple[str, ...],
+    inside: tuple[str, ...],
+    edit: Callable[[Path], None] | None,
+    coverage: tuple[str, ...],
+) -> testrun.TestRun:
+    settings = run.ledger.properties
+    pythonpath = run.ledger.gate.pythonpath
+    scratch.mkdir()
+    # The judge's process sees the judge's files and nothing of the head's.
+    judge = scratch / "judge"
+    git.materialize(run.repo, run.merge_base, judge, run.judge_entries(run.base_entries))
+    tree = run.materialize(scratch / "tree")
+    # The worker's tree has no property files to read: the code cannot study its judge.
+    for path in settings.paths:
+        shutil.rmtree(tree / path, ignore_errors=True)
+    if edit is not None:
+        edit(tree)
+    home = scratch / "worker-home"
+    home.mkdir()
+    box = run.box(tree, home)
+    spec = {
+        "python": sys.executable,
+        "tree": str(tree),
+        "home": str(home),
+        "names": provided_names(_listing(tree, pythonpath), _judge_names(judge, settings.paths)),
+        "pythonpath": list(pythonpath),
+        "coverage": list(coverage),
+        "box": None
+        if box is None
+        else {
+            "tree": str(box.tree),
+            "home": str(box.home),
+            "readonly": [str(p) for p in box.readonly],
+        },
+    }
+    plan = testrun.Plan(
+        tree=judge,
+        args=targets,
+        conftest_roots=settings.paths,
+        plugins=("patchjudge.standin",),
+        seed=settings.seed,
+        max_examples=settings.max_examples,
+        timeout_s=settings.timeout_s,
+        extra=tuple(f"--ignore={f}" for f in inside),
+        env=((ORACLE_ENV, json.dumps(spec)),),
+    )
+    return testrun.run(
+        plan, scratch=scratch, environ=run.environ, hypothesis_tables=charmap.prefetched()
+    )
+
+
+def _listing(tree: Path, pythonpath: Sequence[str]) -> list[tuple[str, bool]]:
+    """(name, is a directory) of what each pythonpath entry holds, before any code runs."""
+    found = []
+    for entry in pythonpath:
+        try:
+            found += [(p.name, p.is_dir()) for p in sorted((tree / entry).iterdir())]
+        except OSError:
+            continue
+    return found
+
+
+def _judge_names(judge: Path, paths: Sequence[str]) -> set[str]:
+    """Names the judge's own tree provides: property helpers, `eval` itself."""
+    names = {p.name.split(".", 1)[0] for p in judge.iterdir()}
+    for path in paths:
+        if (judge / path).is_dir():
+            names |= {p.name.split(".", 1)[0] for p in (judge / path).iterdir()}
+    return names
+
+
+def provided_names(listing: Sequence[tuple[str, bool]], judge: Collection[str]) -> list[str]:
+    """Pure: the top-level modules a pythonpath listing provides, the judge's own left out."""
+    names = set()
+    for name, is_dir in listing:
+        module = name if is_dir else name[:-3] if name.endswith(".py") else ""
+        if module.isidentifier() and module not in judge:
+            names.add(module)
+    return sorted(names)
 
 
 def run(run: Run) -> LaneReport:
     settings = run.ledger.properties
-    details: dict[str, Any] = {"seed": settings.seed, "max_examples": settings.max_examples}
+    inside = sorted(settings.in_process)
+    details: dict[str, Any] = {
+        "seed": settings.seed,
+        "max_examples": settings.max_examples,
+        # A mix reads "out_of_process": `in_process` lists the exceptions.
+        "oracle": "in_process"
+        if inside and set(inside) >= set(property_files(run))
+        else "out_of_process",
+        "in_process": inside,
+    }
     if not run.forces(NAME):
         return not_forced(run, NAME, details)
     files = property_files(run)
