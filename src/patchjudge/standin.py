@@ -13,6 +13,7 @@ was running fails with the reason, whatever the property did with the error.
 
 from __future__ import annotations
 
+import atexit
 import builtins
 import contextlib
 import importlib.abc
@@ -40,6 +41,12 @@ HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds, as worker.py numbers them
 DEFAULT_CALL_TIMEOUT_S = 10.0
 _WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM", "PYTHONHASHSEED")
 _INTERRUPTS = (KeyboardInterrupt, GeneratorExit)
+# The judge's test tools stay the judge's even where the tree provides them:
+# property files import them to judge with, not as code under test.
+JUDGE_TOOLS = frozenset(
+    {"pytest", "_pytest", "hypothesis", "_hypothesis_pytestplugin", "_hypothesis_globals",
+     "_hypothesis_ftz_detector", "coverage"}
+)  # fmt: skip
 
 
 class WorkerFailure(Exception):
@@ -148,6 +155,7 @@ class Worker:
             env=env,
             cwd=self.spec.tree,
         )
+        _started.append(self)
         os.close(to_worker_r)
         os.close(from_worker_w)
         self.fd_out, self.fd_in = to_worker_w, from_worker_r
@@ -174,6 +182,7 @@ class Worker:
             self.incidents.append(self.failure)
             if self.proc is not None and self.proc.poll() is None:
                 self.proc.kill()
+                self.proc.wait()
         return WorkerFailure(self.failure)
 
     # --- calls ---
@@ -648,7 +657,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 class _State:
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
-        self.names = frozenset(spec.names)
+        self.names = frozenset(spec.names) - JUDGE_TOOLS
         self.workers: dict[str, Worker] = {}
         self.modules: dict[str, dict[str, types.ModuleType]] = {}
         self.key = "<session>"
@@ -706,6 +715,16 @@ def _executed_lines(found: Any) -> dict[str, dict[str, list[int]]]:
 
 
 _state: _State | None = None
+_started: list[Worker] = []
+
+
+@atexit.register
+def _reap() -> None:
+    """No worker outlives the judge's process: the gate counts one that does as escaped."""
+    for worker in _started:
+        if worker.proc is not None and worker.proc.poll() is None:
+            worker.proc.kill()
+            worker.proc.wait()
 
 
 def _install(spec: Spec) -> _State:
