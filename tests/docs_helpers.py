@@ -35,6 +35,9 @@ MEANING = {
     "properties.max_examples": "hypothesis cases per property; the verdict records it",
     "properties.timeout_s": "wall-clock limit of the property run in seconds; past it the "
     "lane fails",
+    "properties.in_process": "property files that run inside the tested process (they "
+    "monkeypatch the code or need its objects whole); every other file is judged out of "
+    "process; the verdict lists these",
     "fixtures.roots": "folders whose every file is locked by digest",
     "fixtures.lock": "the fixture lock `patchjudge lock` writes",
     "fixtures.canonical_json": "`*.json` fixtures are hashed in RFC 8785 canonical form, so "
