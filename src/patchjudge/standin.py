@@ -667,7 +667,8 @@ class _State:
         worker = self.workers.get(self.key)
         if worker is None:
             home = Path(self.spec.home) / f"worker-{len(self.workers)}"
-            worker = self.workers[self.key] = Worker(self.spec, self.key, self.incidents)
+            label = os.path.relpath(self.key) if self.key.startswith("/") else self.key
+            worker = self.workers[self.key] = Worker(self.spec, label, self.incidents)
             worker.spec = _with_home(self.spec, home)
         return worker
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+import re
 import shutil
 import sys
 import tokenize
@@ -22,6 +23,7 @@ from patchjudge.workspace import Run
 NAME = "properties"
 MIN_LINES = 8
 ORACLE_ENV = "PATCHJUDGE_ORACLE"  # read by standin.py in the judge's pytest
+_WORKER_FAILURE = re.compile(r"WorkerFailure: (the worker for [^\n]*)")
 
 
 def is_test_file(path: str) -> bool:
@@ -64,6 +66,11 @@ def judge_outcomes(
     problems = testrun.run_problems(run, settings.timeout_s)
     if run.timed_out:
         return problems, {}
+    problems += [
+        f"property module not importable: {nodeid}: {reason}"
+        for nodeid, text in sorted(run.collect_errors.items())
+        if (reason := worker_reason(text))
+    ]
     grouped = run.by_nodeid()
     passed, failed = [], []
     for nodeid in run.collected:
@@ -71,7 +78,9 @@ def judge_outcomes(
         bad = [o for o in outcomes if o.outcome == "failed"]
         skipped = [o for o in outcomes if o.outcome == "skipped"]
         if bad:
-            example = next((f for o in bad for f in o.falsifying), "")
+            example = worker_reason(bad[0].longrepr) or next(
+                (f for o in bad for f in o.falsifying), ""
+            )
             when = "" if bad[0].when == "call" else f" in {bad[0].when}"
             problems.append(
                 f"property failed{when}: {nodeid}" + (f": {example}" if example else "")
@@ -100,6 +109,12 @@ def judge_outcomes(
             f"hypothesis max_examples is {seen}, the ledger says {settings.max_examples}"
         )
     return problems, {"passed": passed, "failed": failed}
+
+
+def worker_reason(longrepr: str) -> str:
+    """Pure: why the oracle's worker could not answer, from a failure's text (or "")."""
+    found = _WORKER_FAILURE.search(longrepr)
+    return found.group(1).strip() if found else ""
 
 
 def thin_files(files: Mapping[str, bytes]) -> list[str]:
