@@ -13,7 +13,8 @@ Layout: a frame is a 4-byte big-endian length and a payload; a payload is
 one value. A value is a tag byte then:
 
     N T F            None, True, False
-    i <u32 n> <n>    int, n bytes, two's complement, big-endian
+    j <8>            int in 64 bits, two's complement, big-endian
+    i <u32 n> <n>    a larger int, n bytes, two's complement, big-endian
     f <8>            float, IEEE 754 big-endian
     s <u32 n> <n>    str, UTF-8 (lone surrogates kept: surrogatepass)
     b <u32 n> <n>    bytes
@@ -40,6 +41,8 @@ MAX_INT_BYTES = 1024  # about 2,400 decimal digits
 _U32 = struct.Struct(">I")
 _U64 = struct.Struct(">Q")
 _F64 = struct.Struct(">d")
+_S64 = struct.Struct(">q")
+_I64 = 1 << 63
 _REF = struct.Struct(">BQ")
 
 DATA_TYPES = (type(None), bool, int, float, str, bytes, list, tuple, dict, set, frozenset)
@@ -110,6 +113,8 @@ def _encode(  # noqa: PLR0917  (recursive; the state rides along)
         out.append(b"N")
     elif kind is bool:
         out.append(b"T" if value else b"F")
+    elif kind is int and -_I64 <= value < _I64:
+        out += (b"j", _S64.pack(value))
     elif kind is int:
         size = (value.bit_length() + 8) // 8
         if size > MAX_INT_BYTES:
@@ -163,64 +168,78 @@ def decode(payload: bytes, from_ref: FromRef | None = None) -> Any:
 
 
 class _Reader:
+    """One pass over a payload; bounds are checked before every read."""
+
     def __init__(self, data: bytes, from_ref: FromRef | None) -> None:
-        self.data = memoryview(data)
+        self.data = data
         self.pos = 0
         self.items = 0
         self.from_ref = from_ref
 
-    def take(self, n: int) -> bytes:
-        end = self.pos + n
-        if end > len(self.data):
-            raise WireError("payload ends inside a value")
-        chunk = bytes(self.data[self.pos : end])
-        self.pos = end
-        return chunk
-
     def count(self) -> int:
-        (n,) = _U32.unpack(self.take(4))
+        pos = self.pos
+        if pos + 4 > len(self.data):
+            raise WireError("payload ends inside a value")
+        (n,) = _U32.unpack_from(self.data, pos)
+        self.pos = pos + 4
         # Each item needs at least one byte: a count past what is left is a lie.
         if n > len(self.data) - self.pos:
             raise WireError(f"count {n} exceeds the bytes left")
         return int(n)
 
-    def value(self, depth: int, hashed: bool) -> Any:
+    def take(self, n: int) -> bytes:
+        end = self.pos + n
+        if end > len(self.data):
+            raise WireError("payload ends inside a value")
+        chunk = self.data[self.pos : end]
+        self.pos = end
+        return chunk
+
+    def value(self, depth: int, hashed: bool) -> Any:  # noqa: C901, PLR0911, PLR0912
         self.items += 1
         if self.items > MAX_ITEMS:
             raise WireError(f"value has more than {MAX_ITEMS} items")
-        tag = self.take(1)
-        if tag == b"N":
+        data, pos = self.data, self.pos
+        if pos >= len(data):
+            raise WireError("payload ends inside a value")
+        tag = data[pos]
+        self.pos = pos + 1
+        if tag == 0x4E:  # N
             return None
-        if tag == b"T":
+        if tag == 0x54:  # T
             return True
-        if tag == b"F":
+        if tag == 0x46:  # F
             return False
-        if tag == b"i":
+        if tag == 0x6A:  # j
+            if pos + 9 > len(data):
+                raise WireError("payload ends inside a value")
+            self.pos = pos + 9
+            return _S64.unpack_from(data, pos + 1)[0]
+        if tag == 0x69:  # i
             n = self.count()
             if n == 0 or n > MAX_INT_BYTES:
                 raise WireError(f"int of {n} bytes")
-            raw = self.take(n)
-            value = int.from_bytes(raw, "big", signed=True)
-            if (value.bit_length() + 8) // 8 != n:
+            value = int.from_bytes(self.take(n), "big", signed=True)
+            if (value.bit_length() + 8) // 8 != n or -_I64 <= value < _I64:
                 raise WireError("int not in its shortest form")
             return value
-        if tag == b"f":
-            (f,) = _F64.unpack(self.take(8))
-            return f
-        if tag == b"s":
+        if tag == 0x73:  # s
             try:
                 return self.take(self.count()).decode("utf-8", "surrogatepass")
             except UnicodeDecodeError as exc:
                 raise WireError(f"str not UTF-8: {exc.reason}") from None
-        if tag == b"b":
+        if tag == 0x66:  # f
+            (f,) = _F64.unpack(self.take(8))
+            return f
+        if tag == 0x62:  # b
             return self.take(self.count())
-        if tag in (b"l", b"t", b"S", b"z", b"d"):
+        if tag in _CONTAINERS:
             if depth >= MAX_DEPTH:
                 raise WireError(f"value nested deeper than {MAX_DEPTH}")
-            if hashed and tag not in (b"t", b"z"):
+            if hashed and tag not in (0x74, 0x7A):
                 raise WireError("unhashable container as a set member or dict key")
             n = self.count()
-            if tag == b"d":
+            if tag == 0x64:  # d
                 result = {}
                 for _ in range(n):
                     key = self.value(depth + 1, True)
@@ -228,23 +247,26 @@ class _Reader:
                 if len(result) != n:
                     raise WireError("dict with a repeated key")
                 return result
-            member = hashed or tag in (b"S", b"z")
+            member = hashed or tag in (0x53, 0x7A)
             items = [self.value(depth + 1, member) for _ in range(n)]
-            if tag == b"l":
+            if tag == 0x6C:  # l
                 return items
-            if tag == b"t":
+            if tag == 0x74:  # t
                 return tuple(items)
-            built = set(items) if tag == b"S" else frozenset(items)
+            built = set(items) if tag == 0x53 else frozenset(items)
             if len(built) != n:
                 raise WireError("set with a repeated member")
             return built
-        if tag == b"r":
+        if tag == 0x72:  # r
             if hashed:
                 raise WireError("a reference as a set member or dict key")
             kind, ident = _REF.unpack(self.take(_REF.size))
             ref = Ref(kind, ident, self.value(depth + 1, False))
             return ref if self.from_ref is None else self.from_ref(ref)
-        raise WireError(f"unknown tag {tag!r} at byte {self.pos - 1}")
+        raise WireError(f"unknown tag {bytes([tag])!r} at byte {pos}")
+
+
+_CONTAINERS = frozenset(b"ltSzd")
 
 
 # --- frames -------------------------------------------------------------------

@@ -101,8 +101,6 @@ CASES = {
 }
 
 
-
-
 def oracle(judged: Judged) -> tuple[str, list[str]]:
     details = judged.result.report(judged.repo, "properties")["details"]
     return details["oracle"], details["in_process"]

@@ -230,3 +230,34 @@ def test_a_never_ending_iterator_ends_at_the_lane_deadline(tmp_path) -> None:  #
     )
     assert judged.decision == "reject", judged.explain()
     assert judged.says("properties: timed out after 20 s"), judged.explain()
+
+
+FORGING_CONFTEST = """
+import pytest
+
+
+def pytest_collection_modifyitems(session, config, items):
+    # The head deleted test_two; put an item with its node id back.
+    if not any(i.name == "test_two" for i in items):
+        items.append(pytest.Function.from_parent(items[0].parent, name="test_two",
+                                                 callobj=lambda: None))
+"""
+
+VISIBLE_WITHOUT_TWO = """
+from calc import total
+
+
+def test_empty():
+    assert total([]) == 0
+"""
+
+
+def test_a_forged_collection_cannot_hide_a_deleted_test(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    judged = attack(
+        tmp_path, {"tests/test_calc.py": VISIBLE_WITHOUT_TWO, "tests/conftest.py": FORGING_CONFTEST}
+    )
+    assert judged.decision == "reject", judged.explain()
+    assert judged.says(
+        "pathfilter: visible test deleted from source but still collected: "
+        "tests/test_calc.py::test_two"
+    ), judged.explain()

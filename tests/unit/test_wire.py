@@ -142,6 +142,8 @@ def nested(depth: int) -> bytes:
         (b"l\x7f\xff\xff\xff", "exceeds the bytes left"),
         (b"s\x00\x00\x00\x01\xff", "not UTF-8"),
         (b"i\x00\x00\x00\x02\x00\x01", "shortest form"),
+        (b"i\x00\x00\x00\x09\x00" + b"\x01" * 8, "shortest form"),
+        (b"j\x00\x01", "ends inside"),
         (b"i\x00\x00\x00\x00", "int of 0 bytes"),
         (b"i\x00\x00\x10\x00" + b"\x01" * 4096, "int of 4096 bytes"),
         (b"S\x00\x00\x00\x02NN", "repeated member"),
