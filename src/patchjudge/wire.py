@@ -195,7 +195,7 @@ class _Reader:
         self.pos = end
         return chunk
 
-    def value(self, depth: int, hashed: bool) -> Any:  # noqa: C901, PLR0911, PLR0912
+    def value(self, depth: int, hashed: bool) -> Any:
         self.items += 1
         if self.items > MAX_ITEMS:
             raise WireError(f"value has more than {MAX_ITEMS} items")

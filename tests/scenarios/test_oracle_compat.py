@@ -9,6 +9,7 @@ get the tree's.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -263,3 +264,30 @@ def test_this_repositorys_properties_agree_in_and_out_of_process(
     assert out.decision == into.decision, out.explain() + into.explain()
     assert outcome(out) == outcome(into), out.explain() + into.explain()
     assert out.decision == ("reject" if broken else "accept_for_review"), out.explain()
+
+
+def test_run_properties_applies_edit_to_the_worker_and_reports_executed_lines(
+    tmp_path: Path,
+) -> None:
+    from patchjudge.lanes.properties import run_properties
+    from patchjudge.workspace import Options, open_run
+    from tests.helpers import commit, example_repo, write
+
+    repo = example_repo(tmp_path, **{"eval/gate.toml": fast_ledger()})
+    write(repo, {"src/calc/__init__.py": "def total(xs):\n    n = 0\n    for x in xs:\n"
+                 "        n += x\n    return n\n"})  # fmt: skip
+    commit(repo, "a loop")
+    run = open_run(Options(repo=repo, base="main"), environ=dict(os.environ))
+    result = run_properties(run, coverage=["src/calc/__init__.py"])
+    assert result.exitstatus == 0, result.output
+    never = "eval/properties/test_total.py::test_total_never_negative"
+    assert set(result.executed) == {never, "eval/properties/test_total.py::test_total_matches_sum"}
+    assert set(result.executed[never]["src/calc/__init__.py"]) >= {2, 3, 5}
+
+    def mutant(tree: Path) -> None:
+        path = tree / "src" / "calc" / "__init__.py"
+        path.write_text(path.read_text().replace("n += x", "n -= x"))
+
+    mutated = run_properties(run, edit=mutant)
+    assert mutated.exitstatus != 0
+    assert any(o.outcome == "failed" for o in mutated.outcomes)
