@@ -5,7 +5,7 @@ $PATCHJUDGE_ORACLE. Importing a name the tested tree provides gives a
 stand-in module whose attributes live in a worker process (worker.py, one a
 property module); everything the worker sends is decoded by wire.py and
 checked here: a reply must answer the call in flight, a judge function it
-asks for must be one this call gave it, a handle is an id into its table and
+asks for must be one the judge gave it, a handle is an id into its table and
 nothing more. A worker that crashes, stalls past the per-call deadline, sends
 what wire.py refuses or breaks the protocol is killed, and the property that
 was running fails with the reason, whatever the property did with the error.
@@ -97,10 +97,9 @@ class Spec:
 
 @dataclass
 class _Frame:
-    """One call in flight: the judge functions and exceptions it may refer to."""
+    """One call in flight: the judge's exceptions its callbacks raised, which it may name."""
 
     ident: int
-    functions: dict[int, Callable[..., Any]] = field(default_factory=dict)
     raised: dict[int, BaseException] = field(default_factory=dict)
 
 
@@ -120,6 +119,10 @@ class Worker:
         self.released: list[tuple[int, int]] = []
         self.exception_classes: dict[tuple[str, str], type[BaseException]] = {}
         self.packages: dict[int, bool] = {}
+        # Judge functions given to this worker, by the id it may ask for: kept for the
+        # worker's life, since a lazy iterator calls its predicate after the call returned.
+        self.functions: dict[int, Callable[..., Any]] = {}
+        self.function_ids: dict[int, int] = {}
 
     # --- lifetime ---
     def start(self) -> None:
@@ -228,7 +231,7 @@ class Worker:
             raise self.fail(f"broke the protocol: a {kind!r} message of {len(message)} fields")
 
     def _callback(self, ident: int, fn_id: Any, args: Any, kwargs: Any) -> None:
-        fn = next((f.functions[fn_id] for f in self.frames if fn_id in f.functions), None)
+        fn = self.functions.get(fn_id) if type(fn_id) is int else None
         if fn is None:
             raise self.fail(
                 f"broke the protocol: asked to call judge function {fn_id!r}, not given"
@@ -310,18 +313,20 @@ class Worker:
                 raise wire.WireError("a handle from another property module's worker")
             return wire.Ref(HANDLE, ident)
         if callable(obj) and not isinstance(obj, type):
-            ident = self.next_id
-            self.next_id += 1
-            self.frames[-1].functions[ident] = obj
-            return wire.Ref(JUDGE_FN, ident)
+            known = self.function_ids.get(id(obj))
+            if known is None:
+                known = self.next_id
+                self.next_id += 1
+                self.functions[known] = obj
+                self.function_ids[id(obj)] = known
+            return wire.Ref(JUDGE_FN, known)
         raise wire.WireError(f"{type(obj).__name__} (a judge-side object) cannot cross")
 
     def _from_ref(self, ref: wire.Ref) -> Any:
         if ref.kind == JUDGE_FN:
-            for f in self.frames:
-                if ref.id in f.functions:
-                    return f.functions[ref.id]
-            raise wire.WireError(f"judge function {ref.id} was not given in this call")
+            if ref.id in self.functions:
+                return self.functions[ref.id]
+            raise wire.WireError(f"judge function {ref.id} was never given to this worker")
         if ref.kind != HANDLE:
             raise wire.WireError(f"reference of kind {ref.kind}")
         meta = ref.meta

@@ -383,3 +383,23 @@ def test_a_worker_that_cannot_answer_fails_the_property(tmp_path: Path) -> None:
     assert got["test_a_stall_past_the_deadline_fails"] == "FAILED", text
     assert "test_stall.py did not answer within the 5 s call deadline" in text
     assert got["test_no_judge_object_crosses"] == "PASSED", text
+
+
+LAZY = """
+def keep(pred, xs):
+    return (x for x in xs if pred(x))
+"""
+
+LAZY_PROPERTY = """
+import mylib
+
+
+def test_a_lazy_iterator_calls_its_predicate_after_the_call_returned():
+    it = mylib.keep(lambda x: x % 2 == 0, [1, 2, 3, 4])
+    assert list(it) == [2, 4]
+"""
+
+
+def test_judge_functions_outlive_the_call_that_gave_them(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, LAZY_PROPERTY, library=LAZY)
+    assert set(outcomes(proc).values()) == {"PASSED"}, proc.stdout[-3000:]
