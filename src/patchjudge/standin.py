@@ -119,6 +119,7 @@ class Worker:
         self.released: list[tuple[int, int]] = []
         self.exception_classes: dict[tuple[str, str], type[BaseException]] = {}
         self.packages: dict[int, bool] = {}
+        self.modules: dict[str, Handle] = {}  # module name -> its handle, for stand-in modules
         # Judge functions given to this worker, by the id it may ask for: kept for the
         # worker's life, since a lazy iterator calls its predicate after the call returned.
         self.functions: dict[int, Callable[..., Any]] = {}
@@ -409,7 +410,7 @@ def _owner(obj: Any) -> tuple[Worker, int] | None:
     if isinstance(obj, Handle):
         return object.__getattribute__(obj, "_pj_worker"), object.__getattribute__(obj, "_pj_id")
     if isinstance(obj, StandinModule):
-        return _owner(obj.__dict__["_pj_handle"])
+        return _owner(_module_handle(obj))
     if isinstance(obj, type) and isinstance(obj.__dict__.get("_pj_id"), int):
         return obj.__dict__["_pj_worker"], obj.__dict__["_pj_id"]
     if isinstance(obj, BaseException) and "_pj_handle" in getattr(obj, "__dict__", {}):
@@ -608,22 +609,39 @@ for _name in (
 
 
 class StandinModule(types.ModuleType):
-    """A module of the tested tree, judge side: its attributes are read in the worker."""
+    """A module of the tested tree, judge side: its attributes are read in the worker.
+
+    In the worker of the test that runs now, not of the file that imported it:
+    a conftest's `import mylib` serves every module's tests from their own worker.
+    """
 
     def __getattr__(self, name: str) -> Any:
-        handle = self.__dict__.get("_pj_handle")
-        if handle is None or name.startswith("_pj_"):
+        if name.startswith("_pj_") or "_pj_name" not in self.__dict__:
             raise AttributeError(name)
-        return getattr(handle, name)
+        return getattr(_module_handle(self), name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith("_pj_") or (name.startswith("__") and name.endswith("__")):
             super().__setattr__(name, value)
             return
-        setattr(self.__dict__["_pj_handle"], name, value)
+        setattr(_module_handle(self), name, value)
 
     def __dir__(self) -> list[str]:
-        return list(dir(self.__dict__["_pj_handle"]))
+        return list(dir(_module_handle(self)))
+
+
+def _module_handle(module: StandinModule) -> Handle:
+    if _state is None:
+        raise WorkerFailure("a stand-in module outside the judge's pytest")
+    name = module.__dict__["_pj_name"]
+    worker = _state.current()
+    handle = worker.modules.get(name)
+    if handle is None:
+        found = worker.request("import", name)
+        if not isinstance(found, Handle):
+            raise ImportError(f"the worker's {name} is not a module")
+        handle = worker.modules[name] = found
+    return handle
 
 
 class _Loader(importlib.abc.Loader):
@@ -632,7 +650,7 @@ class _Loader(importlib.abc.Loader):
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         module = StandinModule(spec.name)
-        module.__dict__["_pj_handle"] = self.handle
+        module.__dict__["_pj_name"] = spec.name
         return module
 
     def exec_module(self, module: types.ModuleType) -> None:
@@ -652,6 +670,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         handle = worker.request("import", fullname)
         if not isinstance(handle, Handle):
             raise ImportError(f"the worker's {fullname} is not a module")
+        worker.modules[fullname] = handle
         package = worker.packages.get(object.__getattribute__(handle, "_pj_id"), False)
         return importlib.machinery.ModuleSpec(fullname, _Loader(handle), is_package=package)
 
@@ -747,11 +766,12 @@ def _install(spec: Spec) -> _State:
     return state
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    global _state  # noqa: PLW0603  (one oracle a judge process)
-    text = os.environ.pop(ENV, None)
-    if text is not None:
-        _state = _install(Spec.from_json(text))
+# At import (`-p`), before pytest loads the judge tree's initial conftests: a
+# conftest.py that imports the tested code gets stand-ins too. Taken out of the
+# environment: nothing the judge starts inherits it.
+_spec_text = os.environ.pop(ENV, None)
+if _spec_text is not None:
+    _state = _install(Spec.from_json(_spec_text))
 
 
 def _module_key(path: Path) -> str:

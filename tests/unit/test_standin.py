@@ -297,7 +297,7 @@ def run_judge(
     return subprocess.run(
         [sys.executable, "-B", "-m", "pytest", "-p", "patchjudge.standin", "-p", "no:cacheprovider",
          "-rA", "-q", "--hypothesis-profile=default", "-o", "addopts=", "-c", os.devnull,
-         "--rootdir", str(judge), *sorted(files)],
+         "--rootdir", str(judge), *sorted(f for f in files if f.startswith("test_"))],
         cwd=judge, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
 
@@ -403,3 +403,37 @@ def test_a_lazy_iterator_calls_its_predicate_after_the_call_returned():
 def test_judge_functions_outlive_the_call_that_gave_them(tmp_path: Path) -> None:
     proc = run_judge(tmp_path, LAZY_PROPERTY, library=LAZY)
     assert set(outcomes(proc).values()) == {"PASSED"}, proc.stdout[-3000:]
+
+
+CONFTEST = {
+    "conftest.py": """
+import pytest
+import mylib
+
+
+@pytest.fixture
+def counter():
+    return mylib.Counter()
+""",
+    "test_one.py": """
+import mylib
+
+
+def test_conftest_fixture_in_this_modules_worker(counter):
+    assert counter.bump() == 1
+    assert mylib.apply(lambda c: c, [counter]) == [counter]
+""",
+    "test_two.py": """
+import mylib
+
+
+def test_and_in_the_next_modules_worker(counter):
+    assert counter.bump() == 1 and isinstance(counter, mylib.Counter)
+""",
+}
+
+
+def test_a_conftest_fixture_serves_each_module_from_its_worker(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, CONFTEST)
+    got = outcomes(proc)
+    assert len(got) == 2 and set(got.values()) == {"PASSED"}, proc.stdout[-3000:]
