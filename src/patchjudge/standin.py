@@ -760,10 +760,27 @@ def _install(spec: Spec) -> _State:
     sys.modules gets stand-ins so that property files import the tested ones.
     """
     state = _State(spec)
-    for name in [n for n in sys.modules if state.ours(n)]:
-        del sys.modules[name]
+    _forget_judge_modules(state, keep=_own_chain())
     sys.meta_path.insert(0, _Finder(state))
     return state
+
+
+def _own_chain() -> set[str]:
+    """This module and its packages: still being imported, pytest looks them up after."""
+    parts = __name__.split(".")
+    return {".".join(parts[: i + 1]) for i in range(len(parts))}
+
+
+def _forget_judge_modules(state: _State, keep: set[str]) -> None:
+    for name in [n for n in sys.modules if state.ours(n) and n not in keep]:
+        del sys.modules[name]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The tree is patchjudge itself: now that this plugin is loaded, its own
+    # package goes too (pytest_plugin._prefer_tree does the same in process).
+    if _state is not None:
+        _forget_judge_modules(_state, keep=set())
 
 
 # At import (`-p`), before pytest loads the judge tree's initial conftests: a
