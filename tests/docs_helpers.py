@@ -38,6 +38,9 @@ MEANING = {
     "properties.max_examples": "hypothesis cases per property; the verdict records it",
     "properties.timeout_s": "wall-clock limit of the property run in seconds; past it the "
     "lane fails",
+    "properties.in_process": "property files that run inside the tested process (they "
+    "monkeypatch the code or need its objects whole); every other file is judged out of "
+    "process; the verdict lists these",
     "properties.review_mutants": "mutants of the changed lines tried for review, chosen from "
     "the seed (`0`: none); see docs/review.md",
     "properties.min_changed_lines_executed": "fraction of the changed lines the properties must "

@@ -40,6 +40,8 @@ class PropertiesSettings:
     seed: int
     max_examples: int
     timeout_s: int
+    # Property files that run inside the tested process, the v1 way (issue 11).
+    in_process: tuple[str, ...] = ()
     # What the properties said about the diff (issue 14): defaults so that
     # settings built without them (tests, older callers) keep working.
     review_mutants: int = 20
@@ -128,6 +130,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
         "seed": ("uint", 20260924),
         "max_examples": ("posint", 200),
         "timeout_s": ("posint", 600),
+        "in_process": ("paths", []),
         "review_mutants": ("uint", 20),
         "min_changed_lines_executed": ("fraction", 0.0),
         "review_timeout_s": ("posint", 60),
@@ -352,6 +355,15 @@ def check_paths_exist(ledger: Ledger, exists: Callable[[str], bool], source: str
                 file=source,
                 key=f"properties.paths[{i}]",
                 fix="create it with at least one property test",
+            )
+    for i, path in enumerate(ledger.properties.in_process):
+        inside = any(path.startswith(p.rstrip("/") + "/") for p in ledger.properties.paths)
+        if not inside or not exists(path):
+            raise PatchjudgeError(
+                f"{path!r} is not a property file at the base revision",
+                file=source,
+                key=f"properties.in_process[{i}]",
+                fix="name a file under [properties] paths, or remove it",
             )
     for key, path in (("freeze.registry", ledger.freeze.registry),):
         if key in ledger.explicit and not exists(path):

@@ -13,7 +13,7 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,8 @@ class Plan:
     extra: tuple[str, ...] = ()
     # Tree-relative files whose executed lines the run reports (issue 14).
     coverage: tuple[str, ...] = ()
+    # Further environment for the judge's process (the oracle's worker spec, issue 11).
+    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,7 @@ def build_env(plan: Plan, home: Path, environ: Mapping[str, str]) -> dict[str, s
     )
     if plan.max_examples is not None:
         env["PATCHJUDGE_MAX_EXAMPLES"] = str(plan.max_examples)
+    env.update(plan.env)
     if plan.coverage:
         env["PATCHJUDGE_COVERAGE"] = json.dumps(list(plan.coverage))
     return env
@@ -332,6 +335,38 @@ def _relative(path: str, tree: Path) -> str:
         return Path(path).relative_to(tree).as_posix()
     except ValueError:
         return path
+
+
+def merged(runs: Sequence[TestRun]) -> TestRun:
+    """Several runs of one lane read as one: a failure or a silence in any is in the whole."""
+    if len(runs) == 1:
+        return runs[0]
+    hypothesis: dict[str, Any] = {}
+    for r in runs:  # the last one that says otherwise wins: a lowered profile must show
+        if r.hypothesis and r.hypothesis != hypothesis:
+            hypothesis = dict(r.hypothesis)
+    executed: dict[str, dict[str, tuple[int, ...]]] = {}
+    for r in runs:
+        for nodeid, files in r.executed.items():
+            for path, lines in files.items():
+                into = executed.setdefault(nodeid, {})
+                into[path] = tuple(sorted({*into.get(path, ()), *lines}))
+    return TestRun(
+        exitstatus=next((r.exitstatus for r in runs if r.exitstatus != 0), 0),
+        timed_out=any(r.timed_out for r in runs),
+        started=all(r.started for r in runs),
+        finished=all(r.finished for r in runs),
+        collected={k: v for r in runs for k, v in r.collected.items()},
+        markers={k: v for r in runs for k, v in r.markers.items()},
+        collect_errors={k: v for r in runs for k, v in r.collect_errors.items()},
+        outcomes=tuple(o for r in runs for o in r.outcomes),
+        garbled=sum(r.garbled for r in runs),
+        hypothesis=hypothesis,
+        output="\n".join(r.output for r in runs)[-20000:],
+        shadowed=tuple(p for r in runs for p in r.shadowed),
+        escaped=sum(r.escaped for r in runs),
+        executed=executed,
+    )
 
 
 def run_problems(run: TestRun, timeout_s: float) -> list[str]:

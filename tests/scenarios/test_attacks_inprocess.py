@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.attack_helpers import attack
+from tests.attack_helpers import Judged, attack, fast_ledger
 
 # Rewrites every report pytest builds to a pass, below every hook wrapper.
 REWRITE_REPORTS = """
@@ -101,9 +101,32 @@ CASES = {
 }
 
 
+def oracle(judged: Judged) -> tuple[str, list[str]]:
+    details = judged.result.report(judged.repo, "properties")["details"]
+    return details["oracle"], details["in_process"]
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_in_process_rewrite_is_caught(tmp_path: Path, name: str) -> None:
+    """A file the ledger keeps in process still has v1's cross-checks."""
     code, reason = CASES[name]
-    judged = attack(tmp_path, {"src/calc/__init__.py": code})
+    ledger = fast_ledger().replace(
+        "timeout_s = 30\n", 'timeout_s = 30\nin_process = ["eval/properties/test_total.py"]\n', 1
+    )
+    judged = attack(tmp_path, {"src/calc/__init__.py": code}, base={"eval/gate.toml": ledger})
     assert judged.decision == "reject", judged.explain()
     assert judged.says(reason), judged.explain()
+    assert oracle(judged) == ("in_process", ["eval/properties/test_total.py"])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_out_of_process_the_rewrite_reaches_nothing(tmp_path: Path, name: str) -> None:
+    """Out of process the same code shares no process with pytest: the property just fails."""
+    code, _ = CASES[name]
+    judged = attack(tmp_path, {"src/calc/__init__.py": code})
+    assert judged.decision == "reject", judged.explain()
+    assert judged.says(
+        "properties: property failed: eval/properties/test_total.py::test_total_never_negative"
+    ), judged.explain()
+    assert not judged.says("rewritten"), judged.explain()
+    assert oracle(judged) == ("out_of_process", [])

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ast
+import re
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
-from patchjudge import testrun
+from patchjudge import git, testrun
 from patchjudge.lanes import report
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
 
 NAME = "pathfilter"
+# The visible suite is the tree's own test code, not the oracle: a tree that is
+# attrs or pluggy collects with itself, and the AST comparison below keeps a
+# collection forged that way from hiding a deleted test (issue 11).
+SHADOWING = "the tested tree shadows a judge module"
 
 
 def surface_problems(base: Mapping[str, str], head: Mapping[str, str]) -> list[str]:
@@ -31,6 +37,84 @@ def surface_problems(base: Mapping[str, str], head: Mapping[str, str]) -> list[s
         elif before == "run" and after != "run":
             problems.append(f"visible test no longer plain-runnable ({after}): {nodeid}")
     return problems
+
+
+_PARAMS = re.compile(r"\[.*\]$")
+_BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
+
+
+def defined_tests(path: str, source: bytes | None) -> frozenset[str]:
+    """Pure: the test node ids a file defines in its source, parametrize ids aside.
+
+    What pytest would collect under the judge's ini (`test*` functions,
+    `Test*` classes and their `test*` methods, at any nesting of classes),
+    read from the AST: no code runs, so nothing can forge it. A file that is
+    gone or does not parse defines nothing.
+    """
+    if source is None:
+        return frozenset()
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    return frozenset(_defined(tree.body, path))
+
+
+def _defined(body: Iterable[ast.stmt], prefix: str) -> Iterable[str]:
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            yield f"{prefix}::{node.name}"
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            yield from _defined(node.body, f"{prefix}::{node.name}")
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            yield from (
+                f"{prefix}::{t.id}"
+                for t in targets
+                if isinstance(t, ast.Name) and t.id.startswith(("test", "Test"))
+            )
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            for alias in node.names:
+                name = alias.asname or alias.name.split(".")[0]
+                if name.startswith(("test", "Test")):
+                    yield f"{prefix}::{name}"
+        elif isinstance(node, _BLOCKS):
+            for block in ("body", "orelse", "finalbody"):
+                yield from _defined(getattr(node, block, []), prefix)
+            for handler in getattr(node, "handlers", []):
+                yield from _defined(handler.body, prefix)
+
+
+def source_problems(
+    base_collected: Collection[str],
+    head_collected: Collection[str],
+    base_defined: Collection[str],
+    head_defined: Collection[str],
+) -> list[str]:
+    """Pure: a test collected at base and defined in its source must still be defined at head.
+
+    The node-id rule decides what a deleted test is (a test moved to another
+    file or renamed is gone, as `surface_problems` says); this catches the one
+    case the collection cannot: a head collection that still lists a test the
+    head's source no longer defines (a conftest or plugin forging items).
+    """
+    head_functions = {_PARAMS.sub("", n) for n in head_collected}
+    problems = []
+    for function in sorted({_PARAMS.sub("", n) for n in base_collected}):
+        gone = function in base_defined and function not in head_defined
+        if gone and function in head_functions:
+            problems.append(f"visible test deleted from source but still collected: {function}")
+    return problems
+
+
+def defined_at(run: Run, rev: str, files: Iterable[str]) -> set[str]:
+    """The tests `files` define at `rev`, read from git objects (no checkout the code touched)."""
+    found: set[str] = set()
+    for path in sorted(set(files)):
+        found |= defined_tests(path, git.show(run.repo, rev, path))
+    return found
 
 
 def collect_suite(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun, tuple[str, ...]]:
@@ -60,11 +144,24 @@ def run(run: Run) -> LaneReport:
     # Collection errors at base are the base's own; anything else there means
     # the surface cannot be compared at all, which is no pass either.
     base_broken = [
-        p for p in testrun.run_problems(base, timeout) if not p.startswith("collection error")
+        p
+        for p in testrun.run_problems(base, timeout)
+        if not p.startswith(("collection error", SHADOWING))
     ]
     problems += [f"visible suite at base: {p}" for p in base_broken]
-    problems += [f"visible suite at head: {p}" for p in testrun.run_problems(head, timeout)]
+    problems += [
+        f"visible suite at head: {p}"
+        for p in testrun.run_problems(head, timeout)
+        if not p.startswith(SHADOWING)
+    ]
     problems += surface_problems(base.collected, head.collected)
+    files = {n.split("::", 1)[0] for n in base.collected}
+    problems += source_problems(
+        base.collected,
+        head.collected,
+        defined_at(run, run.merge_base, files),
+        defined_at(run, run.head, files),
+    )
     details = {
         "changes": [
             {

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import ast
 import io
+import json
+import re
+import shutil
+import sys
 import tokenize
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from patchjudge import charmap, failure, review, review_run, testrun
+from patchjudge import charmap, failure, git, review, review_run, testrun
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes import not_forced, report
 from patchjudge.paths import under
@@ -18,6 +22,8 @@ from patchjudge.workspace import Run
 
 NAME = "properties"
 MIN_LINES = 8
+ORACLE_ENV = "PATCHJUDGE_ORACLE"  # read by standin.py in the judge's pytest
+_WORKER_FAILURE = re.compile(r"WorkerFailure: (the worker for [^\n]*)")
 
 
 def is_test_file(path: str) -> bool:
@@ -60,6 +66,11 @@ def judge_outcomes(
     problems = testrun.run_problems(run, settings.timeout_s)
     if run.timed_out:
         return problems, {}
+    problems += [
+        f"property module not importable: {nodeid}: {reason}"
+        for nodeid, text in sorted(run.collect_errors.items())
+        if (reason := worker_reason(text))
+    ]
     grouped = run.by_nodeid()
     passed, failed = [], []
     for nodeid in run.collected:
@@ -68,7 +79,13 @@ def judge_outcomes(
         skipped = [o for o in outcomes if o.outcome == "skipped"]
         if bad:
             falsifying = [f for o in bad for f in o.falsifying]
-            problems.append(failure.reason(nodeid, bad[0].when, bad[0].longrepr, falsifying))
+            worker = worker_reason(bad[0].longrepr)
+            when = "" if bad[0].when == "call" else f" in {bad[0].when}"
+            problems.append(
+                f"property failed{when}: {nodeid}: {worker}"
+                if worker
+                else failure.reason(nodeid, bad[0].when, bad[0].longrepr, falsifying)
+            )
             failed.append(
                 {
                     "nodeid": nodeid,
@@ -95,6 +112,12 @@ def judge_outcomes(
     return problems, {"passed": passed, "failed": failed}
 
 
+def worker_reason(longrepr: str) -> str:
+    """Pure: why the oracle's worker could not answer, from a failure's text (or "")."""
+    found = _WORKER_FAILURE.search(longrepr)
+    return found.group(1).strip() if found else ""
+
+
 def thin_files(files: Mapping[str, bytes]) -> list[str]:
     return [r for path, src in sorted(files.items()) if (r := thin_reason(path, src))]
 
@@ -117,39 +140,170 @@ def run_properties(
 ) -> testrun.TestRun:
     """The properties (or some of them) on head's code under the judge's settings.
 
-    `edit` changes the materialized head tree before the run (a review
-    mutant: the run then stops at the first failure, all a kill needs);
-    `coverage` names tree-relative files whose executed lines the run
-    reports per test (issue 14).
+    Out of process (SPEC "Properties judged out of process"): pytest and the
+    property files run on a tree of the judge's files alone and reach the
+    head's code only through a worker. The files `[properties] in_process`
+    names run the v1 way, in the tested process. `edit` changes the head's
+    tree before anything runs (a mutant); `coverage` names the tree-relative
+    files whose executed lines come back per test. With `edit` the run stops
+    at the first failure: all a killed mutant needs.
     """
     settings = run.ledger.properties
+    targets = tuple(args) if args is not None else settings.paths
+    inside = tuple(f for f in settings.in_process if under(f, targets))
+    outside = [f for f in property_files(run) if under(f, targets) and f not in inside]
+    runs = []
     with run.scratch() as scratch:
-        tree = run.materialize(scratch / "tree")
-        if edit is not None:
-            edit(tree)
-        plan = testrun.Plan(
-            tree=tree,
-            args=tuple(args) if args is not None else settings.paths,
-            conftest_roots=settings.paths,
-            pythonpath=run.ledger.gate.pythonpath,
-            seed=settings.seed,
-            max_examples=settings.max_examples,
-            timeout_s=settings.timeout_s,
-            extra=("-x",) if edit is not None else (),
-            coverage=tuple(coverage),
-        )
-        return testrun.run(
-            plan,
-            scratch=scratch,
-            environ=run.environ,
-            hypothesis_tables=charmap.prefetched(),
-            box=run.box,
-        )
+        if outside or not inside:
+            runs.append(
+                _out_of_process(
+                    run,
+                    scratch / "oop",
+                    targets=targets,
+                    inside=inside,
+                    edit=edit,
+                    coverage=tuple(coverage),
+                )
+            )
+        if inside:
+            runs.append(
+                _in_process(
+                    run, scratch / "in", targets=inside, edit=edit, coverage=tuple(coverage)
+                )
+            )
+    return testrun.merged(runs)
+
+
+def _in_process(
+    run: Run,
+    scratch: Path,
+    *,
+    targets: tuple[str, ...],
+    edit: Callable[[Path], None] | None,
+    coverage: tuple[str, ...],
+) -> testrun.TestRun:
+    settings = run.ledger.properties
+    scratch.mkdir()
+    tree = run.materialize(scratch / "tree")
+    if edit is not None:
+        edit(tree)
+    plan = testrun.Plan(
+        tree=tree,
+        args=targets,
+        conftest_roots=settings.paths,
+        pythonpath=run.ledger.gate.pythonpath,
+        seed=settings.seed,
+        max_examples=settings.max_examples,
+        timeout_s=settings.timeout_s,
+        extra=("-x",) if edit is not None else (),
+        coverage=coverage,
+    )
+    return testrun.run(
+        plan,
+        scratch=scratch,
+        environ=run.environ,
+        hypothesis_tables=charmap.prefetched(),
+        box=run.box,
+    )
+
+
+def _out_of_process(
+    run: Run,
+    scratch: Path,
+    *,
+    targets: tuple[str, ...],
+    inside: tuple[str, ...],
+    edit: Callable[[Path], None] | None,
+    coverage: tuple[str, ...],
+) -> testrun.TestRun:
+    settings = run.ledger.properties
+    pythonpath = run.ledger.gate.pythonpath
+    scratch.mkdir()
+    # The judge's process sees the judge's files and nothing of the head's.
+    judge = scratch / "judge"
+    git.materialize(run.repo, run.merge_base, judge, run.judge_entries(run.base_entries))
+    tree = run.materialize(scratch / "tree")
+    # The worker's tree has no property files to read: the code cannot study its judge.
+    for path in settings.paths:
+        shutil.rmtree(tree / path, ignore_errors=True)
+    if edit is not None:
+        edit(tree)
+    home = scratch / "worker-home"
+    home.mkdir()
+    box = run.box(tree, home)
+    spec = {
+        "python": sys.executable,
+        "tree": str(tree),
+        "home": str(home),
+        "names": provided_names(_listing(tree, pythonpath), _judge_names(judge, settings.paths)),
+        "pythonpath": list(pythonpath),
+        "coverage": list(coverage),
+        "box": None
+        if box is None
+        else {
+            "tree": str(box.tree),
+            "home": str(box.home),
+            "readonly": [str(p) for p in box.readonly],
+        },
+    }
+    plan = testrun.Plan(
+        tree=judge,
+        args=targets,
+        conftest_roots=settings.paths,
+        plugins=("patchjudge.standin",),
+        seed=settings.seed,
+        max_examples=settings.max_examples,
+        timeout_s=settings.timeout_s,
+        extra=(*(f"--ignore={f}" for f in inside), *(("-x",) if edit is not None else ())),
+        env=((ORACLE_ENV, json.dumps(spec)),),
+    )
+    return testrun.run(
+        plan, scratch=scratch, environ=run.environ, hypothesis_tables=charmap.prefetched()
+    )
+
+
+def _listing(tree: Path, pythonpath: Sequence[str]) -> list[tuple[str, bool]]:
+    """(name, is a directory) of what each pythonpath entry holds, before any code runs."""
+    found = []
+    for entry in pythonpath:
+        try:
+            found += [(p.name, p.is_dir()) for p in sorted((tree / entry).iterdir())]
+        except OSError:
+            continue
+    return found
+
+
+def _judge_names(judge: Path, paths: Sequence[str]) -> set[str]:
+    """Names the judge's own tree provides: property helpers, `eval` itself."""
+    names = {p.name.split(".", 1)[0] for p in judge.iterdir()}
+    for path in paths:
+        if (judge / path).is_dir():
+            names |= {p.name.split(".", 1)[0] for p in (judge / path).iterdir()}
+    return names
+
+
+def provided_names(listing: Sequence[tuple[str, bool]], judge: Collection[str]) -> list[str]:
+    """Pure: the top-level modules a pythonpath listing provides, the judge's own left out."""
+    names = set()
+    for name, is_dir in listing:
+        module = name if is_dir else name[:-3] if name.endswith(".py") else ""
+        if module.isidentifier() and module not in judge:
+            names.add(module)
+    return sorted(names)
 
 
 def run(run: Run) -> LaneReport:
     settings = run.ledger.properties
-    details: dict[str, Any] = {"seed": settings.seed, "max_examples": settings.max_examples}
+    inside = sorted(settings.in_process)
+    details: dict[str, Any] = {
+        "seed": settings.seed,
+        "max_examples": settings.max_examples,
+        # A mix reads "out_of_process": `in_process` lists the exceptions.
+        "oracle": "in_process"
+        if inside and set(inside) >= set(property_files(run))
+        else "out_of_process",
+        "in_process": inside,
+    }
     if not run.forces(NAME):
         return not_forced(run, NAME, details)
     files = property_files(run)

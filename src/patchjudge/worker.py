@@ -1,0 +1,367 @@
+"""The inside of the oracle's boundary: runs the code under test and answers the judge (issue 11).
+
+Run as a script by file path, never imported as part of patchjudge (the tree
+under test may be patchjudge itself):
+
+    python -I -B --check-hash-based-pycs always worker.py WIRE FD_IN FD_OUT TREE PATH COVER
+
+WIRE is wire.py's path (loaded under a private name), FD_IN/FD_OUT the pipe
+ends the judge gave it, TREE the scratch tree, PATH and COVER os.pathsep
+separated: the tree's pythonpath and the tree-relative files whose executed
+lines coverage.py measures. Everything it sends is data or the id of an
+object in its own table; what it is sent is decoded by the same pure code.
+A judge-side function reaches it as an id it may only ask the judge to call.
+"""
+
+# os.path, not pathlib: the worker imports as little as it can before the tested code.
+# ruff: noqa: PTH100, PTH118, PTH120
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import importlib.util
+import inspect
+import operator
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds: an object of this worker's, a function of the judge's
+
+wire: Any = None  # the wire module, loaded by file path in main()
+
+
+class JudgeFunctionError(Exception):
+    """A judge-side function raised something that is not a builtin exception."""
+
+
+_BUILTIN_TYPES = {t.__name__: t for t in (int, float, str, bytes, bool, list, tuple, dict, set)}
+
+
+def _signature(obj: Any) -> list[tuple[Any, ...]]:
+    """A callable's parameters as data: name, kind, default (if data), builtin annotation."""
+    params = []
+    for p in inspect.signature(obj).parameters.values():
+        has_default = p.default is not inspect.Parameter.empty
+        default = p.default if has_default and wire.is_data(p.default) else None
+        ann = p.annotation
+        known = isinstance(ann, type) and _BUILTIN_TYPES.get(ann.__name__) is ann
+        params.append((p.name, int(p.kind), has_default, default, ann.__name__ if known else None))
+    return params
+
+
+def _reflected(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    return lambda a, b: op(b, a)
+
+
+_ARITHMETIC = [
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift", "and_", "or_",
+    "xor", "matmul",
+]  # fmt: skip
+_BINARY = {
+    name: getattr(operator, name)
+    for name in [
+        *_ARITHMETIC,
+        *("i" + n.rstrip("_") for n in _ARITHMETIC),
+        *["eq", "ne", "lt", "le", "gt", "ge", "getitem", "delitem", "contains"],
+    ]
+}
+OPS: dict[str, Callable[..., Any]] = {
+    **_BINARY,
+    **{"r" + name.rstrip("_"): _reflected(_BINARY[name]) for name in _ARITHMETIC},
+    "divmod": divmod, "rdivmod": _reflected(divmod),
+    "setitem": operator.setitem, "len": len, "iter": iter, "next": next, "reversed": reversed,
+    "repr": repr, "str": str, "hash": hash, "bool": bool, "neg": operator.neg,
+    "pos": operator.pos, "abs": abs, "invert": operator.invert, "int": int, "float": float,
+    "index": operator.index, "complex": complex, "round": round, "format": format,
+    "dir": lambda o: sorted(dir(o)), "instancecheck": lambda cls, o: isinstance(o, cls),
+    "subclasscheck": lambda cls, c: issubclass(c, cls), "callable": callable,
+    "enter": lambda o: o.__enter__(), "exit": lambda o: o.__exit__(None, None, None),
+    "bytes": bytes, "typename": lambda o: f"{type(o).__module__}.{type(o).__qualname__}",
+    "signature": _signature,
+}  # fmt: skip
+
+
+class Table:
+    """Handle id -> object; an object sent N times stays until the judge releases it N times."""
+
+    def __init__(self) -> None:
+        self.objects: dict[int, Any] = {}
+        self.counts: dict[int, int] = {}
+        self.by_identity: dict[int, int] = {}
+        self.next_id = 1
+
+    def to_ref(self, obj: Any) -> Any:
+        ident = self.by_identity.get(id(obj))
+        if ident is None or self.objects.get(ident) is not obj:
+            ident = self.next_id
+            self.next_id += 1
+            self.objects[ident] = obj
+            self.by_identity[id(obj)] = ident
+            self.counts[ident] = 0
+        self.counts[ident] += 1
+        return wire.Ref(HANDLE, ident, _meta(obj))
+
+    def get(self, ident: int) -> Any:
+        try:
+            return self.objects[ident]
+        except KeyError:
+            raise LookupError(f"no handle {ident} in this worker") from None
+
+    def release(self, ident: int, times: int) -> None:
+        left = self.counts.get(ident, 0) - times
+        if left > 0:
+            self.counts[ident] = left
+            return
+        obj = self.objects.pop(ident, None)
+        self.counts.pop(ident, None)
+        if obj is not None and self.by_identity.get(id(obj)) == ident:
+            del self.by_identity[id(obj)]
+
+
+def _meta(obj: Any) -> Any:
+    """What the judge needs to know to stand in for `obj`: exception classes and modules."""
+    if isinstance(obj, type) and issubclass(obj, BaseException) and obj.__module__ != "builtins":
+        chain = []
+        builtin = "Exception"
+        for cls in obj.__mro__:
+            if cls.__module__ == "builtins":
+                builtin = cls.__name__
+                break
+            chain.append((str(cls.__module__), str(cls.__qualname__)))
+        return ("exc", tuple(chain), builtin)
+    if type(obj) is type(sys):
+        return ("module", str(obj.__name__), hasattr(obj, "__path__"))
+    return None
+
+
+class JudgeFunction:
+    """A function of the judge's: calling it asks the judge to run it, with data and handles."""
+
+    def __init__(self, conn: Connection, ident: int) -> None:
+        self._conn, self._id = conn, ident
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._conn.callback(self._id, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<judge function {self._id}>"
+
+
+class Connection:
+    def __init__(self, fd_in: int, fd_out: int, coverage: Any) -> None:
+        self.fd_in, self.fd_out = fd_in, fd_out
+        self.table = Table()
+        self.buffer = bytearray()
+        self.next_id = 1
+        self.coverage = coverage
+        self.tree = ""
+
+    # --- frames ---
+    def send(self, message: tuple[Any, ...]) -> None:
+        data = wire.frame(wire.encode(message, self.table.to_ref))
+        while data:
+            data = data[os.write(self.fd_out, data) :]
+
+    def receive(self) -> Any:
+        while True:
+            payload = wire.take_frame(self.buffer)
+            if payload is not None:
+                return wire.decode(payload, self.from_ref)
+            chunk = os.read(self.fd_in, 1 << 16)
+            if not chunk:
+                raise SystemExit(0)  # the judge is gone
+            self.buffer += chunk
+
+    def from_ref(self, ref: Any) -> Any:
+        if ref.kind == HANDLE:
+            return self.table.get(ref.id)
+        if ref.kind == JUDGE_FN:
+            return JudgeFunction(self, ref.id)
+        raise wire.WireError(f"unknown reference kind {ref.kind}")
+
+    # --- serving ---
+    def serve(self, until: int | None = None) -> Any:
+        """Answer the judge's requests; with `until`, return the judge's reply to that callback."""
+        while True:
+            message = self.receive()
+            kind = message[0]
+            if kind == "q":
+                self.answer(message)
+            elif kind == "rel":
+                for ident, times in message[1]:
+                    self.table.release(ident, times)
+            elif kind in ("ok", "err") and until is not None and message[1] == until:
+                if kind == "ok":
+                    return message[2]
+                raise _judge_exception(message[2])
+            elif kind == "bye":
+                raise SystemExit(0)
+            else:
+                raise SystemExit(f"patchjudge worker: unexpected message {kind!r}")
+
+    def callback(self, fn: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        ident = self.next_id
+        self.next_id += 1
+        self.send(("cb", ident, fn, tuple(args), dict(kwargs)))
+        return self.serve(until=ident)
+
+    def answer(self, message: tuple[Any, ...]) -> None:
+        ident, op, args = message[1], message[2], message[3:]
+        mutated: tuple[Any, ...] = ()
+        try:
+            if op == "call":
+                target, call_args, call_kwargs = args
+                result = target(*call_args, **call_kwargs)
+                mutated = _containers(call_args, call_kwargs)
+            else:
+                result = self.operation(op, args)
+        except BaseException as exc:
+            self.reply_error(ident, exc)
+            return
+        try:
+            self.send(("ok", ident, result, mutated))
+        except (wire.WireError, RecursionError) as exc:
+            self.send(("err", ident, ("uncrossable", f"{type(exc).__name__}: {exc}")))
+
+    def operation(self, op: str, args: tuple[Any, ...]) -> Any:
+        if op == "import":
+            return importlib.import_module(args[0])
+        if op == "getattr":
+            return getattr(args[0], args[1])
+        if op == "setattr":
+            setattr(args[0], args[1], args[2])
+            return None
+        if op == "delattr":
+            delattr(args[0], args[1])
+            return None
+        if op == "op":
+            name, target, operands = args
+            fn = OPS.get(name)
+            if fn is None:
+                raise LookupError(f"no operation {name!r}")
+            return fn(target, *operands)
+        if op == "context":
+            if self.coverage is not None:
+                self.coverage.switch_context(args[0])
+            return None
+        if op == "executed":
+            return self.executed()
+        raise LookupError(f"no request {op!r}")
+
+    def executed(self) -> dict[str, dict[str, list[int]]]:
+        if self.coverage is None:
+            return {}
+        self.coverage.stop()
+        data = self.coverage.get_data()
+        found: dict[str, dict[str, list[int]]] = {}
+        for path in data.measured_files():
+            rel = os.path.relpath(path, self.tree)
+            if rel.startswith(".."):
+                continue
+            for context, lines in _by_context(data, path).items():
+                if context:
+                    found.setdefault(context, {})[rel] = sorted(lines)
+        return found
+
+    def reply_error(self, ident: int, exc: BaseException) -> None:
+        try:
+            self.send(("err", ident, self.describe(exc)))
+        except (wire.WireError, RecursionError):
+            self.send(("err", ident, ("uncrossable", f"{type(exc).__name__} (unprintable)")))
+
+    def describe(self, exc: BaseException) -> tuple[Any, ...]:
+        token = getattr(exc, "__patchjudge_token__", None)
+        if type(token) is int:
+            return ("judge", token)
+        cls = type(exc)
+        message = _safe_str(exc)
+        if cls.__module__ == "builtins":
+            args = exc.args if wire.is_data(exc.args) else (message,)
+            return ("builtin", cls.__name__, args)
+        return ("foreign", cls, exc, message)
+
+
+def _by_context(data: Any, path: str) -> dict[str, set[int]]:
+    contexts: dict[str, set[int]] = {}
+    for line, names in (data.contexts_by_lineno(path) or {}).items():
+        for name in names:
+            contexts.setdefault(name, set()).add(line)
+    return contexts
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)[:4000]
+    except Exception:
+        return f"<{type(exc).__name__}: unprintable>"
+
+
+def _containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The list, dict and set arguments as they are after the call: the judge copies them back."""
+    pairs = [(i, a) for i, a in enumerate(args)] + list(kwargs.items())
+    return tuple((key, value) for key, value in pairs if type(value) in (list, dict, set))
+
+
+def _judge_exception(desc: Any) -> BaseException:
+    """What a judge-side function raised, as the worker's code sees it (and the judge gets back)."""
+    kind, token = desc[0], desc[1]
+    exc: BaseException
+    if kind == "builtin":
+        cls = getattr(builtins, desc[2], None)
+        if isinstance(cls, type) and issubclass(cls, Exception):
+            try:
+                exc = cls(*desc[3])
+            except Exception:
+                exc = cls()
+        else:
+            exc = JudgeFunctionError(desc[2])
+    else:
+        exc = JudgeFunctionError(str(desc[2]))
+    exc.__patchjudge_token__ = token  # type: ignore[attr-defined]
+    return exc
+
+
+def _load_wire(path: str) -> Any:
+    spec = importlib.util.spec_from_file_location("_patchjudge_wire", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"patchjudge worker: cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_patchjudge_wire"] = module  # dataclasses and the like look modules up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv: list[str]) -> int:
+    global wire  # noqa: PLW0603  (loaded once, before any code under test)
+    wire_path, fd_in, fd_out, tree, pythonpath, cover = argv[1:7]
+    here = os.path.dirname(os.path.abspath(__file__))
+    wire = _load_wire(wire_path)
+    coverage = None
+    files = [os.path.join(tree, f) for f in cover.split(os.pathsep) if f]
+    if files:
+        # Started before the tree is importable, so its first line is measured too.
+        import coverage as coverage_module
+
+        coverage = coverage_module.Coverage(data_file=None, include=files, branch=False)
+        coverage.start()
+    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
+    sys.path[:0] = [os.path.join(tree, p) for p in pythonpath.split(os.pathsep) if p]
+    fds = int(fd_in), int(fd_out)
+    for fd in fds:
+        os.set_inheritable(fd, False)
+    # The code's prints must not land on the judge's wire (fd 1 is the judge's stdout anyway).
+    os.dup2(2, 1)
+    conn = Connection(*fds, coverage)
+    conn.tree = tree
+    try:
+        conn.serve()
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

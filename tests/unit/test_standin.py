@@ -1,0 +1,439 @@
+"""Stand-ins through a real worker: what a property file can do with the code under test.
+
+Each case is a property file run by a real pytest with the stand-in plugin,
+on a judge tree that holds no file of the library: `mylib` is importable
+only as a stand-in, so every use below crosses the boundary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+LIBRARY = """
+import sys
+
+
+class Error(ValueError):
+    pass
+
+
+class SubError(Error):
+    def __init__(self, msg, code=3):
+        super().__init__(msg)
+        self.code = code
+
+
+def total(xs):
+    return sum(xs)
+
+
+def fail(n):
+    if n > 2:
+        raise SubError("too big", code=n)
+    raise KeyError(n)
+
+
+def count():
+    n = 0
+    while True:
+        yield n
+        n += 1
+
+
+def apply(f, xs, *, twice=False):
+    out = [f(x) for x in xs]
+    return [f(x) for x in out] if twice else out
+
+
+def grow(xs, d=None, s=None):
+    xs.append(len(xs))
+    if d is not None:
+        d["seen"] = True
+    if s is not None:
+        s.add(0)
+
+
+def values():
+    return None, True, 3, 2.5, "s", b"b", [1], (2,), {"k": 1}, {3}, frozenset({4})
+
+
+def hypothesis_loaded():
+    return "hypothesis" in sys.modules or "pytest" in sys.modules
+
+
+def shout(text):
+    print("LOUD", text)
+    return text.upper()
+
+
+class Thing:
+    def __init__(self, a: int, b: str = "x"):
+        self.a, self.b = a, b
+
+    def __eq__(self, other):
+        return isinstance(other, Thing) and (self.a, self.b) == (other.a, other.b)
+
+    def __hash__(self):
+        return hash((self.a, self.b))
+
+    def __lt__(self, other):
+        return self.a < other.a
+
+    def __add__(self, other):
+        return Thing(self.a + (other.a if isinstance(other, Thing) else other), self.b)
+
+    __radd__ = __add__
+
+    def __len__(self):
+        return self.a
+
+    def __getitem__(self, i):
+        return self.b[i]
+
+    def __contains__(self, x):
+        return x in self.b
+
+    def __iter__(self):
+        return iter(self.b)
+
+    def __repr__(self):
+        return f"Thing({self.a!r}, {self.b!r})"
+
+    def scaled(self, k=1):
+        return Thing(self.a * k, self.b)
+
+
+class Counter:
+    def __init__(self):
+        self.n = 0
+
+    def bump(self):
+        self.n += 1
+        return self.n
+"""
+
+SUB = """
+def double(x):
+    return 2 * x
+"""
+
+PROPERTIES = """
+import pytest
+from hypothesis import assume, event, example, given, note, target
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+import mylib
+from mylib import Thing, total
+from mylib.sub import double
+
+
+@given(st.lists(st.integers()))
+@example([1, 2, 3])
+def test_given_example_and_data(xs):
+    assume(len(xs) < 50)
+    note(f"xs={xs}")
+    event("long" if len(xs) > 3 else "short")
+    target(float(len(xs)))
+    assert total(xs) == sum(xs)
+
+
+def test_data_crosses_as_values():
+    got = mylib.values()
+    assert got == (None, True, 3, 2.5, "s", b"b", [1], (2,), {"k": 1}, {3}, frozenset({4}))
+    assert [type(v) for v in got] == [type(None), bool, int, float, str, bytes, list, tuple,
+                                      dict, set, frozenset]
+
+
+def test_handles_work_through_the_worker():
+    t = Thing(3, b="abc")
+    assert t.a == 3 and t.b == "abc"
+    assert len(t) == 3 and t[1] == "b" and "c" in t and list(t) == ["a", "b", "c"]
+    assert t + 1 == Thing(4, "abc") and 1 + t == Thing(4, "abc")
+    assert t.scaled(k=2) == Thing(6, "abc")
+    assert Thing(1) < Thing(2) and sorted([Thing(2), Thing(1)]) == [Thing(1), Thing(2)]
+    assert {t: 1}[Thing(3, "abc")] == 1
+    assert isinstance(t, Thing) and not isinstance(1, Thing)
+    assert repr(t) == "Thing(3, 'abc')"
+    t.a = 9
+    assert t.a == 9
+    c = mylib.Counter()
+    assert c.bump() == 1 and c.bump() == 2 and c.n == 2
+
+
+def test_submodules_and_prints():
+    assert double(4) == 8
+    assert mylib.shout("hi") == "HI"
+
+
+def test_lazy_iterators_stay_lazy():
+    it = mylib.count()
+    assert [next(it) for _ in range(3)] == [0, 1, 2]
+    import itertools
+
+    assert list(itertools.islice(mylib.count(), 4)) == [0, 1, 2, 3]
+
+
+def test_exceptions():
+    with pytest.raises(mylib.Error) as info:
+        mylib.fail(5)
+    assert info.value.code == 5 and str(info.value) == "too big"
+    assert isinstance(info.value, ValueError) and type(info.value).__name__ == "SubError"
+    assert issubclass(mylib.SubError, mylib.Error) and mylib.SubError.__module__ == "mylib"
+    with pytest.raises(KeyError):
+        mylib.fail(1)
+    try:
+        mylib.fail(4)
+    except mylib.Error as exc:
+        assert exc.code == 4
+    else:
+        raise AssertionError("no error")
+
+
+def test_judge_functions_run_in_the_judge():
+    seen = []
+
+    def key(x):
+        seen.append(x)
+        return x * 10
+
+    assert mylib.apply(key, [1, 2]) == [10, 20] and seen == [1, 2]
+    assert mylib.apply(lambda x: x + 1, [1], twice=True) == [3]
+    # Re-entrant: the judge's function calls back into the worker while it waits.
+    assert mylib.apply(lambda x: total([x, x]), [1, 2]) == [2, 4]
+    with pytest.raises(ZeroDivisionError):
+        mylib.apply(lambda x: 1 / x, [0])
+
+    class Mine(Exception):
+        pass
+
+    def boom(x):
+        raise Mine(x)
+
+    with pytest.raises(Mine):
+        mylib.apply(boom, [1])
+
+
+def test_in_place_changes_are_seen():
+    xs, d, s = [1], {}, set()
+    mylib.grow(xs, d, s=s)
+    assert xs == [1, 1] and d == {"seen": True} and s == {0}
+
+
+def test_only_the_judge_has_hypothesis():
+    assert mylib.hypothesis_loaded() is False
+
+
+@given(st.builds(Thing), st.sampled_from([Thing(1), Thing(2)]))
+def test_builds_and_sampled_handles(t, u):
+    assert isinstance(t.a, int) and isinstance(t.b, str)
+    assert (t + u).a == t.a + u.a
+
+
+@pytest.fixture
+def counter():
+    return mylib.Counter()
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_parametrize_and_fixtures(counter, n):
+    for _ in range(n):
+        counter.bump()
+    assert counter.n == n
+
+
+class Machine(RuleBasedStateMachine):
+    def __init__(self):
+        super().__init__()
+        self.counter = mylib.Counter()
+        self.model = 0
+
+    @rule()
+    def bump(self):
+        self.model += 1
+        assert self.counter.bump() == self.model
+
+    @invariant()
+    def agrees(self):
+        assert self.counter.n == self.model
+
+
+TestMachine = Machine.TestCase
+"""
+
+
+def run_judge(
+    tmp_path: Path, properties: str | dict[str, str], library: str = LIBRARY
+) -> subprocess.CompletedProcess[str]:
+    files = properties if isinstance(properties, dict) else {"test_props.py": properties}
+    tree, judge = tmp_path / "tree", tmp_path / "judge"
+    (tree / "src" / "mylib").mkdir(parents=True)
+    (tree / "src" / "mylib" / "__init__.py").write_text(library)
+    (tree / "src" / "mylib" / "sub.py").write_text(SUB)
+    judge.mkdir()
+    for name, text in files.items():
+        (judge / name).write_text(textwrap.dedent(text))
+    spec = {
+        "python": sys.executable,
+        "tree": str(tree),
+        "home": str(tmp_path / "home"),
+        "names": ["mylib"],
+        "pythonpath": ["src"],
+        "call_timeout_s": 5,
+    }
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {
+        "PATH": os.environ["PATH"],
+        "PATCHJUDGE_ORACLE": json.dumps(spec),
+        "PYTHONPATH": str(src),
+        "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp_path / "hyp"),
+    }
+    return subprocess.run(
+        [sys.executable, "-B", "-m", "pytest", "-p", "patchjudge.standin", "-p", "no:cacheprovider",
+         "-rA", "-q", "--hypothesis-profile=default", "-o", "addopts=", "-c", os.devnull,
+         "--rootdir", str(judge), *sorted(f for f in files if f.startswith("test_"))],
+        cwd=judge, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def outcomes(proc: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    found = {}
+    for line in proc.stdout.splitlines():
+        m = re.match(r"(PASSED|FAILED|ERROR) (\S+)", line)
+        if m:
+            found[m.group(2).split("::", 1)[-1]] = m.group(1)
+    return found
+
+
+def test_property_files_work_unchanged_through_stand_ins(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, PROPERTIES)
+    got = outcomes(proc)
+    assert got and set(got.values()) == {"PASSED"}, proc.stdout[-6000:] + proc.stderr[-3000:]
+    assert len(got) == 13, got
+    # The library's print went to the worker's stderr, never onto the wire.
+    assert "LOUD hi" in proc.stdout + proc.stderr
+
+
+HOSTILE = """
+import os, time
+
+def crash():
+    os._exit(3)
+
+def stall():
+    time.sleep(60)
+
+def forever():
+    n = 0
+    while True:
+        yield n
+        n += 1
+"""
+
+CAUGHT = {
+    "test_crash.py": """
+import mylib
+
+
+def test_a_crash_fails_even_when_caught():
+    try:
+        mylib.crash()
+    except Exception:
+        pass
+
+
+def test_after_the_crash():
+    assert mylib.forever is not None
+""",
+    "test_stall.py": """
+import pytest
+import mylib
+
+
+def test_a_stall_past_the_deadline_fails():
+    with pytest.raises(Exception):
+        mylib.stall()
+""",
+    "test_cross.py": """
+import pytest
+import mylib
+
+
+def test_no_judge_object_crosses():
+    with pytest.raises(TypeError, match="cannot cross"):
+        mylib.forever(object())
+""",
+}
+
+
+def test_a_worker_that_cannot_answer_fails_the_property(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, CAUGHT, library=HOSTILE)
+    got = outcomes(proc)
+    text = proc.stdout
+    assert got["test_a_crash_fails_even_when_caught"] == "FAILED", text
+    assert "test_crash.py crashed (exit 3)" in text
+    # The failure sticks for the module; the next module has a fresh worker.
+    assert got["test_after_the_crash"] == "FAILED", text
+    assert got["test_a_stall_past_the_deadline_fails"] == "FAILED", text
+    assert "test_stall.py did not answer within the 5 s call deadline" in text
+    assert got["test_no_judge_object_crosses"] == "PASSED", text
+
+
+LAZY = """
+def keep(pred, xs):
+    return (x for x in xs if pred(x))
+"""
+
+LAZY_PROPERTY = """
+import mylib
+
+
+def test_a_lazy_iterator_calls_its_predicate_after_the_call_returned():
+    it = mylib.keep(lambda x: x % 2 == 0, [1, 2, 3, 4])
+    assert list(it) == [2, 4]
+"""
+
+
+def test_judge_functions_outlive_the_call_that_gave_them(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, LAZY_PROPERTY, library=LAZY)
+    assert set(outcomes(proc).values()) == {"PASSED"}, proc.stdout[-3000:]
+
+
+CONFTEST = {
+    "conftest.py": """
+import pytest
+import mylib
+
+
+@pytest.fixture
+def counter():
+    return mylib.Counter()
+""",
+    "test_one.py": """
+import mylib
+
+
+def test_conftest_fixture_in_this_modules_worker(counter):
+    assert counter.bump() == 1
+    assert mylib.apply(lambda c: c, [counter]) == [counter]
+""",
+    "test_two.py": """
+import mylib
+
+
+def test_and_in_the_next_modules_worker(counter):
+    assert counter.bump() == 1 and isinstance(counter, mylib.Counter)
+""",
+}
+
+
+def test_a_conftest_fixture_serves_each_module_from_its_worker(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, CONFTEST)
+    got = outcomes(proc)
+    assert len(got) == 2 and set(got.values()) == {"PASSED"}, proc.stdout[-3000:]
