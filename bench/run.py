@@ -1048,7 +1048,7 @@ def workdir(keep: Path | None) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-SECTIONS = ("gate", "nox", "hash", "flakes", "junit")
+SECTIONS = ("gate", "nox", "hash", "flakes", "junit", "sandbox", "boundary", "review", "scale")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1067,6 +1067,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--junit-child", type=Path, help=argparse.SUPPRESS)
     p.add_argument("--parser", default=JUNIT_PARSER, help=argparse.SUPPRESS)
     return p
+
+
+def v2_sections(only: set[str], work: Path, runs: int, results: Results) -> None:
+    """The v2 figures (issues 10-14), each from its own module in bench/."""
+    if "sandbox" in only:
+        print("bench: the sandbox", flush=True)
+        from bench.sandbox import sandbox_bench
+
+        fig = sandbox_bench(runs)
+        results.figures += [(f"sandbox (issue 10): {k}", f"{v:.3g}") for k, v in fig.items()]
+        results.targets.append(
+            Target("sandbox start (bwrap box, `true`)", fig["sandbox_start_ms"], 20, "ms", True)
+        )
+        results.targets.append(
+            Target("gate sandboxed / process", fig["gate_ratio"], 1.15, "x", True)
+        )
+    if "boundary" in only:
+        print("bench: properties out of process vs in process", flush=True)
+        from bench.oracle_boundary import oracle_boundary
+
+        results.notes += oracle_boundary(work, runs)
+    if "review" in only:
+        print("bench: the review's added time", flush=True)
+        from bench.review import review_figures
+
+        results.notes.append(review_figures(work, runs))
+    if "scale" in only:
+        print("bench: a large repository", flush=True)
+        from bench.scale import scale_section
+
+        scale_section(work / "scale", runs, results)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1145,6 +1176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "junit" in only:
             print("bench: junit", flush=True)
             junit_bench(work, 10_000 if args.quick else 100_000, runs, results)
+        v2_sections(only, work, runs, results)
     results.notes.append("load average at end: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     previous = args.out.read_text() if args.out.exists() else ""
     args.out.write_text(render(results, kept_notes(previous)))
