@@ -124,6 +124,8 @@ class Worker:
         # worker's life, since a lazy iterator calls its predicate after the call returned.
         self.functions: dict[int, Callable[..., Any]] = {}
         self.function_ids: dict[int, int] = {}
+        # The node id running now: a worker started lazily mid-test measures it from its start.
+        self.context: str | None = None
 
     # --- lifetime ---
     def start(self) -> None:
@@ -196,6 +198,8 @@ class Worker:
             raise WorkerFailure(self.failure)
         if self.proc is None:
             self.start()
+            if self.spec.coverage and self.context is not None and op != "context":
+                self.request("context", self.context)
         frame = _Frame(self.next_id)
         self.next_id += 1
         self.frames.append(frame)
@@ -815,8 +819,9 @@ def pytest_runtest_protocol(
         return (yield)
     key = _module_key(item.path)
     _state.switch(key)
-    worker = _state.workers.get(key)
-    if _state.spec.coverage and worker is not None and worker.proc is not None:
+    worker = _state.current()
+    worker.context = item.nodeid
+    if _state.spec.coverage and worker.proc is not None:
         with contextlib.suppress(WorkerFailure):
             worker.request("context", item.nodeid)
     try:

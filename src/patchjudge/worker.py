@@ -345,10 +345,17 @@ def main(argv: list[str]) -> int:
         # Started before the tree is importable, so its first line is measured too.
         import coverage as coverage_module
 
-        coverage = coverage_module.Coverage(data_file=None, include=files, branch=False)
+        # config_file=False: the tree's .coveragerc, setup.cfg, tox.ini or pyproject.toml
+        # must not omit its own lines from the measurement.
+        coverage = coverage_module.Coverage(
+            data_file=None, include=files, branch=False, config_file=False
+        )
         coverage.start()
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
-    sys.path[:0] = [os.path.join(tree, p) for p in pythonpath.split(os.pathsep) if p]
+    # normpath: a pythonpath of "." must not put "./" into the paths tracebacks show.
+    sys.path[:0] = [
+        os.path.normpath(os.path.join(tree, p)) for p in pythonpath.split(os.pathsep) if p
+    ]
     fds = int(fd_in), int(fd_out)
     for fd in fds:
         os.set_inheritable(fd, False)

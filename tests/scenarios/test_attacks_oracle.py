@@ -173,12 +173,14 @@ CASES = {
     "strategies rebound": (
         {"src/calc/__init__.py": STRATEGIES_REBOUND},
         None,
-        f"properties: property failed: {TOTAL}::test_total_never_negative: Failing test case",
+        f"properties: property failed: {TOTAL}::test_total_never_negative: assert -1 >= 0; "
+        "Failing test case",
     ),
     "behaves only under hypothesis": (
         {"src/calc/__init__.py": ONLY_UNDER_HYPOTHESIS},
         None,
-        f"properties: property failed: {TOTAL}::test_total_never_negative: Failing test case",
+        f"properties: property failed: {TOTAL}::test_total_never_negative: assert -1 >= 0; "
+        "Failing test case",
     ),
     "walks a judge function": (
         {"src/calc/__init__.py": WALKS_JUDGE_FUNCTION},

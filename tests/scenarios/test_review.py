@@ -230,15 +230,28 @@ def test_the_patch_cannot_configure_the_measurement(tmp_path: Path) -> None:
     assert report["details"]["mutants"] == "off: [properties] review_mutants = 0"
 
 
-def test_a_patch_that_shadows_coverage_is_rejected(tmp_path: Path) -> None:
+SHADOW_COVERAGE = {
+    "src/coverage/__init__.py": "class Coverage:\n    pass\n",
+    "src/calc/__init__.py": "def total(xs):\n    return sum(x for x in xs)\n",
+}
+
+
+def test_a_patch_that_brings_its_own_coverage_cannot_change_the_measurement(
+    tmp_path: Path,
+) -> None:
+    # Out of process the worker imports the judge's coverage.py before the
+    # tree is on sys.path: the patch's `coverage` is only code under test.
     repo = repo_with(tmp_path, review_mutants=0)
-    write(
-        repo,
-        {
-            "src/coverage/__init__.py": "class Coverage:\n    pass\n",
-            "src/calc/__init__.py": "def total(xs):\n    return sum(x for x in xs)\n",
-        },
-    )
+    write(repo, SHADOW_COVERAGE)
+    commit(repo, "bring my own coverage")
+    report = properties(repo)
+    assert report["status"] == "pass", report
+    assert report["details"]["changed_lines"]["executed"] >= 1, report["details"]
+
+
+def test_in_process_a_patch_that_shadows_coverage_is_rejected(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, review_mutants=0, in_process=["eval/properties/test_total.py"])
+    write(repo, SHADOW_COVERAGE)
     commit(repo, "bring my own coverage")
     report = properties(repo)
     assert report["status"] == "fail"
