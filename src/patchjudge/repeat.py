@@ -17,6 +17,7 @@ passes, one run each, never counted as more than they ran.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import time
@@ -204,6 +205,28 @@ def files_of(nodeids: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n.split("::", 1)[0] for n in nodeids))
 
 
+def _suite_plan(
+    spec: Spec,
+    tree: Path,
+    args: Sequence[str],
+    *,
+    collect_only: bool = False,
+    extra: tuple[str, ...] = (),
+) -> testrun.Plan:
+    """The visible suite under `spec`'s settings (its conftests, plugins, seed, deadline)."""
+    return testrun.Plan(
+        tree=tree,
+        args=tuple(args),
+        conftest_roots=spec.conftest_roots,
+        pythonpath=spec.pythonpath,
+        plugins=spec.plugins,
+        seed=spec.seed,
+        timeout_s=spec.timeout_s,
+        collect_only=collect_only,
+        extra=extra,
+    )
+
+
 def collect(
     tree: Path,
     args: Sequence[str],
@@ -214,16 +237,7 @@ def collect(
     box: sandbox.Boxer | None = None,
 ) -> testrun.TestRun:
     """Collect `args` once, plainly: the node ids that exist."""
-    plan = testrun.Plan(
-        tree=tree,
-        args=tuple(args),
-        conftest_roots=spec.conftest_roots,
-        pythonpath=spec.pythonpath,
-        plugins=spec.plugins,
-        seed=spec.seed,
-        timeout_s=spec.timeout_s,
-        collect_only=True,
-    )
+    plan = _suite_plan(spec, tree, args, collect_only=True)
     scratch.mkdir(parents=True, exist_ok=True)
     return testrun.run(plan, scratch=scratch, environ=environ, box=box)
 
@@ -254,16 +268,7 @@ def first_pass(
     """
     scratch.mkdir(parents=True, exist_ok=True)
     xml = scratch / "junit.xml"
-    plan = testrun.Plan(
-        tree=tree,
-        args=tuple(args),
-        conftest_roots=spec.conftest_roots,
-        pythonpath=spec.pythonpath,
-        plugins=spec.plugins,
-        seed=spec.seed,
-        timeout_s=spec.timeout_s,
-        extra=("--junitxml", str(xml), "-o", "junit_logging=no"),
-    )
+    plan = _suite_plan(spec, tree, args, extra=("--junitxml", str(xml), "-o", "junit_logging=no"))
     result = testrun.run(plan, scratch=scratch, environ=environ, box=box)
     problems = testrun.run_problems(result, plan.timeout_s)
     if problems:
@@ -314,15 +319,10 @@ def _one_pass(
     if spec.workers > 0:
         plugins.append("xdist")
         extra += ["-n", str(spec.workers)]
-    plan = testrun.Plan(
-        tree=tree,
-        args=files_of(nodeids),
-        conftest_roots=spec.conftest_roots,
-        pythonpath=spec.pythonpath,
+    plan = dataclasses.replace(
+        _suite_plan(spec, tree, files_of(nodeids), extra=tuple(extra)),
         plugins=tuple(plugins),
-        seed=spec.seed,
         timeout_s=spec.timeout_s * max(repeat, 1),
-        extra=tuple(extra),
     )
     result = testrun.run(plan, scratch=scratch, environ=environ, box=box)
     problems = testrun.run_problems(result, plan.timeout_s)
