@@ -9,7 +9,7 @@ import re
 import shutil
 import sys
 import tokenize
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -235,7 +235,11 @@ def _out_of_process(
         "python": sys.executable,
         "tree": str(tree),
         "home": str(home),
-        "names": provided_names(_listing(tree, pythonpath), _judge_names(judge, settings.paths)),
+        "names": provided_names(
+            _listing(tree, pythonpath),
+            _judge_names(judge, settings.paths),
+            imported_names(_judge_sources(judge, settings.paths)),
+        ),
         "pythonpath": list(pythonpath),
         "coverage": list(coverage),
         "box": None
@@ -282,14 +286,48 @@ def _judge_names(judge: Path, paths: Sequence[str]) -> set[str]:
     return names
 
 
-def provided_names(listing: Sequence[tuple[str, bool]], judge: Collection[str]) -> list[str]:
-    """Pure: the top-level modules a pythonpath listing provides, the judge's own left out."""
+def provided_names(
+    listing: Sequence[tuple[str, bool]],
+    judge: Collection[str],
+    imported: Collection[str] = (),
+) -> list[str]:
+    """Pure: the top-level modules a pythonpath listing provides, the judge's own left out.
+
+    A module named like the standard library's is a stand-in only where a
+    property file imports it by that name: otherwise the judge's own lazy
+    imports (`import json` inside pytest or hypothesis) would reach the
+    worker, and a tree with a `src/json.py` could not be judged at all.
+    """
     names = set()
     for name, is_dir in listing:
         module = name if is_dir else name[:-3] if name.endswith(".py") else ""
-        if module.isidentifier() and module not in judge:
-            names.add(module)
+        if not module.isidentifier() or module in judge:
+            continue
+        if module in sys.stdlib_module_names and module not in imported:
+            continue
+        names.add(module)
     return sorted(names)
+
+
+def imported_names(sources: Iterable[bytes]) -> set[str]:
+    """Pure: the top-level module names these Python sources import (unparsable ones: none)."""
+    found: set[str] = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.partition(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.partition(".")[0])
+    return found
+
+
+def _judge_sources(judge: Path, paths: Sequence[str]) -> list[bytes]:
+    """The judge's Python files under the properties paths (its property files, conftests)."""
+    return [f.read_bytes() for p in paths for f in sorted((judge / p).rglob("*.py"))]
 
 
 def run(run: Run) -> LaneReport:

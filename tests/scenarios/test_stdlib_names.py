@@ -1,0 +1,29 @@
+"""A tree with modules named like the standard library's is judged out of process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import commit, example_repo, gate, verdict, write
+
+STDLIB_NAMED = {f"src/{m}.py": "OK = True\n" for m in ("json", "re", "inspect", "traceback")}
+
+
+@pytest.mark.parametrize(
+    ("total", "decision"),
+    [("sum(xs)", "accept_for_review"), ("-1", "reject")],
+    ids=["sound", "broken"],
+)
+def test_stdlib_named_modules_in_the_tree_do_not_reach_the_judge(
+    tmp_path: Path, total: str, decision: str
+) -> None:
+    repo = example_repo(tmp_path)
+    write(repo, {**STDLIB_NAMED, "src/calc/__init__.py": f"def total(xs):\n    return {total}\n"})
+    commit(repo, "modules named like the stdlib's beside calc")
+    gate(repo)
+    doc = verdict(repo)
+    assert doc["verdict"] == decision, doc["reasons"]
+    if decision == "reject":
+        assert all(r.startswith("properties: property failed: ") for r in doc["reasons"]), doc
