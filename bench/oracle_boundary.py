@@ -89,6 +89,8 @@ def project(
     work: Path, sdist: bench.Sdist, package: str, files: dict[str, str], inside: bool
 ) -> Path:
     name = f"{sdist.name}-{'in' if inside else 'out'}"
+    if (work / name / ".git").is_dir():  # built by an earlier run in this --work
+        return work / name
     repo = bench.unpack(work, sdist, work / name)
     props = {p: textwrap.dedent(s).lstrip("\n") for p, s in files.items()}
     props["eval/gate.toml"] = ledger(".", package, sorted(files) if inside else [])

@@ -437,3 +437,18 @@ def test_a_conftest_fixture_serves_each_module_from_its_worker(tmp_path: Path) -
     proc = run_judge(tmp_path, CONFTEST)
     got = outcomes(proc)
     assert len(got) == 2 and set(got.values()) == {"PASSED"}, proc.stdout[-3000:]
+
+
+def test_the_judge_shares_one_cpu_with_its_workers() -> None:
+    # Judge and worker take turns on every call: one CPU halves the round trip
+    # (bench/oracle_boundary.py); the workers inherit the judge's affinity.
+    import pytest
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: nothing to share")
+    code = (
+        "import os; from patchjudge import standin; standin._share_one_cpu(); "
+        "print(len(os.sched_getaffinity(0)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1"
