@@ -11,11 +11,16 @@ runs no code, so nothing of the package's own runs outside the box.
 from __future__ import annotations
 
 import argparse
+import configparser
+import importlib.metadata
 import os
+import re
 import shutil
 import sys
+import sysconfig
 import tempfile
-from collections.abc import Mapping, Sequence
+import zipfile
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from patchjudge import proc, sandbox
@@ -58,6 +63,110 @@ def copy_source(src: Path, dest: Path) -> Path:
     return dest
 
 
+# Files that run when the judge's interpreter starts, whatever it imports.
+_START_UP = re.compile(r"(?:[^/]+\.pth|(?:site|user)customize(?:\.py|/.*)?)")
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def wheel_problems(
+    members: Sequence[str],
+    scripts: Collection[str],
+    installed: Mapping[str, str],
+    bin_names: Collection[str],
+    judge: Collection[str],
+) -> list[str]:
+    """Pure: what installing this wheel into the judge's venv would do besides add a package.
+
+    A wheel installs without running code, but its files land beside the
+    judge's own: a top-level `.pth` or `sitecustomize` runs at every start of
+    the judge's interpreter, a package named like an installed one replaces
+    it (`_pytest/`, `patchjudge/`), a console script named `patchjudge`
+    replaces the command nox runs, and `.data/` installs anywhere under the
+    prefix. `installed` maps a top-level name to the distribution that owns
+    it; `judge` names the distributions the judge runs on (patchjudge's
+    requirements, pip, setuptools), which no wheel may replace. A wheel may
+    replace an earlier build of itself (`nox -R`) and its own commands.
+    """
+    infos = [m.partition("/")[0] for m in members if m.partition("/")[0].endswith(".dist-info")]
+    dist = _canonical(infos[0][: -len(".dist-info")].rsplit("-", 1)[0]) if infos else ""
+    problems = []
+    for member in members:
+        top, _, rest = member.partition("/")
+        if top.endswith(".dist-info"):
+            continue
+        path = member
+        if top.endswith(".data"):
+            kind, _, path = rest.partition("/")
+            if kind not in ("purelib", "platlib"):
+                problems.append(f"installs {kind} files outside its package: {member}")
+                continue
+            top = path.partition("/")[0]
+        if _START_UP.fullmatch(path):
+            problems.append(f"runs at every interpreter start: {member}")
+        module = top[:-3] if top.endswith(".py") else top.split(".", 1)[0]
+        owner = installed.get(module)
+        if owner is not None and owner != dist:
+            problems.append(f"would replace {module}, installed by {owner}: {member}")
+    if dist in judge:
+        problems.append(f"would replace {dist}, which the judge runs on")
+    own = {n for n, owner in installed.items() if owner == dist}
+    problems += [
+        f"installs a command the venv has: {n}" for n in scripts if n in bin_names and n not in own
+    ]
+    return sorted(set(problems))
+
+
+def _wheel_contents(wheel: Path) -> tuple[list[str], set[str]]:
+    """The wheel's file names and the commands its entry points would install."""
+    with zipfile.ZipFile(wheel) as whl:
+        members = whl.namelist()
+        scripts: set[str] = set()
+        for name in members:
+            if name.count("/") == 1 and name.endswith(".dist-info/entry_points.txt"):
+                points = configparser.ConfigParser(interpolation=None)
+                points.read_string(whl.read(name).decode("utf-8", "replace"))
+                for section in ("console_scripts", "gui_scripts"):
+                    if points.has_section(section):
+                        scripts |= set(points.options(section))
+    return members, scripts
+
+
+def _installed() -> tuple[dict[str, str], set[str], set[str]]:
+    """This venv: top-level name (and command) -> owning distribution, its commands,
+    and the distributions the judge runs on."""
+    owners: dict[str, str] = {}
+    requires: dict[str, list[str]] = {}
+    for found in importlib.metadata.distributions():
+        dist = _canonical(found.metadata["Name"] or "")
+        owners.setdefault(dist.replace("-", "_"), dist)
+        for file in found.files or ():
+            parts = file.parts
+            if not parts or ".." in parts or parts[0].endswith(".dist-info"):
+                continue
+            top = parts[0]
+            if len(parts) > 1 and parts[-2] in ("bin", "Scripts"):
+                owners.setdefault(parts[-1], dist)  # a command it installed
+            elif not top.endswith(".data"):
+                owners.setdefault(top[:-3] if top.endswith(".py") else top, dist)
+        requires[dist] = [  # what it needs to run, not its optional extras
+            _canonical(re.split(r"[\s;<>=!~\[(]", r, maxsplit=1)[0])
+            for r in found.requires or ()
+            if "extra ==" not in r.partition(";")[2]
+        ]
+    judge, todo = {"pip", "setuptools", "wheel"}, ["patchjudge"]
+    while todo:
+        for need in requires.get(todo.pop(), []):
+            if need not in judge:
+                judge.add(need)
+                todo.append(need)
+    scripts = Path(sysconfig.get_path("scripts"))
+    commands = {p.name for p in scripts.iterdir()} if scripts.is_dir() else set()
+    return owners, commands, judge
+
+
 def build_wheel(
     src: Path,
     outdir: Path,
@@ -91,8 +200,27 @@ def build_wheel(
             )
         lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
         wheel = Path(lines[-1]) if lines else Path()
-        if wheel.suffix != ".whl" or not wheel.is_file() or wheel.parent != outdir.resolve():
+        if (
+            wheel.suffix != ".whl"
+            or wheel.is_symlink()
+            or not wheel.is_file()
+            or wheel.parent != outdir.resolve()
+        ):
             raise PatchjudgeError(f"building {src} made no wheel in {outdir}", key="[gate] install")
+        try:
+            members, scripts = _wheel_contents(wheel)
+        except (zipfile.BadZipFile, configparser.Error, UnicodeError) as exc:
+            raise PatchjudgeError(
+                f"building {src} made an unreadable wheel: {exc}", key="[gate] install"
+            ) from None
+        problems = wheel_problems(members, scripts, *_installed())
+        if problems:
+            raise PatchjudgeError(
+                f"the wheel built from {src} {problems[0]}"
+                + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+                key="[gate] install",
+                fix="a package may add its own modules and commands, never replace the judge's",
+            )
         return wheel
 
 

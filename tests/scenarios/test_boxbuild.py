@@ -9,6 +9,8 @@ import uuid
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.attack_helpers import require_sandbox
 
 # An in-tree PEP 517 backend (pyproject's backend-path): the patch's own code,
@@ -31,18 +33,20 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         whl.writestr("shop-1.0.dist-info/METADATA", "Metadata-Version: 2.1\\nName: shop\\nVersion: 1.0\\n")
         whl.writestr("shop-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n")
         whl.writestr("shop-1.0.dist-info/RECORD", "")
+        for member, data in {extra!r}:
+            whl.writestr(member, data)
     return name
 """
 
 
-def _project(tmp_path: Path, targets: list[str]) -> Path:
+def _project(tmp_path: Path, targets: list[str], extra: tuple[tuple[str, str], ...] = ()) -> Path:
     src = tmp_path / "checkout"
     (src / ".git").mkdir(parents=True)
     (src / ".git" / "config").write_text("[core]\n")
     (src / "pyproject.toml").write_text(
         '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
     )
-    (src / "backend.py").write_text(textwrap.dedent(BACKEND.format(targets=targets)))
+    (src / "backend.py").write_text(textwrap.dedent(BACKEND.format(targets=targets, extra=extra)))
     return src
 
 
@@ -88,3 +92,29 @@ def test_the_command_line_cannot_loosen_the_ledger_for_a_build(tmp_path: Path) -
     done = _build(src, tmp_path / "w", "--ledger-isolation", "sandbox", "--isolation", "process")
     assert done.returncode == 2
     assert "would loosen" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("member", "data", "said"),
+    [
+        ("shop.pth", "import os\n", "runs at every interpreter start: shop.pth"),
+        ("sitecustomize.py", "", "runs at every interpreter start: sitecustomize.py"),
+        ("_pytest/main.py", "", "would replace _pytest, installed by pytest"),
+        ("shop-1.0.data/scripts/patchjudge", "", "installs scripts files outside its package"),
+        ("shop-1.0.data/data/lib/x.pth", "", "installs data files outside its package"),
+        (
+            "shop-1.0.dist-info/entry_points.txt",
+            "[console_scripts]\npatchjudge = shop:main\n",
+            "installs a command the venv has: patchjudge",
+        ),
+    ],
+    ids=["pth", "sitecustomize", "judge package", "scripts", "data", "console script"],
+)
+def test_a_wheel_that_would_reach_the_judge_is_refused(
+    tmp_path: Path, member: str, data: str, said: str
+) -> None:
+    # Installing a wheel runs no code, but its files land in the judge's venv.
+    src = _project(tmp_path, [], extra=((member, data),))
+    done = _build(src, tmp_path / "wheels", "--ledger-isolation", "process")
+    assert done.returncode == 2, done.stdout
+    assert said in done.stderr and done.stderr.count("\n") == 1, done.stderr
