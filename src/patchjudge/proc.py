@@ -25,6 +25,13 @@ from patchjudge.errors import CommandError
 OUTPUT_CAP = 1 << 20
 CHANNEL_CAP = 256 << 20
 CHANNEL_ENV = "PATCHJUDGE_RESULT_FD"
+# How every interpreter that runs the tested code starts. Not `-I`: it implies
+# `-E`, which ignores PYTHONHASHSEED, so set order and set-parametrized node ids
+# changed every run (issue 17). `-s -P` keep what `-I` kept out of sys.path (user
+# site, the script's directory, the cwd); the PYTHON* variables are the judge's
+# own, since every such environment is built from nothing (HASH_SEED among them).
+ISOLATED_PYTHON = ("-s", "-P", "-B", "--check-hash-based-pycs", "always")
+HASH_SEED = "0"
 
 
 @dataclass(frozen=True)

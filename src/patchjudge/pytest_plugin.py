@@ -137,7 +137,7 @@ def _setup() -> None:
             derandomize=False,
             print_blob=True,
         )
-    # The interpreter ran with -I: nothing of the tested tree was on sys.path
+    # The interpreter ran with -s -P: nothing of the tested tree was on sys.path
     # while site ran, so its sitecustomize and .pth files never loaded.
     sys.path[:0] = extra
     global _tree_has_patchjudge  # noqa: PLW0603

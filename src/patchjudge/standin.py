@@ -33,13 +33,13 @@ from typing import Any
 
 import pytest
 
-from patchjudge import pytest_plugin, sandbox, wire
+from patchjudge import proc, pytest_plugin, sandbox, wire
 
 ENV = "PATCHJUDGE_ORACLE"
 HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds, as worker.py numbers them
 # Per call, counted while the worker has the turn (not while a judge function runs).
 DEFAULT_CALL_TIMEOUT_S = 10.0
-_WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM", "PYTHONHASHSEED")
+_WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM")
 _INTERRUPTS = (KeyboardInterrupt, GeneratorExit)
 # The judge's test tools stay the judge's even where the tree provides them:
 # property files import them to judge with, not as code under test.
@@ -134,7 +134,7 @@ class Worker:
         from_worker_r, from_worker_w = os.pipe()
         keep = (to_worker_r, from_worker_w)
         argv = [
-            self.spec.python, "-I", "-B", "--check-hash-based-pycs", "always",
+            self.spec.python, *proc.ISOLATED_PYTHON,
             str(here / "worker.py"), str(here / "wire.py"), str(keep[0]), str(keep[1]),
             self.spec.tree, os.pathsep.join(self.spec.pythonpath),
             os.pathsep.join(self.spec.coverage),
@@ -151,7 +151,12 @@ class Worker:
         home = Path(self.spec.home)
         (home / "tmp").mkdir(parents=True, exist_ok=True)
         env = {k: os.environ[k] for k in _WORKER_ENV if k in os.environ}
-        env.update(HOME=str(home), TMPDIR=str(home / "tmp"), PYTHONDONTWRITEBYTECODE="1")
+        env.update(
+            HOME=str(home),
+            TMPDIR=str(home / "tmp"),
+            PYTHONDONTWRITEBYTECODE="1",
+            PYTHONHASHSEED=proc.HASH_SEED,
+        )
         # Same process group as the judge: a lane timeout kills both, nothing escapes it.
         self.proc = subprocess.Popen(
             sandbox.wrap(box, argv),

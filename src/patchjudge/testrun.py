@@ -2,8 +2,9 @@
 
 Every lane that runs tests comes through here, so the isolation is written
 once: the judge's own ini (-c), no plugin autoload, no PYTEST_ADDOPTS, no
-cache, `python -I` (no sitecustomize, usercustomize or .pth from the tested
-tree), conftest.py only where the caller allows it, a scrubbed environment
+cache, `python -s -P` in an environment built from nothing (no
+sitecustomize, usercustomize or .pth from the tested tree, a fixed hash
+seed), conftest.py only where the caller allows it, a scrubbed environment
 and a deadline that kills the whole process group.
 """
 
@@ -148,7 +149,7 @@ def build_env(plan: Plan, home: Path, environ: Mapping[str, str]) -> dict[str, s
     env.update(
         HOME=str(home),
         TMPDIR=str(home / "tmp"),
-        PYTHONHASHSEED="0",
+        PYTHONHASHSEED=proc.HASH_SEED,
         PYTHONDONTWRITEBYTECODE="1",
         PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
         PATCHJUDGE_PYTHONPATH=os.pathsep.join(str(plan.tree / p) for p in plan.pythonpath),
@@ -168,10 +169,7 @@ def build_argv(plan: Plan, ini: Path, python: str) -> list[str]:
     # is checked against its source even when it says "unchecked".
     argv = [
         python,
-        "-I",
-        "-B",
-        "--check-hash-based-pycs",
-        "always",
+        *proc.ISOLATED_PYTHON,
         "-m",
         "pytest",
         "-c",

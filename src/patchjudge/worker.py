@@ -3,7 +3,7 @@
 Run as a script by file path, never imported as part of patchjudge (the tree
 under test may be patchjudge itself):
 
-    python -I -B --check-hash-based-pycs always worker.py WIRE FD_IN FD_OUT TREE PATH COVER
+    python -s -P -B --check-hash-based-pycs always worker.py WIRE FD_IN FD_OUT TREE PATH COVER
 
 WIRE is wire.py's path (loaded under a private name), FD_IN/FD_OUT the pipe
 ends the judge gave it, TREE the scratch tree, PATH and COVER os.pathsep
