@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -86,6 +87,8 @@ class Host:
     bwrap: str
     readonly: tuple[Path, ...]  # bound read-only at the same path, when present
     symlinks: tuple[tuple[str, Path], ...] = ()  # (target, link): /lib -> usr/lib
+    # The machine's own name: a fixed one would tell the code it is being judged (issue 18).
+    hostname: str = "localhost"
 
 
 def bwrap_argv(box: Box, argv: Sequence[str], host: Host) -> list[str]:
@@ -100,7 +103,7 @@ def bwrap_argv(box: Box, argv: Sequence[str], host: Host) -> list[str]:
     # outright, so a box never silently shares the caller's user namespace.
     out += ["--unshare-all", "--unshare-user", "--disable-userns"]
     out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    out += ["--hostname", "patchjudge-box"]
+    out += ["--hostname", host.hostname]
     out += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
     for target, link in host.symlinks:
         out += ["--symlink", target, str(link)]
@@ -167,7 +170,12 @@ def _host(bwrap: str) -> Host:
     prefixes += [str(Path(p).resolve()) for p in list(prefixes)]
     package = Path(__file__).resolve().parent
     readonly += interpreter_paths(prefixes, sys.path, package)
-    return Host(bwrap=bwrap, readonly=tuple(dict.fromkeys(readonly)), symlinks=tuple(symlinks))
+    return Host(
+        bwrap=bwrap,
+        readonly=tuple(dict.fromkeys(readonly)),
+        symlinks=tuple(symlinks),
+        hostname=socket.gethostname() or "localhost",
+    )
 
 
 def wrap(box: Box | None, argv: Sequence[str]) -> list[str]:

@@ -39,7 +39,7 @@ ENV = "PATCHJUDGE_ORACLE"
 HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds, as worker.py numbers them
 # Per call, counted while the worker has the turn (not while a judge function runs).
 DEFAULT_CALL_TIMEOUT_S = 10.0
-_WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM")
+_WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM", "USER", "LOGNAME")
 _INTERRUPTS = (KeyboardInterrupt, GeneratorExit)
 # The judge's test tools stay the judge's even where the tree provides them:
 # property files import them to judge with, not as code under test.

@@ -21,6 +21,7 @@ HOST = Host(
     bwrap="/usr/bin/bwrap",
     readonly=(Path("/usr"), Path("/etc/passwd"), Path("/py")),
     symlinks=(("usr/lib", Path("/lib")),),
+    hostname="build-7",
 )
 PROLOGUE = [
     "/usr/bin/bwrap",
@@ -32,7 +33,7 @@ PROLOGUE = [
     "--cap-drop",
     "ALL",
     "--hostname",
-    "patchjudge-box",
+    "build-7",
     "--tmpfs",
     "/tmp",
     "--proc",

@@ -1,0 +1,61 @@
+"""The worker's machine looks like the user's: no fixed hostname, a USER, no judge names (issue 18).
+
+A patch that behaves well only while judged looks for tells: hostname
+`patchjudge-box`, no `USER`, `PATCHJUDGE_*` in the environment. The box
+takes the machine's own hostname and the caller's user name.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import socket
+from pathlib import Path
+
+from tests.helpers import commit, example_repo, gate, verdict, write
+
+SEEN_CALC = """
+import os
+import socket
+
+
+def total(xs):
+    return sum(xs)
+
+
+def seen():
+    return socket.gethostname(), os.environ.get("USER"), sorted(os.environ)
+"""
+
+SEEN_PROPERTY = """
+from hypothesis import given, strategies as st
+
+from calc import seen, total
+
+
+@given(st.lists(st.integers(min_value=0, max_value=9)))
+def test_total_never_negative(xs):
+    assert total(xs) >= 0
+
+
+def test_the_machine_looks_like_the_users():
+    host, user, names = seen()
+    assert host == {host!r}
+    assert user == {user!r}
+    assert [n for n in names if "PATCHJUDGE" in n or "HYPOTHESIS" in n] == []
+"""
+
+
+def test_the_worker_sees_the_machines_hostname_and_the_users_name(tmp_path: Path) -> None:
+    user = os.environ.get("USER") or pwd.getpwuid(os.getuid()).pw_name
+    prop = SEEN_PROPERTY.format(host=socket.gethostname(), user=user)
+    repo = example_repo(
+        tmp_path,
+        **{"src/calc/__init__.py": SEEN_CALC, "eval/properties/test_total.py": prop},
+    )
+    write(repo, {"src/calc/__init__.py": SEEN_CALC + "\n# a comment\n"})
+    commit(repo, "comment only")
+    result = gate(repo)
+    doc = verdict(repo)
+    assert doc["lanes"]["properties"]["status"] == "pass", doc["reasons"]
+    assert result.code == 0, result.out + result.err
