@@ -37,6 +37,7 @@ def user_name(environ: Mapping[str, str]) -> str:
     except KeyError:  # a uid with no passwd entry (some containers)
         return "user"
 
+
 _INI = """\
 [pytest]
 addopts =
