@@ -21,6 +21,7 @@ import importlib.machinery
 import inspect
 import json
 import os
+import secrets
 import select
 import subprocess
 import sys
@@ -695,6 +696,16 @@ class _State:
         self.modules: dict[str, dict[str, types.ModuleType]] = {}
         self.key = "<session>"
         self.incidents: list[str] = []
+        # Opaque per-run names for the tests the worker measures: a node id sent in
+        # clear told the patch which property was watching (issue 18).
+        self.tokens: dict[str, str] = {}
+
+    def token(self, nodeid: str) -> str:
+        found = next((t for t, n in self.tokens.items() if n == nodeid), None)
+        if found is None:
+            found = secrets.token_hex(8)
+            self.tokens[found] = nodeid
+        return found
 
     def current(self) -> Worker:
         worker = self.workers.get(self.key)
@@ -727,8 +738,9 @@ class _State:
                 executed = worker.request("executed")
             except Exception:
                 executed = {}
-            for nodeid, lines in _executed_lines(executed).items():
-                pytest_plugin.emit("executed", nodeid=nodeid, lines=lines)
+            for token, lines in _executed_lines(executed).items():
+                if token in self.tokens:  # a context the judge never named is the worker's
+                    pytest_plugin.emit("executed", nodeid=self.tokens[token], lines=lines)
         worker.close()
 
 
@@ -846,10 +858,10 @@ def pytest_runtest_protocol(
     key = _module_key(item.path)
     _state.switch(key)
     worker = _state.current()
-    worker.context = item.nodeid
+    worker.context = _state.token(item.nodeid)
     if _state.spec.coverage and worker.proc is not None:
         with contextlib.suppress(WorkerFailure):
-            worker.request("context", item.nodeid)
+            worker.request("context", worker.context)
     try:
         return (yield)
     finally:
