@@ -159,14 +159,15 @@ class Worker:
             PYTHONHASHSEED=proc.HASH_SEED,
         )
         # Same process group as the judge: a lane timeout kills both, nothing escapes it.
-        self.proc = subprocess.Popen(
-            sandbox.wrap(box, argv),
-            pass_fds=keep,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            env=env,
-            cwd=self.spec.tree,
-        )
+        with sandbox.wrapped(box, argv) as (boxed, fds):
+            self.proc = subprocess.Popen(
+                boxed,
+                pass_fds=(*keep, *fds),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                env=env,
+                cwd=self.spec.tree,
+            )
         _started.append(self)
         os.close(to_worker_r)
         os.close(from_worker_w)

@@ -306,13 +306,15 @@ def run(
             writable=(*boxed.writable, scratch),
             readonly=(*boxed.readonly, ini.parent),
         )
-    result = proc.run(
-        sandbox.wrap(boxed, build_argv(plan, ini, python)),
-        cwd=plan.tree,
-        env=build_env(plan, home, environ),
-        timeout=plan.timeout_s,
-        channel=True,
-    )
+    with sandbox.wrapped(boxed, build_argv(plan, ini, python)) as (argv, fds):
+        result = proc.run(
+            argv,
+            cwd=plan.tree,
+            env=build_env(plan, home, environ),
+            timeout=plan.timeout_s,
+            channel=True,
+            pass_fds=fds,
+        )
     parsed = parse_channel(result.channel)
     output = (result.stdout + result.stderr).decode("utf-8", "replace")
     return TestRun(
