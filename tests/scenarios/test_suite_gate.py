@@ -234,7 +234,36 @@ def test_a_conftest_that_skips_every_test_at_run_time_is_caught(tmp_path: Path) 
     result = gate(repo)
     assert result.code == 1, result.out
     reasons = gate_report(repo, "freeze")["reasons"]
-    assert any(r.startswith("suite: 4 newly skipped at run time") for r in reasons), reasons
+    assert reasons == [
+        "suite: 4 newly skipped at run time (they ran at base): tests/test_calc.py::test_empty; "
+        f"tests/test_calc.py::test_two; {TWO}; tests/test_double.py::test_double_zero"
+    ]
+
+
+def test_a_patch_whose_code_skips_the_tests_at_run_time_is_caught(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    text = (repo / CODE).read_text()
+    skips = "import pytest\n\n" + text.replace("return 2 * x", 'pytest.skip("busy")')
+    _patch(repo, {CODE: skips}, "double skips whoever calls it")
+    result = gate(repo)
+    assert result.code == 1, result.out
+    reasons = gate_report(repo, "freeze")["reasons"]
+    assert reasons == [
+        "suite: 2 newly skipped at run time (they ran at base): "
+        f"{TWO}; tests/test_double.py::test_double_zero"
+    ]
+
+
+def test_a_test_that_skips_at_run_time_at_base_too_is_accepted(tmp_path: Path) -> None:
+    skipping = DOUBLE_TESTS + (
+        "\n\ndef test_needs_network():\n    import pytest\n\n    pytest.skip('no network')\n"
+    )
+    repo = _repo(tmp_path, **{"tests/test_double.py": skipping})
+    text = (repo / CODE).read_text()
+    _patch(repo, {CODE: text.replace("2 * x", "x + x")}, "double by adding")
+    result = gate(repo)
+    assert result.code == 0, result.out
+    assert verdict(repo)["review"]["suite"] == "ran 5: 4 passed, 1 skipped"
 
 
 def test_an_honest_suite_conftest_is_accepted(tmp_path: Path) -> None:

@@ -7,7 +7,13 @@ from typing import Any
 import pytest
 
 from patchjudge.failure import last_line
-from patchjudge.lanes.freeze import SUITE_SHOWN, suite_verdict
+from patchjudge.lanes.freeze import (
+    SUITE_SHOWN,
+    newly_skipped,
+    ran_at,
+    skipped_at_run,
+    suite_verdict,
+)
 from patchjudge.lanes.pathfilter import collection_problems, uncollected_base_problems
 from patchjudge.testrun import Outcome, collection_error
 from patchjudge.verdict import suite_summary
@@ -223,3 +229,44 @@ def test_tests_of_a_file_that_did_not_collect_at_base_must_be_collected_at_head(
     assert uncollected_base_problems({A, B}, [A]) == [
         f"visible test gone: {B} (its file did not collect at base: read from its source)"
     ]
+
+
+def _skip(nodeid: str, when: str = "setup", xfail: bool = False) -> Outcome:
+    return Outcome(nodeid, when, "skipped", "skipped", xfail, "", ())
+
+
+def test_skipped_at_run_is_a_plainly_runnable_test_that_skipped_once_running() -> None:
+    states = {A: "run", B: "skip", C: "run", "t::d": "run", "t::e": "run"}
+    outcomes = [
+        _skip(A),  # a conftest hook or a fixture skipped it
+        _skip(B),  # marked at collection: pathfilter's to judge
+        *_passed(C),
+        _o("t::d", "call", "skipped"),  # the code under test raised Skipped
+        _skip("t::e", "call", xfail=True),  # pytest.xfail() from inside
+        _o("t::e", "teardown", "failed"),  # ... but a failure is a failure
+    ]
+    assert skipped_at_run(states, outcomes) == [A, "t::d"]
+
+
+def test_ran_at_counts_a_call_that_passed_or_failed() -> None:
+    outcomes = [*_passed(A), _o(B, "call", "failed"), _skip(C), _o("t::d", "call", "skipped")]
+    assert ran_at(outcomes) == {A, B}
+
+
+@pytest.mark.parametrize(
+    ("head", "base", "problems"),
+    [
+        ([A, B], {A, B}, [f"suite: 2 newly skipped at run time (they ran at base): {A}; {B}"]),
+        ([A, B], {B}, [f"suite: 1 newly skipped at run time (they ran at base): {B}"]),
+        ([A], set(), []),  # it skipped at base too (no network, say): the base's own skip
+        ([], {A}, []),
+    ],
+)
+def test_newly_skipped(head: list[str], base: set[str], problems: list[str]) -> None:
+    assert newly_skipped(head, base) == problems
+
+
+def test_newly_skipped_caps_the_list() -> None:
+    ids = [f"t::test_{i}" for i in range(SUITE_SHOWN + 2)]
+    (problem,) = newly_skipped(ids, set(ids))
+    assert problem.endswith(f"{ids[SUITE_SHOWN - 1]}; and 2 more")

@@ -6,6 +6,7 @@ import dataclasses
 import datetime as dt
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from patchjudge import failure, repeat, testrun
@@ -161,6 +162,38 @@ def suite_verdict(
     return problems, ran
 
 
+def skipped_at_run(states: Mapping[str, str], outcomes: Iterable[testrun.Outcome]) -> list[str]:
+    """Pure: tests collected plainly runnable that skipped (or xfailed) once running, none failing.
+
+    A skip mark shows at collection (pathfilter compares those); a skip the
+    test's own run raises (a conftest hook, a fixture, the code under test
+    raising pytest's Skipped) shows only here.
+    """
+    skipped, failed = set(), set()
+    for o in outcomes:
+        if o.outcome == "skipped":
+            skipped.add(o.nodeid)
+        elif o.outcome == "failed":
+            failed.add(o.nodeid)
+    return [n for n, state in states.items() if state == "run" and n in skipped - failed]
+
+
+def ran_at(outcomes: Iterable[testrun.Outcome]) -> set[str]:
+    """Pure: node ids whose test function ran to a pass or a failure (not a skip)."""
+    return {o.nodeid for o in outcomes if o.when == "call" and o.outcome in ("passed", "failed")}
+
+
+def newly_skipped(head_skipped: Sequence[str], base_ran: Collection[str]) -> list[str]:
+    """Pure: a test that ran at base and skips once running at head: the patch switched it off."""
+    gone = [n for n in head_skipped if n in base_ran]
+    if not gone:
+        return []
+    shown = "; ".join(gone[:SUITE_SHOWN])
+    more = len(gone) - SUITE_SHOWN
+    tail = f"; and {more} more" if more > 0 else ""
+    return [f"suite: {len(gone)} newly skipped at run time (they ran at base): {shown}{tail}"]
+
+
 def _test_file(path: str) -> bool:
     # The judge's ini: python_files = test_*.py *_test.py
     name = path.rsplit("/", 1)[-1]
@@ -194,23 +227,50 @@ def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[s
         )
         paths = [p for p in ledger.suite.paths if (tree / p).exists()]
         collected: tuple[str, ...] = ()
+        states: Mapping[str, str] = {}
         outcomes: tuple[testrun.Outcome, ...] = ()
         trouble: list[str] = []
         if paths:
             found = repeat.collect(tree, paths, spec, scratch / "collect", run.environ, box=run.box)
             trouble += testrun.run_problems(found, spec.timeout_s)
-            collected = tuple(found.collected)
+            states = found.collected
+            collected = tuple(states)
         if collected and not trouble:
             workers = repeat.resolve_workers(ledger.flakes.workers, len(collected), os.cpu_count())
             spec = dataclasses.replace(spec, nodeids=collected, workers=workers)
             result, believed = repeat.once(tree, spec, scratch / "run", run.environ, box=run.box)
             trouble += believed
             outcomes = result.outcomes
+        skipped = [] if trouble else skipped_at_run(states, outcomes)
+        base_ran, base_trouble = _ran_at_base(run, spec, skipped, scratch / "base")
+        trouble += [f"the same tests at base: {p}" for p in base_trouble]
     if trouble:
         said = [f"suite: {p}" for p in trouble]
         empty = {"ran": 0, "passed": 0, "failed": [], "excused": [], "skipped": 0}
         return said, {**empty, "problems": said}
-    return suite_verdict(collected, outcomes, frozen, _base_tests(run))
+    problems, ran = suite_verdict(collected, outcomes, frozen, _base_tests(run))
+    problems += newly_skipped(skipped, base_ran)
+    return problems, {**ran, "problems": problems}
+
+
+def _ran_at_base(
+    run: Run, spec: repeat.Spec, nodeids: Sequence[str], scratch: Path
+) -> tuple[set[str], list[str]]:
+    """Which of `nodeids` (skipped at head, running) ran at base: paid only when some skipped."""
+    if not nodeids:
+        return set(), []
+    tree = run.materialize(scratch / "tree", "base")
+    files = [f for f in repeat.files_of(nodeids) if (tree / f).is_file()]
+    if not files:
+        return set(), []
+    found = repeat.collect(tree, files, spec, scratch / "collect", run.environ, box=run.box)
+    trouble = testrun.run_problems(found, spec.timeout_s)
+    present = tuple(n for n in nodeids if found.collected.get(n) == "run")
+    if trouble or not present:
+        return set(), trouble
+    spec = dataclasses.replace(spec, nodeids=present, workers=0)
+    result, believed = repeat.once(tree, spec, scratch / "run", run.environ, box=run.box)
+    return ran_at(result.outcomes), list(believed)
 
 
 def _frozen_reruns(
