@@ -22,6 +22,11 @@ from patchjudge.workspace import Run
 NAME = "freeze"
 # Failing visible tests a reason names; the details list them all.
 SUITE_SHOWN = 5
+# The visible suite is the tree's own code in its own process: a tree whose
+# module is named like one of the judge's (src/inspect.py) is no attack on
+# it; pathfilter's collection drops the same refusal (issue 11). The JUnit
+# cross-check and the outcome-rewrite checks stay.
+SHADOWING = "the tested tree shadows a judge module"
 
 
 def _file(nodeid: str) -> str:
@@ -232,14 +237,14 @@ def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[s
         trouble: list[str] = []
         if paths:
             found = repeat.collect(tree, paths, spec, scratch / "collect", run.environ, box=run.box)
-            trouble += testrun.run_problems(found, spec.timeout_s)
+            trouble += _believed(found, spec.timeout_s)
             states = found.collected
             collected = tuple(states)
         if collected and not trouble:
             workers = repeat.resolve_workers(ledger.flakes.workers, len(collected), os.cpu_count())
             spec = dataclasses.replace(spec, nodeids=collected, workers=workers)
             result, believed = repeat.once(tree, spec, scratch / "run", run.environ, box=run.box)
-            trouble += believed
+            trouble += [p for p in believed if not p.startswith(SHADOWING)]
             outcomes = result.outcomes
         skipped = [] if trouble else skipped_at_run(states, outcomes)
         base_ran, base_trouble = _ran_at_base(run, spec, skipped, scratch / "base")
@@ -253,6 +258,10 @@ def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[s
     return problems, {**ran, "problems": problems}
 
 
+def _believed(found: testrun.TestRun, timeout_s: float) -> list[str]:
+    return [p for p in testrun.run_problems(found, timeout_s) if not p.startswith(SHADOWING)]
+
+
 def _ran_at_base(
     run: Run, spec: repeat.Spec, nodeids: Sequence[str], scratch: Path
 ) -> tuple[set[str], list[str]]:
@@ -264,13 +273,13 @@ def _ran_at_base(
     if not files:
         return set(), []
     found = repeat.collect(tree, files, spec, scratch / "collect", run.environ, box=run.box)
-    trouble = testrun.run_problems(found, spec.timeout_s)
+    trouble = _believed(found, spec.timeout_s)
     present = tuple(n for n in nodeids if found.collected.get(n) == "run")
     if trouble or not present:
         return set(), trouble
     spec = dataclasses.replace(spec, nodeids=present, workers=0)
     result, believed = repeat.once(tree, spec, scratch / "run", run.environ, box=run.box)
-    return ran_at(result.outcomes), list(believed)
+    return ran_at(result.outcomes), [p for p in believed if not p.startswith(SHADOWING)]
 
 
 def _frozen_reruns(
