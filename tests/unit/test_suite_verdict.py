@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from patchjudge import render
+from patchjudge.config import PropertiesSettings
 from patchjudge.failure import last_line
 from patchjudge.lanes.freeze import (
     SUITE_SHOWN,
@@ -15,8 +17,9 @@ from patchjudge.lanes.freeze import (
     suite_verdict,
 )
 from patchjudge.lanes.pathfilter import collection_problems, uncollected_base_problems
+from patchjudge.report import Decision, LaneReport, RunKey, Status
 from patchjudge.testrun import Outcome, collection_error
-from patchjudge.verdict import suite_summary
+from patchjudge.verdict import ALL_LANES, Unreadable, decide, suite_summary
 
 A, B, C = "tests/test_x.py::test_a", "tests/test_x.py::test_b", "tests/test_x.py::test_c"
 ASSERT = "    def test_b():\n>       assert 3 == 4\nE       assert 3 == 4\n"
@@ -270,3 +273,53 @@ def test_newly_skipped_caps_the_list() -> None:
     ids = [f"t::test_{i}" for i in range(SUITE_SHOWN + 2)]
     (problem,) = newly_skipped(ids, set(ids))
     assert problem.endswith(f"{ids[SUITE_SHOWN - 1]}; and 2 more")
+
+
+# --- review.suite and verdict.md through decide --------------------------------
+
+KEY = RunKey("a" * 40, "b" * 40, "c" * 64)
+PROPS = PropertiesSettings(("eval/properties",), 7, 9, 60)
+OFF = "not run: [suite] run = false"
+
+
+def _reports(freeze: LaneReport) -> dict[str, LaneReport | Unreadable | None]:
+    rs: dict[str, LaneReport | Unreadable | None] = {
+        lane: LaneReport(lane, Status.PASS, (), KEY, {}) for lane in ALL_LANES
+    }
+    rs["freeze"] = freeze
+    return rs
+
+
+def test_review_suite_is_read_only_from_a_freeze_report_that_counts() -> None:
+    other_base = RunKey("d" * 40, "b" * 40, "c" * 64)
+    stale = LaneReport("freeze", Status.PASS, (), other_base, {"suite": "ran 1: 1 passed"})
+    review = decide(_reports(stale), KEY, PROPS).review
+    assert review["suite"] == "not run: the freeze lane's report does not count for this run"
+    missing = _reports(stale)
+    missing["freeze"] = None
+    assert decide(missing, KEY, PROPS).review["suite"].startswith("not run: ")
+
+
+@pytest.mark.parametrize(
+    ("status", "suite", "noted"),
+    [
+        (Status.PASS, OFF, True),
+        (Status.PASS, "not run: no changed path forces freeze or properties", False),
+        (Status.PASS, {**_counts(1, 1, 0, [], []), "problems": []}, False),
+    ],
+)
+def test_verdict_md_says_plainly_when_an_accept_ran_no_project_test(
+    status: Status, suite: Any, noted: bool
+) -> None:
+    verdict = decide(_reports(LaneReport("freeze", status, (), KEY, {"suite": suite})), KEY, PROPS)
+    assert verdict.decision is Decision.ACCEPT_FOR_REVIEW
+    assert ("the project's own tests were not run here" in render.markdown(verdict)) is noted
+
+
+def test_verdict_md_adds_no_note_to_a_reject() -> None:
+    rs = _reports(LaneReport("freeze", Status.PASS, (), KEY, {"suite": OFF}))
+    rs["fixtures"] = LaneReport("fixtures", Status.FAIL, ("changed: x",), KEY, {})
+    verdict = decide(rs, KEY, PROPS)
+    assert verdict.decision is Decision.REJECT
+    assert "not run here" not in render.markdown(verdict)
+    assert r"- visible suite: not run: \[suite\] run = false" in render.markdown(verdict)
