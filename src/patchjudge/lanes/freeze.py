@@ -253,7 +253,9 @@ def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[s
         said = [f"suite: {p}" for p in trouble]
         empty = {"ran": 0, "passed": 0, "failed": [], "excused": [], "skipped": 0}
         return said, {**empty, "problems": said}
-    problems, ran = suite_verdict(collected, outcomes, frozen, _base_tests(run))
+    # Read only when nothing was collected: one `git show` a base test file.
+    base_tests = 0 if collected else _base_tests(run)
+    problems, ran = suite_verdict(collected, outcomes, frozen, base_tests)
     problems += newly_skipped(skipped, base_ran)
     return problems, {**ran, "problems": problems}
 
@@ -273,7 +275,8 @@ def _ran_at_base(
     if not files:
         return set(), []
     found = repeat.collect(tree, files, spec, scratch / "collect", run.environ, box=run.box)
-    trouble = _believed(found, spec.timeout_s)
+    # A base file that does not collect ran nothing there: its tests are not "newly" skipped.
+    trouble = [p for p in _believed(found, spec.timeout_s) if not p.startswith("collection error")]
     present = tuple(n for n in nodeids if found.collected.get(n) == "run")
     if trouble or not present:
         return set(), trouble
