@@ -65,6 +65,9 @@ MEANING = {
     "suite.plugins": "pytest plugins the visible suite needs, loaded by name (`-p`); "
     "nothing autoloads",
     "suite.timeout_s": "wall-clock limit in seconds of any run of the visible suite",
+    "suite.run": "`true`: the freeze lane runs the visible suite once at head (frozen node "
+    "ids excused) when a changed path forces `freeze` or `properties`; `false`: collected "
+    "only, and an accept says the suite was not run here",
     "flakes.count": "runs per test for `patchjudge flakes`",
     "flakes.candidate_min_fails": "a test failing at least this many (not all) of its runs "
     "is printed as a ready-to-paste freeze row",

@@ -71,6 +71,8 @@ class SuiteSettings:
     paths: tuple[str, ...]
     plugins: tuple[str, ...]
     timeout_s: int
+    # v3 (issue 19): the freeze lane runs the suite at head; false: collected only.
+    run: bool = True
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
         "paths": ("paths", ["tests"]),
         "plugins": ("strs", []),
         "timeout_s": ("posint", 600),
+        "run": ("bool", True),
     },
     "flakes": {
         "count": ("posint", 12),

@@ -77,6 +77,20 @@ def assertion(text: str) -> str:
     return ""
 
 
+def last_line(text: str) -> str:
+    """The exception's last line: what a collection error says went wrong, path-free.
+
+    `E   ModuleNotFoundError: No module named 'x'` and a SyntaxError's
+    `E   SyntaxError: invalid syntax` end pytest's text; without `E` lines
+    (an error pytest itself raised) its last line stands.
+    """
+    lines = [raw for raw in text.splitlines() if raw.strip()]
+    errors = [raw for raw in lines if raw.startswith("E ")]
+    last = (errors or lines or [""])[-1]
+    line = _SCRATCH.sub("", last[1:].strip() if last.startswith("E ") else last.strip())
+    return line if len(line) <= ASSERTION_CAP else line[: ASSERTION_CAP - 1] + "…"
+
+
 def reason(nodeid: str, when: str, longrepr: str, falsifying: Sequence[str]) -> str:
     """`property failed: NODEID: <assertion's first line>; <falsifying example>`.
 

@@ -249,7 +249,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
 @pytest.hookimpl(trylast=True)
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
-        emit("collect_error", nodeid=report.nodeid, longrepr=str(report.longrepr)[:_LONGREPR_CAP])
+        emit("collect_error", nodeid=report.nodeid, longrepr=str(report.longrepr)[-_LONGREPR_CAP:])
 
 
 @pytest.hookimpl(trylast=True)

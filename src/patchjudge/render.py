@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from patchjudge.report import Status, Verdict
+from patchjudge.report import Decision, Status, Verdict
 
 _ICON = {
     Status.PASS: "pass",
@@ -80,10 +80,26 @@ def markdown(verdict: Verdict) -> str:
         "- frozen: "
         + (", ".join(_cell(f"{f['nodeid']} until {f['expires']}") for f in frozen) or "none"),
         f"- replay: {_cell(str(review.get('replay')))}",
+        f"- visible suite: {_cell(str(review.get('suite')))}",
         "",
+        *_suite_not_run(verdict),
         *_what_the_properties_said(props, sandboxed=review.get("isolation") == "sandbox"),
     ]
     return "\n".join(lines)
+
+
+def _suite_not_run(verdict: Verdict) -> list[str]:
+    """An accept must not read as "the tests pass" where the gate ran none of them (issue 19)."""
+    if verdict.decision is not Decision.ACCEPT_FOR_REVIEW:
+        return []
+    if verdict.review.get("suite") != "not run: [suite] run = false":
+        return []
+    return [
+        "**Note:** the project's own tests were not run here (`[suite] run = false`): this "
+        "accept rests on the properties and the other lanes; run the suite elsewhere (CI) "
+        "before merging.",
+        "",
+    ]
 
 
 _ISOLATION = {

@@ -307,6 +307,39 @@ def _one_pass(
     repeat: int,
     box: sandbox.Boxer | None,
 ) -> tuple[dict[str, Tally], list[str]]:
+    _, nodes, problems = _pass(tree, nodeids, spec, scratch, environ, repeat=repeat, box=box)
+    return nodes, problems
+
+
+def once(
+    tree: Path,
+    spec: Spec,
+    scratch: Path,
+    environ: Mapping[str, str] = os.environ,
+    *,
+    box: sandbox.Boxer | None = None,
+) -> tuple[testrun.TestRun, tuple[str, ...]]:
+    """Every node id in `spec` run once in one pytest, verified as the reruns are.
+
+    The visible suite at head (issue 19): the outcomes whole, for the
+    failure text a reason quotes, and why they cannot be believed.
+    """
+    result, nodes, problems = _pass(tree, spec.nodeids, spec, scratch, environ, repeat=1, box=box)
+    if not problems:
+        problems += [f"node id did not run: {n}" for n in spec.nodeids if n not in nodes]
+    return result, tuple(problems)
+
+
+def _pass(
+    tree: Path,
+    nodeids: Sequence[str],
+    spec: Spec,
+    scratch: Path,
+    environ: Mapping[str, str],
+    *,
+    repeat: int,
+    box: sandbox.Boxer | None,
+) -> tuple[testrun.TestRun, dict[str, Tally], list[str]]:
     scratch.mkdir(parents=True, exist_ok=True)
     select = scratch / "select.txt"
     select.write_text("".join(f"{n}\n" for n in nodeids), encoding="utf-8")
@@ -327,14 +360,14 @@ def _one_pass(
     result = testrun.run(plan, scratch=scratch, environ=environ, box=box)
     problems = testrun.run_problems(result, plan.timeout_s)
     if problems:
-        return {}, problems
+        return result, {}, problems
     nodes, strangers = tally_pass(result.outcomes, set(nodeids), repeated=repeat > 1)
     problems += [f"ran a node id that was not asked for: {s}" for s in strangers]
     if not xml.is_file():
         problems.append("pytest wrote no JUnit XML")
     else:
         problems += cross_check(result.outcomes, junit.read_cases(xml))
-    return nodes, problems
+    return result, nodes, problems
 
 
 def run(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchjudge import charmap, proc, sandbox
+from patchjudge import charmap, failure, proc, sandbox
 
 # What the tested code gets of the caller's environment: enough to run, no
 # tokens, no CI variables, no path back to the user's checkout.
@@ -385,6 +385,12 @@ def merged(runs: Sequence[TestRun]) -> TestRun:
     )
 
 
+def collection_error(nodeid: str, longrepr: str) -> str:
+    """Pure: `collection error: FILE: <the exception's last line>` (issue 19)."""
+    said = failure.last_line(longrepr)
+    return f"collection error: {nodeid or '<session>'}" + (f": {said}" if said else "")
+
+
 def run_problems(run: TestRun, timeout_s: float) -> list[str]:
     """Why a run cannot be believed at all, before any test is looked at."""
     if run.timed_out:
@@ -396,6 +402,6 @@ def run_problems(run: TestRun, timeout_s: float) -> list[str]:
             f"pytest did not run to the end under the judge's plugin "
             f"(exit {run.exitstatus}): {tail}"
         )
-    problems += [f"collection error: {nodeid or '<session>'}" for nodeid in run.collect_errors]
+    problems += [collection_error(n, text) for n, text in run.collect_errors.items()]
     problems += run.tampering()
     return problems

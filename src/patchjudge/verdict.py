@@ -85,7 +85,20 @@ def _review(
             if isinstance(row, dict)
         ],
         "replay": replay_review,
+        "suite": _suite_review(freeze, lanes["freeze"]),
     }
+
+
+def _suite_review(report: LaneReport | Unreadable | None, outcome: LaneOutcome) -> str:
+    """What the visible suite did at head (issue 19), from a freeze report that counts."""
+    current = (
+        isinstance(report, LaneReport)
+        and report.status is outcome.status
+        and report.reasons == outcome.reasons
+    )
+    if not isinstance(report, LaneReport) or not current:
+        return "not run: the freeze lane's report does not count for this run"
+    return suite_summary(report.details.get("suite"))
 
 
 def _isolation(reports: Mapping[str, LaneReport | Unreadable | None]) -> str:
@@ -174,6 +187,30 @@ def _properties_review(
         if mutants is not None
         else "not tried: the properties report holds no mutants",
     }
+
+
+def suite_summary(details: Any) -> str:
+    """Pure: the freeze report's details.suite -> the verdict's review.suite line."""
+    if isinstance(details, str) and details.startswith("not run: "):
+        return details
+    if not isinstance(details, dict):
+        return "not run: the freeze report says nothing of the visible suite"
+    counts = [details.get(k) for k in ("ran", "passed", "skipped")]
+    failed, excused = details.get("failed"), details.get("excused")
+    if not all(isinstance(c, int) and c >= 0 for c in counts) or not (
+        isinstance(failed, list) and isinstance(excused, list)
+    ):
+        return "not run: the freeze report's details.suite is malformed"
+    ran, passed, skipped = counts
+    if failed:
+        return f"failed: {len(failed)} of {ran}: " + ", ".join(map(str, failed))
+    problems = details.get("problems")
+    if isinstance(problems, list) and problems:
+        return "failed: " + str(problems[0]).removeprefix("suite: ")
+    parts = [f"{passed} passed"]
+    parts += [f"{len(excused)} frozen failed (excused)"] if excused else []
+    parts += [f"{skipped} skipped"] if skipped else []
+    return f"ran {ran}: " + ", ".join(parts)
 
 
 def decide(

@@ -128,5 +128,7 @@ def test_out_of_process_the_rewrite_reaches_nothing(tmp_path: Path, name: str) -
     assert judged.says(
         "properties: property failed: eval/properties/test_total.py::test_total_never_negative"
     ), judged.explain()
-    assert not judged.says("rewritten"), judged.explain()
+    # The properties' process never ran the code. (The visible suite runs in the
+    # tested process, issue 19: the freeze lane may see a rewrite as v1 did.)
+    assert not any("rewritten" in r for r in judged.lane("properties")["reasons"])
     assert oracle(judged) == ("out_of_process", [])

@@ -69,6 +69,8 @@ def test_benign_change_is_accepted_for_review(tmp_path: Path) -> None:
         "fixtures": "lock intact",
         "freeze": [],
         "replay": "not required",
+        # The visible suite ran at head (issue 19): both of its tests passed.
+        "suite": "ran 2: 2 passed",
     }
     props = result.report(repo, "properties")
     assert props["status"] == "pass" and len(props["details"]["passed"]) == 2
@@ -415,7 +417,7 @@ def test_the_judge_tree_replaced_by_a_file_is_rejected_not_a_crash(tmp_path: Pat
     assert not any("crashed" in r for r in reasons(repo))
 
 
-UNITTEST_PROPERTY = '''
+UNITTEST_PROPERTY = """
 import unittest
 
 from hypothesis import given
@@ -430,7 +432,7 @@ class TotalProperties(unittest.TestCase):
         self.assertGreaterEqual(total(xs), 0)
         if total(xs) < 0:
             raise AssertionError(xs)
-'''
+"""
 
 
 def test_unittest_style_properties_count_as_run(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ def test_defaults_are_the_spec_values() -> None:
     assert ledger.properties.timeout_s == 600
     assert ledger.fixtures.roots == ("tests/fixtures",) and ledger.fixtures.canonical_json
     assert not ledger.fixtures.allow_unhashed_new
+    assert ledger.suite.run
     assert (ledger.freeze.max_age_days, ledger.freeze.min_fail_count, ledger.freeze.reruns) == (
         14,
         2,
@@ -59,6 +60,7 @@ BAD = [
     (MINIMAL + b"[properties]\nseed = true\n", "whole number", "properties.seed"),
     (MINIMAL + b"[properties]\nmax_examples = 0\n", ">= 1", "properties.max_examples"),
     (MINIMAL + b"[fixtures]\ncanonical_json = 'yes'\n", "true or false", "fixtures.canonical_json"),
+    (MINIMAL + b"[suite]\nrun = 1\n", "true or false", "suite.run"),
     (MINIMAL + b"[fixtures]\nroots = 'tests'\n", "must be a list", "fixtures.roots"),
     (MINIMAL + b"[fixtures]\nroots = ['../up']\n", "relative path", "fixtures.roots"),
     (MINIMAL + b"[fixtures]\nlock = '/etc/lock'\n", "relative path", "fixtures.lock"),

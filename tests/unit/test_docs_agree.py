@@ -188,6 +188,7 @@ def test_what_the_verdict_says_matches_the_code() -> None:
 
 
 RECEIPT = "e" * 64
+_SUITE_RAN = {"ran": 4, "passed": 3, "failed": [], "excused": ["t.py::a"], "skipped": 0}
 # case -> (the lane's report, what the review field must show)
 REVIEW_CASES: dict[str, tuple[LaneReport, str]] = {
     "fixtures-pass": (_report("fixtures", Status.PASS, ()), "lock intact"),
@@ -207,6 +208,29 @@ REVIEW_CASES: dict[str, tuple[LaneReport, str]] = {
         "undecided",
     ),
     "replay-undecided": (_report("replay", Status.UNDECIDED), "undecided"),
+    # review.suite is read from the freeze lane's details.suite (issue 19).
+    "suite-ran": (
+        LaneReport("freeze", Status.PASS, (), KEY, {"suite": _SUITE_RAN}),
+        "ran 4: 3 passed, 1 frozen failed (excused)",
+    ),
+    "suite-failed": (
+        LaneReport(
+            "freeze",
+            Status.FAIL,
+            ("suite: 1 failed: t.py::b",),
+            KEY,
+            {"suite": {**_SUITE_RAN, "failed": ["t.py::b"], "excused": []}},
+        ),
+        "failed: 1 of 4: t.py::b",
+    ),
+    "suite-off": (
+        LaneReport("freeze", Status.PASS, (), KEY, {"suite": "not run: [suite] run = false"}),
+        "not run: [suite] run = false",
+    ),
+    "suite-silent": (
+        _report("freeze", Status.PASS, ()),
+        "not run: the freeze report says nothing of the visible suite",
+    ),
 }
 
 
@@ -218,8 +242,9 @@ def test_the_review_fields_table_matches_decide() -> None:
         reports = {lane: _report(lane, Status.PASS, ()) for lane in ALL_LANES}
         reports[report.lane] = report
         verdict = decide(reports, KEY, PROPS)
-        assert row["field"] == report.lane
-        assert verdict.review[report.lane] == shows, row
+        field = "suite" if row["case"].startswith("`suite-") else report.lane
+        assert row["field"] == field
+        assert verdict.review[field] == shows, row
         if row["shows"].startswith("`"):  # a literal in the doc is the literal the code gives
             assert unquote(row["shows"]) == shows, row
     assert {k: verdict.review["properties"][k] for k in ("seed", "max_examples")} == {

@@ -31,6 +31,16 @@ def _sandboxed(name: str, status: Status, *reasons: str, **details: object) -> L
 
 
 FROZEN = [{"nodeid": "tests/test_clock.py::test_timestamp_order", "expires": "2026-12-08"}]
+# The freeze lane's details.suite (issue 19): what the visible suite did at head.
+SUITE_RAN = {"ran": 12, "passed": 12, "failed": [], "excused": [], "skipped": 0, "problems": []}
+SUITE_EXCUSED = {
+    "ran": 12,
+    "passed": 10,
+    "failed": [],
+    "excused": ["tests/test_clock.py::test_timestamp_order"],
+    "skipped": 1,
+    "problems": [],
+}
 # SPEC verdict.json's review.properties figures, as the properties lane reports them.
 SPEC_REVIEW = {
     "oracle": "out_of_process",
@@ -66,21 +76,21 @@ CASES = {
     "reject": {
         "pathfilter": _sandboxed("pathfilter", Status.PASS),
         "fixtures": _sandboxed("fixtures", Status.FAIL, "changed: tests/fixtures/order_total.json"),
-        "freeze": _sandboxed("freeze", Status.PASS, frozen=FROZEN),
+        "freeze": _sandboxed("freeze", Status.PASS, frozen=FROZEN, suite=SUITE_RAN),
         "properties": _sandboxed("properties", Status.PASS, **SPEC_REVIEW),
         "replay": _sandboxed("replay", Status.NOT_APPLICABLE, "replay not required"),
     },
     "undecided": {
         "pathfilter": _lane("pathfilter", Status.PASS),
         "fixtures": _lane("fixtures", Status.PASS),
-        "freeze": _lane("freeze", Status.PASS, frozen=FROZEN),
+        "freeze": _lane("freeze", Status.PASS, frozen=FROZEN, suite=SUITE_EXCUSED),
         "properties": _lane("properties", Status.PASS, **NO_PYTHON_CHANGE),
         "replay": _lane("replay", Status.UNDECIDED, "replay required and no receipt"),
     },
     "accept": {
         "pathfilter": _lane("pathfilter", Status.PASS),
         "fixtures": _lane("fixtures", Status.PASS),
-        "freeze": _lane("freeze", Status.PASS, frozen=[]),
+        "freeze": _lane("freeze", Status.PASS, frozen=[], suite="not run: [suite] run = false"),
         "properties": _lane(
             "properties", Status.NOT_APPLICABLE, "no changed path forces properties"
         ),

@@ -105,6 +105,7 @@ def test_review_fields() -> None:
         "fixtures": "lock intact",
         "freeze": [{"nodeid": "t::a", "expires": "2026-12-08"}],
         "replay": "e" * 64,
+        "suite": "not run: the freeze report says nothing of the visible suite",
     }
     assert decide(reports(replay=U), KEY, SETTINGS).review["replay"] == "undecided"
     failed = decide(reports(fixtures=F), KEY, SETTINGS).review

@@ -73,10 +73,15 @@ def test_two_lines():
 CLOCK = """
 import random
 
+# Flaky: the sandbox clock races; frozen while the owner investigates. A
+# seeded generator stands in for the clock so the demo repeats its verdicts:
+# a process's first run passes (the visible suite runs it once, issue 19),
+# 3 of its first 12 fail.
+_CLOCK = random.Random(2)
+
 
 def test_timestamp_order():
-    # Flaky: the sandbox clock races; frozen while the owner investigates.
-    assert random.random() > 0.3
+    assert _CLOCK.random() > 0.3
 """
 
 FLIP = """
@@ -179,7 +184,7 @@ def scenarios(today: dt.date) -> tuple[Scenario, ...]:
         Scenario(
             "frozen test turned green",
             "reject",
-            {"tests/test_clock.py": CLOCK.replace("random.random() > 0.3", "True")},
+            {"tests/test_clock.py": CLOCK.replace("_CLOCK.random() > 0.3", "True")},
             base="frozen",
             story="'fixes' a frozen flaky test by asserting nothing",
         ),

@@ -6,18 +6,27 @@ import dataclasses
 import datetime as dt
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from patchjudge import repeat, testrun
+from patchjudge import failure, repeat, testrun
 from patchjudge.config import Ledger
 from patchjudge.freezefile import FreezeRow, parse_registry
 from patchjudge.lanes import report
+from patchjudge.lanes.pathfilter import defined_at
 from patchjudge.lanes.properties import run_properties
 from patchjudge.paths import any_match, under
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
 
 NAME = "freeze"
+# Failing visible tests a reason names; the details list them all.
+SUITE_SHOWN = 5
+# The visible suite is the tree's own code in its own process: a tree whose
+# module is named like one of the judge's (src/inspect.py) is no attack on
+# it; pathfilter's collection drops the same refusal (issue 11). The JUnit
+# cross-check and the outcome-rewrite checks stay.
+SHADOWING = "the tested tree shadows a judge module"
 
 
 def _file(nodeid: str) -> str:
@@ -112,6 +121,170 @@ def rerun_verdicts(
     return problems, skipped
 
 
+def suite_verdict(
+    collected: Sequence[str],
+    outcomes: Iterable[testrun.Outcome],
+    frozen: Collection[str],
+    base_tests: int,
+) -> tuple[list[str], dict[str, Any]]:
+    """Pure: the visible suite's one run at head -> (problems, what ran).
+
+    A test fails if any phase failed (setup, call or teardown); a frozen
+    node id's failure is excused (the reruns judge it). A suite that
+    collected nothing where the base defines tests ran nothing: no pass.
+    """
+    first: dict[str, testrun.Outcome] = {}
+    passed: set[str] = set()
+    for o in outcomes:
+        if o.outcome == "failed":
+            first.setdefault(o.nodeid, o)
+        elif o.when == "call" and o.outcome == "passed":
+            passed.add(o.nodeid)
+    failing = [n for n in collected if n in first]
+    failed = [n for n in failing if n not in frozen]
+    npassed = sum(1 for n in collected if n in passed and n not in first)
+    ran: dict[str, Any] = {
+        "ran": len(collected),
+        "passed": npassed,
+        "failed": failed,
+        "excused": [n for n in failing if n in frozen],
+        "skipped": len(collected) - npassed - len(failing),
+    }
+    problems = []
+    if not collected and base_tests:
+        problems.append(f"suite: collected nothing at head; the base defines {base_tests} test(s)")
+    if failed:
+        named = []
+        for nodeid in failed[:SUITE_SHOWN]:
+            o = first[nodeid]
+            where = "" if o.when == "call" else f" (in {o.when})"
+            line = failure.assertion(o.longrepr)
+            named.append(f"{nodeid}{where}" + (f" — {line}" if line else ""))
+        more = len(failed) - SUITE_SHOWN
+        tail = f"; and {more} more (freeze.json details.suite has all)" if more > 0 else ""
+        problems.append(f"suite: {len(failed)} failed: {'; '.join(named)}{tail}")
+    ran["problems"] = problems
+    return problems, ran
+
+
+def skipped_at_run(states: Mapping[str, str], outcomes: Iterable[testrun.Outcome]) -> list[str]:
+    """Pure: tests collected plainly runnable that skipped (or xfailed) once running, none failing.
+
+    A skip mark shows at collection (pathfilter compares those); a skip the
+    test's own run raises (a conftest hook, a fixture, the code under test
+    raising pytest's Skipped) shows only here.
+    """
+    skipped, failed = set(), set()
+    for o in outcomes:
+        if o.outcome == "skipped":
+            skipped.add(o.nodeid)
+        elif o.outcome == "failed":
+            failed.add(o.nodeid)
+    return [n for n, state in states.items() if state == "run" and n in skipped - failed]
+
+
+def ran_at(outcomes: Iterable[testrun.Outcome]) -> set[str]:
+    """Pure: node ids whose test function ran to a pass or a failure (not a skip)."""
+    return {o.nodeid for o in outcomes if o.when == "call" and o.outcome in ("passed", "failed")}
+
+
+def newly_skipped(head_skipped: Sequence[str], base_ran: Collection[str]) -> list[str]:
+    """Pure: a test that ran at base and skips once running at head: the patch switched it off."""
+    gone = [n for n in head_skipped if n in base_ran]
+    if not gone:
+        return []
+    shown = "; ".join(gone[:SUITE_SHOWN])
+    more = len(gone) - SUITE_SHOWN
+    tail = f"; and {more} more" if more > 0 else ""
+    return [f"suite: {len(gone)} newly skipped at run time (they ran at base): {shown}{tail}"]
+
+
+def _test_file(path: str) -> bool:
+    # The judge's ini: python_files = test_*.py *_test.py
+    name = path.rsplit("/", 1)[-1]
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def _base_tests(run: Run) -> int:
+    """How many tests the base's suite files define, read from git objects (no code runs)."""
+    paths = run.ledger.suite.paths
+    files = [e.path for e in run.base_entries if under(e.path, paths) and _test_file(e.path)]
+    return len(defined_at(run, run.merge_base, files))
+
+
+def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[str, Any] | str]:
+    """The visible suite once at head, in the sandbox, with the frozen reruns' isolation."""
+    ledger = run.ledger
+    if not ledger.suite.run:
+        return [], "not run: [suite] run = false"
+    if not (run.forces(NAME) or run.forces("properties")):
+        return [], "not run: no changed path forces freeze or properties"
+    with run.scratch() as scratch:
+        tree = run.materialize(scratch / "tree")
+        spec = repeat.Spec(
+            nodeids=(),
+            count=1,
+            conftest_roots=ledger.suite.paths,
+            pythonpath=ledger.gate.pythonpath,
+            plugins=ledger.suite.plugins,
+            seed=ledger.properties.seed,
+            timeout_s=ledger.suite.timeout_s,
+        )
+        paths = [p for p in ledger.suite.paths if (tree / p).exists()]
+        collected: tuple[str, ...] = ()
+        states: Mapping[str, str] = {}
+        outcomes: tuple[testrun.Outcome, ...] = ()
+        trouble: list[str] = []
+        if paths:
+            found = repeat.collect(tree, paths, spec, scratch / "collect", run.environ, box=run.box)
+            trouble += _believed(found, spec.timeout_s)
+            states = found.collected
+            collected = tuple(states)
+        if collected and not trouble:
+            workers = repeat.resolve_workers(ledger.flakes.workers, len(collected), os.cpu_count())
+            spec = dataclasses.replace(spec, nodeids=collected, workers=workers)
+            result, believed = repeat.once(tree, spec, scratch / "run", run.environ, box=run.box)
+            trouble += [p for p in believed if not p.startswith(SHADOWING)]
+            outcomes = result.outcomes
+        skipped = [] if trouble else skipped_at_run(states, outcomes)
+        base_ran, base_trouble = _ran_at_base(run, spec, skipped, scratch / "base")
+        trouble += [f"the same tests at base: {p}" for p in base_trouble]
+    if trouble:
+        said = [f"suite: {p}" for p in trouble]
+        empty = {"ran": 0, "passed": 0, "failed": [], "excused": [], "skipped": 0}
+        return said, {**empty, "problems": said}
+    # Read only when nothing was collected: one `git show` a base test file.
+    base_tests = 0 if collected else _base_tests(run)
+    problems, ran = suite_verdict(collected, outcomes, frozen, base_tests)
+    problems += newly_skipped(skipped, base_ran)
+    return problems, {**ran, "problems": problems}
+
+
+def _believed(found: testrun.TestRun, timeout_s: float) -> list[str]:
+    return [p for p in testrun.run_problems(found, timeout_s) if not p.startswith(SHADOWING)]
+
+
+def _ran_at_base(
+    run: Run, spec: repeat.Spec, nodeids: Sequence[str], scratch: Path
+) -> tuple[set[str], list[str]]:
+    """Which of `nodeids` (skipped at head, running) ran at base: paid only when some skipped."""
+    if not nodeids:
+        return set(), []
+    tree = run.materialize(scratch / "tree", "base")
+    files = [f for f in repeat.files_of(nodeids) if (tree / f).is_file()]
+    if not files:
+        return set(), []
+    found = repeat.collect(tree, files, spec, scratch / "collect", run.environ, box=run.box)
+    # A base file that does not collect ran nothing there: its tests are not "newly" skipped.
+    trouble = [p for p in _believed(found, spec.timeout_s) if not p.startswith("collection error")]
+    present = tuple(n for n in nodeids if found.collected.get(n) == "run")
+    if trouble or not present:
+        return set(), trouble
+    spec = dataclasses.replace(spec, nodeids=present, workers=0)
+    result, believed = repeat.once(tree, spec, scratch / "run", run.environ, box=run.box)
+    return ran_at(result.outcomes), [p for p in believed if not p.startswith(SHADOWING)]
+
+
 def _frozen_reruns(
     run: Run, rows: Sequence[FreezeRow]
 ) -> tuple[list[str], list[str], dict[str, repeat.Tally]]:
@@ -169,8 +342,10 @@ def run(run: Run) -> LaneReport:
             for r in rows
         ],
     }
+    suite_problems, details["suite"] = _visible_suite(run, {r.nodeid for r in rows})
     if not rows:
-        return report(run, NAME, Status.PASS, [], details)
+        status = Status.FAIL if suite_problems else Status.PASS
+        return report(run, NAME, status, suite_problems, details)
     required = sorted({p for r in rows for p in r.required_properties})
     props = ledger.properties.paths
     prop_files = [f for f in repeat.files_of(required) if under(f, props) and run.read_base(f)]
@@ -196,5 +371,6 @@ def run(run: Run) -> LaneReport:
         }
     else:
         details["reruns"] = "not forced: no changed path forces the frozen reruns"
+    problems += suite_problems
     status = Status.FAIL if problems else Status.PASS
     return report(run, NAME, status, problems, details)

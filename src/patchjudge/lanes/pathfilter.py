@@ -7,7 +7,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
-from patchjudge import git, testrun
+from patchjudge import failure, git, testrun
 from patchjudge.lanes import report
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
@@ -109,6 +109,39 @@ def source_problems(
     return problems
 
 
+def collection_problems(base: Mapping[str, str], head: Mapping[str, str]) -> list[str]:
+    """Pure: collection errors (node id -> pytest's text) at base and head, each blamed right.
+
+    A file that does not collect at base and still does not at head is the
+    base's fault, said as such; one that fails only at head is the patch's;
+    one that fails only at base, the patch fixed (issue 19).
+    """
+    problems = [
+        f"the base does not collect: {n or '<session>'}: {failure.last_line(text)} "
+        "(fix it at the merge base)"
+        for n, text in sorted(base.items())
+        if n in head
+    ]
+    problems += [
+        f"visible suite at head: {testrun.collection_error(n, text)}"
+        for n, text in sorted(head.items())
+        if n not in base
+    ]
+    return problems
+
+
+def uncollected_base_problems(
+    base_defined: Collection[str], head_collected: Collection[str]
+) -> list[str]:
+    """Pure: tests a file that did not collect at base defines (AST) must be collected at head."""
+    head_functions = {_PARAMS.sub("", n) for n in head_collected}
+    return [
+        f"visible test gone: {t} (its file did not collect at base: read from its source)"
+        for t in sorted(base_defined)
+        if t not in head_functions
+    ]
+
+
 def defined_at(run: Run, rev: str, files: Iterable[str]) -> set[str]:
     """The tests `files` define at `rev`, read from git objects (no checkout the code touched)."""
     found: set[str] = set()
@@ -152,9 +185,13 @@ def run(run: Run) -> LaneReport:
     problems += [
         f"visible suite at head: {p}"
         for p in testrun.run_problems(head, timeout)
-        if not p.startswith(SHADOWING)
+        if not p.startswith(("collection error", SHADOWING))
     ]
+    problems += collection_problems(base.collect_errors, head.collect_errors)
     problems += surface_problems(base.collected, head.collected)
+    # A base file that did not collect has no node ids to compare: its source does.
+    unread = {n.split("::", 1)[0] for n in base.collect_errors if n} - set(head.collect_errors)
+    problems += uncollected_base_problems(defined_at(run, run.merge_base, unread), head.collected)
     files = {n.split("::", 1)[0] for n in base.collected}
     problems += source_problems(
         base.collected,
