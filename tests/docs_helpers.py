@@ -76,6 +76,10 @@ MEANING = {
     "replay.marker": 'a pytest marker naming host-dependent tests (at head or at base); `""`: none',
     "replay.private": "node-id globs that may never leave for the trusted host: a slice "
     "holding one is refused",
+    "review.unexercised": "a changed line no property exercised (not executed, or none of its "
+    "mutants killed): `undecided` holds the merge, `report` only shows the ranges",
+    "review.probes": "a changed line that probes the judge (stack, sys.modules, trace hooks, "
+    "/proc, runner environment, ...): `undecided` holds the merge, `report` only shows it",
 }
 
 KIND = {
@@ -91,6 +95,7 @@ KIND = {
     "workers": '`"auto"` or integer >= 0',
     "isolation": '`"sandbox"`, `"auto"` or `"process"`',
     "fraction": "number from 0 to 1",
+    "finding": '`"undecided"` or `"report"`',
 }
 
 # One bad value per kind: the table shows what patchjudge says about it.
@@ -107,6 +112,7 @@ BAD = {
     "workers": "many",
     "isolation": "container",
     "fraction": 1.5,
+    "finding": "warn",
 }
 
 MAP = '[map]\n"**" = []\n'
