@@ -34,7 +34,9 @@ MEANING = {
     "`--no-deps`, from the judge's tree",
     "properties.paths": "where the human-owned property tests live; a new file there fails "
     "pathfilter",
-    "properties.seed": "hypothesis seed for every property run; the verdict records it",
+    "properties.seed": "hypothesis seed for every property run when `PATCHJUDGE_SEED_KEY` is "
+    "not set (predictable to the patch); with the key the seed is derived from it, the head "
+    "and the ledger; the verdict records the seed used",
     "properties.max_examples": "hypothesis cases per property; the verdict records it",
     "properties.timeout_s": "wall-clock limit of the property run in seconds; past it the "
     "lane fails",
