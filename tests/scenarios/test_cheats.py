@@ -7,6 +7,7 @@ looks at who is watching: each is caught, and its honest look-alike is not.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -244,3 +245,33 @@ def test_a_library_that_reads_its_own_config_from_the_environment_is_accepted(
     judged = attack(tmp_path, {"src/calc/__init__.py": OWN_CONFIG})
     assert judged.decision == "accept_for_review", judged.explain()
     assert judged.verdict["review"]["properties"]["probes"] == []
+
+
+# --- the trusted host of replay holds the key too ------------------------------
+
+
+def test_replay_on_a_trusted_host_with_the_key_runs_the_derived_seed(tmp_path: Path) -> None:
+    from tests.replay_helpers import clone, patch, receipt_of, replay_repo
+
+    dev = replay_repo(tmp_path)
+    head = patch(dev)
+    made = cli(dev, "replay", "slice", "--base", "main", env=_keyed_env())
+    assert made.code == 0, made
+    trusted = clone(dev, tmp_path / "trusted")
+    slice_path = str(dev / ".patchjudge" / "replay-slice.txt")
+    ran = cli(
+        trusted, "replay", "run", "--slice", slice_path, "--base", "origin/main", env=_keyed_env()
+    )
+    assert ran.code == 0, ran
+    receipt = receipt_of(trusted)
+    ledger = hashlib.sha256(git(dev, "show", "main:eval/gate.toml").encode()).hexdigest()
+    derived = seed.derive(KEY.encode(), head, ledger)
+    assert json.loads(receipt.read_text())["seed"] == derived
+    args = ("gate", "--base", "main", "--today", "2026-12-01", "--receipt", str(receipt))
+    keyed = cli(dev, *args, env=_keyed_env())
+    assert keyed.code == 0, keyed
+    # A gate without the key runs the pinned seed: the keyed receipt is not its run.
+    pinned = cli(dev, *args, env=PINNED)
+    assert pinned.code == 1, pinned
+    doc = json.loads((dev / ".patchjudge" / "verdict.json").read_text())
+    assert doc["reasons"] == [f"replay: receipt ran with seed {derived}, the ledger says 20260924"]
