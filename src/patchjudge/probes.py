@@ -130,7 +130,11 @@ _ENV_FAMILY = re.compile(
 _ENV_NAMES = frozenset(
     {"CI", "USER", "USERNAME", "LOGNAME", "HOSTNAME", "COMPUTERNAME", "BUILD_ID", "BUILD_NUMBER"}
 )
-_TOOL_WORD = re.compile(r"pytest|hypothesis|patchjudge", re.IGNORECASE)
+# A string that is a test tool's name or module path ("pytest", "_pytest.main"), not
+# one that mentions it in passing (a message, a temporary directory's path).
+_TOOL_NAME = re.compile(
+    r"_?(pytest|py\.test|hypothesis|patchjudge|xdist|pluggy|coverage)([._-]\w*)*", re.IGNORECASE
+)
 _ENVIRON = ("os.environ", "os.environb", "posix.environ")
 _ENV_READS = ("get", "pop", "setdefault", "__getitem__", "__contains__")
 _GETENV = (*(f"{e}.{m}" for e in _ENVIRON for m in _ENV_READS), "os.getenv", "os.getenvb")
@@ -451,7 +455,7 @@ def _strings(node: ast.AST) -> Iterator[Hit]:
         yield Hit(_lines(node), f"{_PROC} ({text[:40]!r})")
     elif _ENV_FAMILY.match(text):
         yield Hit(_lines(node), f"{_ENV} ({text[:40]!r})", weak=True)
-    elif _TOOL_WORD.search(text) or text in ("coverage", "pluggy", "xdist"):
+    elif _TOOL_NAME.fullmatch(text):
         yield Hit(_lines(node), f"names a test tool ({text[:40]!r})", weak=True)
 
 

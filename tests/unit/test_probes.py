@@ -96,6 +96,7 @@ PROBES = {
     "environ.items": ("import os\nx = os.environ.items()\n", ["(scans os.environ)"]),
     "name by prefix": ('def f(k):\n    return k.startswith("PYTEST")\n', ["reads the runner's environment ('PYTEST')"]),
     "tool by name": ('import sys\nx = "pytest" in sys.argv[0]\n', ["names a test tool ('pytest')"]),
+    "tool module by name": ('x = "_pytest.main"\n', ["names a test tool ('_pytest.main')"]),
     # clocks, process ids and call counters that gate behaviour
     "clock in if": (
         "import time\ndef f(x):\n    if time.monotonic() > 5:\n        return 0\n    return x\n",
@@ -158,6 +159,9 @@ HONEST = {
     "the word proc": 'PROCESS = "/process/a"\nX = "proc"\n',
     "traceback formatting": "import traceback\ndef why(e):\n    return traceback.format_exception(e)\n",
     "sys.exit and argv": "import sys\ndef main():\n    return len(sys.argv)\n",
+    "a path or message that mentions a tool": (
+        'LOG = "/tmp/pytest-of-ci/run.log"\nWHY = "the hypothesis does not hold"\n'
+    ),
 }
 
 
