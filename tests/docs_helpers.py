@@ -34,7 +34,9 @@ MEANING = {
     "`--no-deps`, from the judge's tree",
     "properties.paths": "where the human-owned property tests live; a new file there fails "
     "pathfilter",
-    "properties.seed": "hypothesis seed for every property run; the verdict records it",
+    "properties.seed": "hypothesis seed for every property run when `PATCHJUDGE_SEED_KEY` is "
+    "not set (predictable to the patch); with the key the seed is derived from it, the head "
+    "and the ledger; the verdict records the seed used",
     "properties.max_examples": "hypothesis cases per property; the verdict records it",
     "properties.timeout_s": "wall-clock limit of the property run in seconds; past it the "
     "lane fails",
@@ -79,6 +81,10 @@ MEANING = {
     "replay.marker": 'a pytest marker naming host-dependent tests (at head or at base); `""`: none',
     "replay.private": "node-id globs that may never leave for the trusted host: a slice "
     "holding one is refused",
+    "review.unexercised": "a changed line no property exercised (not executed, or none of its "
+    "mutants killed): `undecided` holds the merge, `report` only shows the ranges",
+    "review.probes": "a changed line that probes the judge (stack, sys.modules, trace hooks, "
+    "/proc, runner environment, ...): `undecided` holds the merge, `report` only shows it",
 }
 
 KIND = {
@@ -94,6 +100,7 @@ KIND = {
     "workers": '`"auto"` or integer >= 0',
     "isolation": '`"sandbox"`, `"auto"` or `"process"`',
     "fraction": "number from 0 to 1",
+    "finding": '`"undecided"` or `"report"`',
 }
 
 # One bad value per kind: the table shows what patchjudge says about it.
@@ -110,6 +117,7 @@ BAD = {
     "workers": "many",
     "isolation": "container",
     "fraction": 1.5,
+    "finding": "warn",
 }
 
 MAP = '[map]\n"**" = []\n'

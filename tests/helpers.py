@@ -179,7 +179,12 @@ def cli(
     """`python -m patchjudge ARGS` in `repo`, as a user runs it."""
     if env is None:
         # Inherited GITHUB_* would make a scenario gate append to the real job summary.
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+        # A seed key in the shell would change every scenario's inputs (issue 18).
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("GITHUB_") and k != "PATCHJUDGE_SEED_KEY"
+        }
     full_env = no_git_env(env)
     proc = subprocess.run(
         [sys.executable, "-m", "patchjudge", *args],

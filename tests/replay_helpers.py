@@ -75,13 +75,19 @@ SLICE = "tests/test_calc.py::test_clock\ntests/test_host.py::test_total_on_host\
 
 
 def replay_repo(
-    tmp_path: Path, *, frozen: bool = False, required: bool = True, isolation: str | None = None
+    tmp_path: Path,
+    *,
+    frozen: bool = False,
+    required: bool = True,
+    isolation: str | None = None,
+    extra_ledger: str = "",
 ) -> Path:
     """The example project with host-dependent tests; `frozen` adds a frozen, failing one."""
     files: dict[str, str | bytes | None] = {
         "eval/gate.toml": ledger(required=required).replace(
             "[gate]\n", f'[gate]\nisolation = "{isolation}"\n' if isolation else "[gate]\n", 1
-        ),
+        )
+        + extra_ledger,
         "tests/conftest.py": CONFTEST,
         "tests/test_calc.py": MARKED_TESTS,
         "tests/test_host.py": HOST_TESTS + (FLAKY_TEST if frozen else ""),

@@ -47,6 +47,17 @@ class PropertiesSettings:
     review_mutants: int = 20
     min_changed_lines_executed: float = 0.0
     review_timeout_s: int = 60
+    # Where this run's `seed` came from (issue 18): "pinned" as parsed; the run
+    # replaces seed and source with the key's when PATCHJUDGE_SEED_KEY is set.
+    seed_source: str = "pinned"
+
+
+@dataclass(frozen=True)
+class ReviewSettings:
+    """What the review's findings do to the verdict (issue 18): "undecided" | "report"."""
+
+    unexercised: str = "undecided"
+    probes: str = "undecided"
 
 
 @dataclass(frozen=True)
@@ -104,6 +115,7 @@ class Ledger:
     sha256: str
     # Keys the file set itself; a default that points at nothing is not an error.
     explicit: frozenset[str]
+    review: ReviewSettings = ReviewSettings()
 
     def judge_paths(self) -> tuple[str, ...]:
         """Globs the patch may never touch, whatever `protected` says."""
@@ -116,6 +128,9 @@ class Ledger:
 # --- the schema: section -> key -> (kind, default) -------------------------
 
 _Check = Callable[[Any], str | None]
+
+# What a review finding does: hold the merge as undecided, or only show it.
+FINDINGS = ("undecided", "report")
 
 _DEFAULT_PROTECTED = ["eval/**", "noxfile.py", "constraints/**", ".github/workflows/**"]
 
@@ -167,6 +182,10 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
         "nodeids": ("globs", []),
         "marker": ("str", ""),
         "private": ("globs", []),
+    },
+    "review": {
+        "unexercised": ("finding", "undecided"),
+        "probes": ("finding", "undecided"),
     },
 }
 
@@ -249,6 +268,7 @@ _KINDS: dict[str, _Check] = {
     "workers": _workers,
     "isolation": lambda v: None if v in ISOLATIONS else "must be 'sandbox', 'auto' or 'process'",
     "fraction": _fraction,
+    "finding": lambda v: None if v in FINDINGS else "must be 'undecided' or 'report'",
 }
 
 
@@ -342,6 +362,7 @@ def parse_ledger(data: bytes, source: str = LEDGER) -> Ledger:
         replay=ReplaySettings(**s["replay"]),
         sha256=hashlib.sha256(data).hexdigest(),
         explicit=frozenset(explicit),
+        review=ReviewSettings(**s["review"]),
     )
 
 

@@ -76,6 +76,7 @@ def markdown(verdict: Verdict) -> str:
         f"- isolation: {_ISOLATION.get(str(review.get('isolation')), 'process')}",
         f"- properties: seed {props.get('seed')}, {props.get('max_examples')} cases, "
         + _oracle(props),
+        f"- inputs: {_cell(_SEED_SOURCE.get(str(props.get('seed_source')), _PINNED))}",
         f"- fixtures: {_cell(str(review.get('fixtures')))}",
         "- frozen: "
         + (", ".join(_cell(f"{f['nodeid']} until {f['expires']}") for f in frozen) or "none"),
@@ -105,6 +106,11 @@ def _suite_not_run(verdict: Verdict) -> list[str]:
 _ISOLATION = {
     "sandbox": "sandbox (the patch's code ran under bubblewrap)",
     "process": "process (no sandbox: the patch's code ran with process-level isolation only)",
+}
+_PINNED = "predictable to the patch (the pinned [properties] seed; set PATCHJUDGE_SEED_KEY)"
+_SEED_SOURCE = {
+    "key": "unknown to the patch (seed derived from PATCHJUDGE_SEED_KEY, the head and the ledger)",
+    "pinned": _PINNED,
 }
 SHOWN = 20  # survivors or ranges listed in verdict.md; verdict.json has all
 
@@ -159,6 +165,16 @@ def _what_the_properties_said(props: Mapping[str, Any], sandboxed: bool) -> list
             lines.append(f"- survived:{_more(survivors)}")
     else:
         lines.append(f"- mutants: {_cell(str(mutants))}")
+    unexercised = props.get("unexercised") or []
+    if unexercised:
+        shown = ", ".join(_cell(r) for r in unexercised[:SHOWN])
+        lines.append(
+            f"- not exercised (not executed, or no mutant killed): {shown}{_more(unexercised)}"
+        )
+    probes = props.get("probes") or []
+    lines += [f"- probe: {_cell(p)}" for p in probes[:SHOWN]]
+    if len(probes) > SHOWN:
+        lines.append(f"- probe:{_more(probes)}")
     lines.append("")
     return lines
 

@@ -224,6 +224,31 @@ def changed_lines(
     return {"executed": ran, "total": total, "unexecuted": unexecuted}
 
 
+def unexercised(
+    files: Sequence[ChangedFile],
+    executed: Mapping[str, frozenset[int]],
+    fates: Sequence[tuple[Mutant, Fate]],
+) -> list[str]:
+    """Ranges of changed statements no property exercised (issue 18).
+
+    Executed is what the tested side reported, and the tested side can forge
+    it; a killed mutant is what the judge saw fail. So a changed statement is
+    exercised when a property executed it and, where mutants of it were
+    chosen, one of them was killed (one that survived or was not tried proves
+    nothing about the line).
+    """
+    tried: dict[tuple[str, int], bool] = {}
+    for m, what in fates:
+        key = (m.path, m.statement)
+        tried[key] = tried.get(key, False) or what is Fate.KILLED
+    found: list[str] = []
+    for f in sorted(files, key=lambda f: f.path):
+        ran = executed.get(f.path, frozenset())
+        missed = {n for n in f.lines if n not in ran or not tried.get((f.path, n), True)}
+        found += [range_text(f.path, a, b) for a, b in fold(missed, f.all_statements)]
+    return found
+
+
 def below_threshold(summary: Mapping[str, Any], minimum: float) -> str | None:
     """The properties lane's reason when fewer changed lines ran than the ledger asks."""
     total, ran = int(summary["total"]), int(summary["executed"])

@@ -13,7 +13,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
 
-from patchjudge import charmap, git, review, testrun
+from patchjudge import charmap, git, probes, review, testrun
 from patchjudge.paths import any_match
 from patchjudge.workspace import Run
 
@@ -79,6 +79,23 @@ def changed_files(run: Run) -> list[review.ChangedFile]:
     return found
 
 
+def probe_hits(run: Run, changed: Sequence[review.ChangedFile]) -> list[str]:
+    """The probes of the judge the patch adds on its changed lines (issue 18), `path:line: what`.
+
+    The base's side is the file the change came from (a modification or a
+    rename): a probe the base already had on the same line is not the patch's.
+    """
+    origin = {c.new_path: c.old_path for c in run.changes if c.status in "MR" and c.old_path}
+    found: list[str] = []
+    for f in changed:
+        old = origin.get(f.path)
+        data = git.show(run.repo, run.merge_base, old) if old else None
+        decoded = review.decode(data) if data is not None else None
+        base = decoded[0] if decoded is not None else None
+        found += probes.changed_hits(f.path, base, f.text, f.changed)
+    return found
+
+
 def _limited(run: Run, seconds: int) -> Run:
     """The run with a shorter property deadline: what is left of the review's budget."""
     props = dataclasses.replace(run.ledger.properties, timeout_s=seconds)
@@ -128,8 +145,11 @@ def try_mutants(
     runner: PropertyRunner,
     *,
     cpus: int | None = None,
-) -> dict[str, Any] | str:
+) -> tuple[dict[str, Any] | str, list[tuple[review.Mutant, review.Fate]]]:
     """Run the chosen mutants against the properties that executed their lines.
+
+    Returns the review's summary and each mutant's fate (which lines the
+    judge saw a mutant die on: review.unexercised).
 
     Two at a time where there are two cores, each pair member in a worker
     process of its own: proc.run reaps whatever the tested code leaves
@@ -140,7 +160,7 @@ def try_mutants(
     """
     settings = run.ledger.properties
     if settings.review_mutants == 0:
-        return "off: [properties] review_mutants = 0"
+        return "off: [properties] review_mutants = 0", []
     index = review.node_index(result.executed, changed)
     chosen = review.choose(
         changed,
@@ -171,4 +191,5 @@ def try_mutants(
                     fates[i] = review.Fate.NOT_TRIED
     else:
         fates.update((i, _attempt(run, runner, tasks[i])) for i in todo)
-    return review.mutants_summary([(m, fates[i]) for i, (m, _) in enumerate(chosen)])
+    results = [(m, fates[i]) for i, (m, _) in enumerate(chosen)]
+    return review.mutants_summary(results), results

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from patchjudge.config import PropertiesSettings
+from patchjudge.config import PropertiesSettings, ReviewSettings
 from patchjudge.report import Decision, LaneOutcome, LaneReport, RunKey, Status, Verdict
 
 CORE_LANES = ("pathfilter", "fixtures", "freeze", "properties")
@@ -75,6 +75,7 @@ def _review(
         "isolation": _isolation(reports),
         "properties": {
             "seed": properties.seed,
+            "seed_source": properties.seed_source,
             "max_examples": properties.max_examples,
             **_properties_review(reports.get("properties"), lanes["properties"]),
         },
@@ -124,6 +125,8 @@ def _strings(value: Any, shape: re.Pattern[str] | None = None) -> bool:
 _RANGE = re.compile(r":[0-9]+(-[0-9]+)?\Z")
 _SURVIVOR = re.compile(r":[0-9]+: ")
 _WHY_NONE = re.compile(r"(not tried|off): ")
+_PROBE = re.compile(r":[0-9]+: ")
+MAX_SHOWN = 10  # ranges or probes named in the verdict's reasons; verdict.json has all
 
 
 def _changed_lines(value: Any) -> dict[str, Any] | str | None:
@@ -211,25 +214,90 @@ def suite_summary(details: Any) -> str:
     parts += [f"{len(excused)} frozen failed (excused)"] if excused else []
     parts += [f"{skipped} skipped"] if skipped else []
     return f"ran {ran}: " + ", ".join(parts)
+def _seeded(report: LaneReport | Unreadable | None, outcome: LaneOutcome, seed: int) -> LaneOutcome:
+    """A properties report that ran another seed than this run's is stale (issue 18).
+
+    The seed is not in the run key: without the key the pinned seed is the
+    run's, with it the derived one; a report made with the other counts as failed.
+    """
+    if not isinstance(report, LaneReport) or outcome.status is Status.FAIL:
+        return outcome
+    got = report.details.get("seed")
+    if type(got) is not int or got != seed:
+        return LaneOutcome(Status.FAIL, (f"stale report: seed {got!r} is not this run's {seed}",))
+    return outcome
+
+
+def _ranges_shown(ranges: Sequence[str]) -> str:
+    shown = ", ".join(ranges[:MAX_SHOWN])
+    more = len(ranges) - MAX_SHOWN
+    return shown + (f" and {more} more ranges" if more > 0 else "")
+
+
+def review_findings(
+    report: LaneReport | Unreadable | None, outcome: LaneOutcome, review: ReviewSettings
+) -> tuple[list[str], list[str], list[str]]:
+    """(reasons that hold the merge, unexercised ranges, probe hits) from a passing properties lane.
+
+    SPEC "The verdict" v3: a changed line no property exercised, or a
+    changed line that probes the judge, makes the verdict undecided unless
+    `[review]` says "report". A passing report that does not say is no pass.
+    """
+    if outcome.status is not Status.PASS or not isinstance(report, LaneReport):
+        return [], [], []
+    raw_unexercised: Any = report.details.get("unexercised")
+    raw_probes: Any = report.details.get("probes")
+    held: list[str] = []
+    unexercised: list[str] = []
+    probes: list[str] = []
+    if _strings(raw_unexercised, _RANGE):
+        unexercised = list(raw_unexercised)
+    else:
+        held.append("the properties report does not say which changed lines were exercised")
+    if _strings(raw_probes, _PROBE):
+        probes = list(raw_probes)
+    else:
+        held.append("the properties report does not say whether the changed lines probe the judge")
+    if unexercised and review.unexercised == "undecided":
+        held.append(f"the properties never exercised {_ranges_shown(unexercised)}")
+    if probes and review.probes == "undecided":
+        held += [f"probe of the judge at {hit}" for hit in probes[:MAX_SHOWN]]
+        if len(probes) > MAX_SHOWN:
+            held.append(
+                f"probe of the judge: {len(probes) - MAX_SHOWN} more (verdict.json has all)"
+            )
+    return held, unexercised, probes
 
 
 def decide(
     reports: Mapping[str, LaneReport | Unreadable | None],
     key: RunKey,
     properties: PropertiesSettings,
+    review: ReviewSettings | None = None,
 ) -> Verdict:
     """AND-gate the lanes (SPEC: The verdict). Never averages; silence fails."""
+    review = review or ReviewSettings()
     lanes = {name: lane_outcome(name, reports.get(name), key) for name in ALL_LANES}
+    lanes["properties"] = _seeded(reports.get("properties"), lanes["properties"], properties.seed)
+    held, unexercised, probes = review_findings(
+        reports.get("properties"), lanes["properties"], review
+    )
     failed = [n for n in ALL_LANES if lanes[n].status is Status.FAIL]
     reasons = tuple(f"{n}: {r}" for n in failed for r in lanes[n].reasons)
     replay = lanes["replay"].status
     if any(lanes[n].status is Status.FAIL for n in CORE_LANES) or replay is Status.FAIL:
         decision = Decision.REJECT
-    elif replay is Status.UNDECIDED:
+    elif replay is Status.UNDECIDED or held:
+        # Replay first (SPEC order); the review's reasons are listed after it.
         decision = Decision.UNDECIDED
-        reasons = tuple(f"replay: {r}" for r in lanes["replay"].reasons)
+        reasons = tuple(
+            f"replay: {r}" for r in lanes["replay"].reasons if replay is Status.UNDECIDED
+        )
+        reasons += tuple(f"review: {r}" for r in held)
     elif all(lanes[n].status in (Status.PASS, Status.NOT_APPLICABLE) for n in ALL_LANES):
         decision = Decision.ACCEPT_FOR_REVIEW
     else:
         raise AssertionError("unreachable")
-    return Verdict(decision, key, lanes, reasons, _review(reports, lanes, properties))
+    fields = _review(reports, lanes, properties)
+    fields["properties"] |= {"unexercised": unexercised, "probes": probes}
+    return Verdict(decision, key, lanes, reasons, fields)

@@ -261,9 +261,10 @@ class Connection:
             rel = os.path.relpath(path, self.tree)
             if rel.startswith(".."):
                 continue
+            # "" too: the lines run outside any test, at import (issue 18). Dropped,
+            # a module's top level never counted as executed, however it was imported.
             for context, lines in _by_context(data, path).items():
-                if context:
-                    found.setdefault(context, {})[rel] = sorted(lines)
+                found.setdefault(context, {})[rel] = sorted(lines)
         return found
 
     def reply_error(self, ident: int, exc: BaseException) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from patchjudge import git, sandbox, trees
+from patchjudge import git, sandbox, seed, trees
 from patchjudge.config import LEDGER, Ledger, check_paths_exist, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import SYMLINK, Change, Classification, classify, globs, is_bytecode
@@ -205,7 +205,8 @@ def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
             file=source,
             fix="adopt patchjudge on the base branch first (patchjudge init)",
         )
-    ledger = parse_ledger(data, source)
+    # The properties' seed for this run: the key's when the environment holds one (issue 18).
+    ledger = seed.applied(parse_ledger(data, source), environ, head)
     base_entries = tuple(git.ls_tree(repo, mb))
     check_paths_exist(ledger, _exists_in(base_entries).__contains__, source)
     changes = tuple(git.diff(repo, mb, head))

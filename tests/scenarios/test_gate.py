@@ -59,12 +59,15 @@ def test_benign_change_is_accepted_for_review(tmp_path: Path) -> None:
         "isolation": doc["review"]["isolation"],
         "properties": {
             "seed": 20260924,
+            "seed_source": "pinned",
             "max_examples": 50,
             "oracle": doc["review"]["properties"]["oracle"],
             "in_process": [],
             # The one changed line, executed; its two mutants (drop, raise) killed.
             "changed_lines": {"executed": 1, "total": 1, "unexecuted": []},
             "mutants": {"killed": 2, "total": 2, "not_tried": 0, "survivors": []},
+            "unexercised": [],
+            "probes": [],
         },
         "fixtures": "lock intact",
         "freeze": [],

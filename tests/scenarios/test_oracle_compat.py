@@ -282,8 +282,14 @@ def test_run_properties_applies_edit_to_the_worker_and_reports_executed_lines(
     result = run_properties(run, coverage=["src/calc/__init__.py"])
     assert result.exitstatus == 0, result.output
     never = "eval/properties/test_total.py::test_total_never_negative"
-    assert set(result.executed) == {never, "eval/properties/test_total.py::test_total_matches_sum"}
+    # "": what ran outside any test, the module's top level at import (issue 18).
+    assert set(result.executed) == {
+        "",
+        never,
+        "eval/properties/test_total.py::test_total_matches_sum",
+    }
     assert set(result.executed[never]["src/calc/__init__.py"]) >= {2, 3, 5}
+    assert result.executed[""]["src/calc/__init__.py"] == (1,)  # the `def` line
 
     def mutant(tree: Path) -> None:
         path = tree / "src" / "calc" / "__init__.py"

@@ -283,7 +283,10 @@ def test_receipt_rewritten_by_code_under_test_changes_nothing(
     if isolation == "sandbox":
         require_sandbox()
     target = tmp_path / "receipt.json"
-    dev = replay_repo(tmp_path, isolation=isolation)
+    # No property can tell whether the rewrite ran (issue 18 would hold it as
+    # unexercised): this test is about the receipt, so the rule only reports.
+    review = '\n[review]\nunexercised = "report"\n'
+    dev = replay_repo(tmp_path, isolation=isolation, extra_ledger=review)
     rewriting = (
         "import contextlib, pathlib\n\n"
         "with contextlib.suppress(OSError):\n"

@@ -33,6 +33,13 @@ def test_defaults_are_the_spec_values() -> None:
     assert not ledger.replay.required and ledger.replay.max_slice == 50
     assert ledger.map[0].pattern == "src/**" and ledger.map[0].lanes == {"properties"}
     assert ledger.explicit == frozenset()
+    assert (ledger.review.unexercised, ledger.review.probes) == ("undecided", "undecided")
+    assert ledger.properties.seed_source == "pinned"
+
+
+def test_the_review_table_may_only_report() -> None:
+    ledger = parse_ledger(MINIMAL + b"[review]\nunexercised = 'report'\nprobes = 'report'\n")
+    assert (ledger.review.unexercised, ledger.review.probes) == ("report", "report")
 
 
 def test_ledger_is_always_protected_whatever_protected_says() -> None:
@@ -71,6 +78,13 @@ BAD = [
     (b'[map]\n"src/**" = "properties"\n', "list of lane names", "map.'src/**'"),
     (b'[map]\n"#x" = []\n', "negations and comments", "map.'#x'"),
     (MINIMAL + b"[flakes]\nworkers = 'many'\n", "'auto'", "flakes.workers"),
+    (
+        MINIMAL + b"[review]\nunexercised = 'warn'\n",
+        "'undecided' or 'report'",
+        "review.unexercised",
+    ),
+    (MINIMAL + b"[review]\nprobes = true\n", "'undecided' or 'report'", "review.probes"),
+    (MINIMAL + b"[review]\nprobe = 'report'\n", "unknown key 'probe'", "review.probe"),
 ]
 
 

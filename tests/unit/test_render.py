@@ -15,6 +15,8 @@ from patchjudge.verdict import ALL_LANES, decide
 
 KEY = RunKey("a" * 40, "b" * 40, "c" * 64)
 PROPS = PropertiesSettings(paths=("eval/properties",), seed=7, max_examples=50, timeout_s=60)
+# A properties report of this run's seed with nothing for the review to hold (issue 18).
+CLEAN = {"seed": 7, "unexercised": [], "probes": []}
 
 
 def verdict_of(**lanes: tuple[Status, list[str]]) -> Verdict:
@@ -22,7 +24,8 @@ def verdict_of(**lanes: tuple[Status, list[str]]) -> Verdict:
     reports: dict[str, LaneReport | None] = {}
     for name in ALL_LANES:
         status, reasons = lanes.get(name, (Status.PASS, []))
-        reports[name] = LaneReport(name, status, tuple(reasons), KEY)
+        details = CLEAN if name == "properties" else {}
+        reports[name] = LaneReport(name, status, tuple(reasons), KEY, details)
     return decide(reports, KEY, PROPS)
 
 

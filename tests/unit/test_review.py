@@ -384,3 +384,52 @@ def test_the_patchs_syntax_warnings_stay_quiet() -> None:
     f = changed('def f(x):\n    return x == "\\d"\n', {2})
     assert f.lines == {2}
     assert "src/m.py:2: == -> !=" in [m.describe() for m, _ in review.choose([f], 1, 9, bool)]
+
+
+# --- exercised: executed, and where mutants were tried, one killed (issue 18) ---
+
+SMALL = "def f(x):\n    y = x + 1\n    if y > 3:\n        return 0\n    return y\n"
+
+
+def _mutant(path: str, line: int) -> review.Mutant:
+    return review.Mutant(path, line, line, "change_constant", "1 -> 2", 0, 1, "2")
+
+
+K, S, N = review.Fate.KILLED, review.Fate.SURVIVED, review.Fate.NOT_TRIED
+EXERCISED = [
+    # (executed lines, (line, fate) of the mutants tried, unexercised ranges)
+    ({1, 2, 3, 4, 5}, [], []),
+    ({1, 2, 3, 5}, [], ["src/m.py:4"]),
+    ({1, 2, 3, 4, 5}, [(2, K)], []),
+    ({1, 2, 3, 4, 5}, [(2, S)], ["src/m.py:2"]),
+    ({1, 2, 3, 4, 5}, [(2, N)], ["src/m.py:2"]),  # untried proves nothing either
+    ({1, 2, 3, 4, 5}, [(2, S), (2, K)], []),  # one killed is enough
+    ({1, 2, 3, 4, 5}, [(2, S), (3, S)], ["src/m.py:2-3"]),
+    ({1, 3, 4, 5}, [(2, K)], ["src/m.py:2"]),  # a kill without execution: forged or not, not run
+    (set(), [], ["src/m.py:1-5"]),
+]
+
+
+@pytest.mark.parametrize(("ran", "fates", "expected"), EXERCISED)
+def test_a_changed_line_is_exercised_when_executed_and_one_of_its_mutants_died(
+    ran: set[int], fates: list[tuple[int, review.Fate]], expected: list[str]
+) -> None:
+    f = changed(SMALL, range(1, 6))
+    results = [(_mutant("src/m.py", line), fate) for line, fate in fates]
+    assert review.unexercised([f], {"src/m.py": frozenset(ran)}, results) == expected
+
+
+def test_only_changed_lines_can_be_unexercised() -> None:
+    f = changed(SMALL, {4})
+    assert review.unexercised([f], {"src/m.py": frozenset({1, 2, 3, 5})}, []) == ["src/m.py:4"]
+    assert review.unexercised([f], {"src/m.py": frozenset({1, 2, 3, 4, 5})}, []) == []
+    # A mutant elsewhere in the file says nothing about the changed line.
+    other = [(_mutant("src/m.py", 2), S), (_mutant("src/other.py", 4), S)]
+    assert review.unexercised([f], {"src/m.py": frozenset({4})}, other) == []
+
+
+def test_import_time_lines_count_as_executed() -> None:
+    # "" is coverage's context for what ran outside any test: a module's top level.
+    f = changed("X = 1\ndef f():\n    return X\n", range(1, 4))
+    executed = review.executed_lines({"": {"src/m.py": [1, 2]}, "t::a": {"src/m.py": [3]}}, [f])
+    assert review.unexercised([f], executed, []) == []

@@ -237,6 +237,10 @@ frozen_st = st.lists(
 review_details_st = st.fixed_dictionaries(
     {},
     optional={
+        "seed": st.sampled_from([7, 8, None]),
+        "unexercised": st.lists(st.sampled_from(["src/m.py:3", "src/m.py:4-9", "nope"]), max_size=3)
+        | st.none(),
+        "probes": st.lists(st.sampled_from(["src/m.py:3: reads /proc", "nope"]), max_size=3),
         "oracle": st.sampled_from(["out_of_process", "in_process", "elsewhere"]),
         "in_process": st.lists(st.text(max_size=10), max_size=2),
         "changed_lines": st.one_of(

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from patchjudge.config import PropertiesSettings
+from patchjudge.config import PropertiesSettings, ReviewSettings
 from patchjudge.report import Decision, LaneReport, RunKey, Status
 from patchjudge.verdict import ALL_LANES, Unreadable, decide
 
 KEY = RunKey("b" * 40, "h" * 40, "l" * 64, "run-1")
 SETTINGS = PropertiesSettings(("eval/properties",), 7, 9, 60)
 P, F, NA, U = Status.PASS, Status.FAIL, Status.NOT_APPLICABLE, Status.UNDECIDED
+# What a properties report says when it ran this run's seed and found nothing to hold (issue 18).
+CLEAN = {"seed": 7, "unexercised": [], "probes": []}
+
+
+def _details(name: str, **details: object) -> dict[str, object]:
+    return {**CLEAN, **details} if name == "properties" else dict(details)
 
 
 def reports(**statuses: Status) -> dict[str, LaneReport]:
@@ -18,7 +26,7 @@ def reports(**statuses: Status) -> dict[str, LaneReport]:
     for name in ALL_LANES:
         status = statuses.get(name, P)
         reasons = ("why",) if status in (F, U) else ()
-        out[name] = LaneReport(name, status, reasons, KEY, {})
+        out[name] = LaneReport(name, status, reasons, KEY, _details(name))
     return out
 
 
@@ -96,11 +104,14 @@ def test_review_fields() -> None:
         "isolation": "process",
         "properties": {
             "seed": 7,
+            "seed_source": "pinned",
             "max_examples": 9,
             "oracle": "in_process",
             "in_process": [],
             "changed_lines": f"not measured: {why} changed_lines",
             "mutants": f"not tried: {why} mutants",
+            "unexercised": [],
+            "probes": [],
         },
         "fixtures": "lock intact",
         "freeze": [{"nodeid": "t::a", "expires": "2026-12-08"}],
@@ -120,14 +131,14 @@ MUTANTS = {"killed": 1, "total": 3, "not_tried": 1, "survivors": ["src/m.py:3: 0
 
 def _with(lane: str, status: Status = P, reasons: tuple[str, ...] = (), **details: object) -> dict:  # type: ignore[type-arg]
     rs = reports()
-    rs[lane] = LaneReport(lane, status, reasons, KEY, details)
+    rs[lane] = LaneReport(lane, status, reasons, KEY, _details(lane, **details))
     return rs
 
 
 def _sandboxed(**statuses: Status) -> dict[str, LaneReport | Unreadable | None]:
     rs: dict[str, LaneReport | Unreadable | None] = {}
     for name, r in reports(**statuses).items():
-        rs[name] = LaneReport(name, r.status, r.reasons, KEY, {"isolation": "sandbox"})
+        rs[name] = LaneReport(name, r.status, r.reasons, KEY, _details(name, isolation="sandbox"))
     return rs
 
 
@@ -135,9 +146,9 @@ def test_isolation_is_sandbox_only_when_every_lane_says_so() -> None:
     assert decide(_sandboxed(), KEY, SETTINGS).review["isolation"] == "sandbox"
     for lane in ALL_LANES:
         rs = _sandboxed()
-        rs[lane] = LaneReport(lane, P, (), KEY, {"isolation": "process"})
+        rs[lane] = LaneReport(lane, P, (), KEY, _details(lane, isolation="process"))
         assert decide(rs, KEY, SETTINGS).review["isolation"] == "process", lane
-        rs[lane] = LaneReport(lane, P, (), KEY, {})
+        rs[lane] = LaneReport(lane, P, (), KEY, _details(lane))
         assert decide(rs, KEY, SETTINGS).review["isolation"] == "process", lane
         rs[lane] = None
         assert decide(rs, KEY, SETTINGS).review["isolation"] == "process", lane
@@ -153,11 +164,14 @@ def test_the_properties_figures_come_from_the_properties_report() -> None:
     )
     assert decide(rs, KEY, SETTINGS).review["properties"] == {
         "seed": 7,
+        "seed_source": "pinned",
         "max_examples": 9,
         "oracle": "out_of_process",
         "in_process": ["eval/properties/test_mp.py"],
         "changed_lines": CHANGED,
         "mutants": MUTANTS,
+        "unexercised": [],
+        "probes": [],
     }
 
 
@@ -225,3 +239,97 @@ def test_a_failed_properties_lane_keeps_its_figures_and_says_why_no_mutants() ->
     props = decide(rs, KEY, SETTINGS).review["properties"]
     assert props["changed_lines"] == CHANGED
     assert props["mutants"] == why
+
+
+# --- the seed and the review's findings (issue 18) ---------------------------
+
+HELD = ReviewSettings()
+REPORTED = ReviewSettings(unexercised="report", probes="report")
+GAP = ["src/calc/core.py:12-14"]
+PROBE = ["src/calc/core.py:3: reads the call stack (sys._getframe)"]
+NEVER = "review: the properties never exercised src/calc/core.py:12-14"
+PROBED = "review: probe of the judge at src/calc/core.py:3: reads the call stack (sys._getframe)"
+
+FINDINGS = [
+    # (properties details over CLEAN, other lanes, [review], decision, reasons)
+    ({}, {}, HELD, Decision.ACCEPT_FOR_REVIEW, ()),
+    ({"unexercised": GAP}, {}, HELD, Decision.UNDECIDED, (NEVER,)),
+    ({"unexercised": GAP}, {}, REPORTED, Decision.ACCEPT_FOR_REVIEW, ()),
+    ({"probes": PROBE}, {}, HELD, Decision.UNDECIDED, (PROBED,)),
+    ({"probes": PROBE}, {}, REPORTED, Decision.ACCEPT_FOR_REVIEW, ()),
+    ({"probes": PROBE}, {}, ReviewSettings(probes="report"), Decision.ACCEPT_FOR_REVIEW, ()),
+    ({"unexercised": GAP, "probes": PROBE}, {}, HELD, Decision.UNDECIDED, (NEVER, PROBED)),
+    # Precedence (SPEC "The verdict"): a failed lane rejects, replay's undecided comes first.
+    ({"unexercised": GAP}, {"freeze": F}, HELD, Decision.REJECT, ("freeze: why",)),
+    ({"unexercised": GAP}, {"replay": F}, HELD, Decision.REJECT, ("replay: why",)),
+    ({"probes": PROBE}, {"replay": U}, HELD, Decision.UNDECIDED, ("replay: why", PROBED)),
+    ({}, {"replay": U}, HELD, Decision.UNDECIDED, ("replay: why",)),
+    # Silence is no pass: a passing report that does not say holds the merge, whatever [review] says.
+    (
+        {"unexercised": None},
+        {},
+        REPORTED,
+        Decision.UNDECIDED,
+        ("review: the properties report does not say which changed lines were exercised",),
+    ),
+    (
+        {"probes": ["no line"]},
+        {},
+        REPORTED,
+        Decision.UNDECIDED,
+        ("review: the properties report does not say whether the changed lines probe the judge",),
+    ),
+]
+
+
+@pytest.mark.parametrize(("details", "lanes", "review", "decision", "why"), FINDINGS)
+def test_the_reviews_findings_and_their_precedence(
+    details: dict[str, object],
+    lanes: dict[str, Status],
+    review: ReviewSettings,
+    decision: Decision,
+    why: tuple[str, ...],
+) -> None:
+    rs = reports(**lanes)
+    rs["properties"] = LaneReport("properties", P, (), KEY, _details("properties", **details))
+    v = decide(rs, KEY, SETTINGS, review)
+    assert (v.decision, v.reasons) == (decision, why)
+
+
+def test_findings_stay_figures_of_the_review_in_report_mode() -> None:
+    rs = _with("properties", unexercised=GAP, probes=PROBE)
+    props = decide(rs, KEY, SETTINGS, REPORTED).review["properties"]
+    assert (props["unexercised"], props["probes"]) == (GAP, PROBE)
+
+
+def test_a_lane_that_did_not_pass_has_no_findings() -> None:
+    rs = _with("properties", NA, ("no changed path forces properties",), unexercised=GAP)
+    v = decide(rs, KEY, SETTINGS)
+    assert v.decision is Decision.ACCEPT_FOR_REVIEW
+    assert v.review["properties"]["unexercised"] == []
+
+
+def test_many_ranges_are_cut_short_in_the_reason() -> None:
+    gaps = [f"src/m.py:{n}" for n in range(1, 30, 2)]
+    v = decide(_with("properties", unexercised=gaps), KEY, SETTINGS)
+    assert v.reasons == (
+        "review: the properties never exercised "
+        + ", ".join(gaps[:10])
+        + f" and {len(gaps) - 10} more ranges",
+    )
+    assert v.review["properties"]["unexercised"] == gaps
+
+
+@pytest.mark.parametrize("seed", [8, None, "7", True])
+def test_a_properties_report_of_another_seed_is_stale(seed: object) -> None:
+    rs = _with("properties", seed=seed)
+    v = decide(rs, KEY, SETTINGS)
+    assert v.decision is Decision.REJECT
+    assert v.reasons == (f"properties: stale report: seed {seed!r} is not this run's 7",)
+
+
+def test_the_verdict_records_the_seed_and_where_it_came_from() -> None:
+    keyed = dataclasses.replace(SETTINGS, seed=123, seed_source="key")
+    v = decide(_with("properties", seed=123), KEY, keyed)
+    assert v.decision is Decision.ACCEPT_FOR_REVIEW
+    assert (v.review["properties"]["seed"], v.review["properties"]["seed_source"]) == (123, "key")

@@ -140,7 +140,9 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
         store.write_report(run.reports, report)
         snap = _restamp(snap, run)
         reports[name] = report
-    return _write_verdict(run, decide(reports, run.key, run.ledger.properties), out, environ)
+    return _write_verdict(
+        run, decide(reports, run.key, run.ledger.properties, run.ledger.review), out, environ
+    )
 
 
 def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = os.environ) -> int:
@@ -178,4 +180,6 @@ def verdict(
             reports[name] = None
             continue
         reports[name] = store.read_report(run.reports, name, expect.get(name) if expect else None)
-    return _write_verdict(run, decide(reports, run.key, run.ledger.properties), out, environ)
+    return _write_verdict(
+        run, decide(reports, run.key, run.ledger.properties, run.ledger.review), out, environ
+    )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from patchjudge import git, oracle, sandbox, store, testrun
+from patchjudge import git, oracle, sandbox, seed, store, testrun
 from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes.properties import is_test_file
@@ -68,7 +68,7 @@ def oracle_command(options: OracleOptions, out: TextIO, environ: Mapping[str, st
     data = git.show(repo, rev, LEDGER)
     if data is None:
         raise PatchjudgeError("not found", file=source, fix="adopt patchjudge first")
-    ledger = parse_ledger(data, source)
+    ledger = seed.applied(parse_ledger(data, source), environ, rev)
     entries = [e for e in git.ls_tree(repo, rev) if e.kind == "blob"]
     files = [e.path for e in entries]
     props = [

@@ -379,8 +379,12 @@ def _review(
         details["changed_lines"], settings.min_changed_lines_executed
     ):
         found.append(why)
+    fates: list[tuple[review.Mutant, review.Fate]] = []
     if problems or found:
         details["mutants"] = "not tried: the properties lane failed on the patch as it is"
     else:
-        details["mutants"] = review_run.try_mutants(run, changed, result, run_properties)
+        details["mutants"], fates = review_run.try_mutants(run, changed, result, run_properties)
+    # What the verdict holds as undecided under [review] (issue 18); figures here.
+    details["unexercised"] = review.unexercised(changed, executed, fates)
+    details["probes"] = review_run.probe_hits(run, changed)
     return found

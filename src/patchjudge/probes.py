@@ -1,0 +1,586 @@
+"""Pure: changed lines that probe the judge instead of computing (issue 18).
+
+A patch that is exact only while it is watched has to find out that it is
+watched: from the call stack, the loaded modules, a trace hook, coverage,
+its own code objects, /proc, the host, the environment the runner sets, or a
+clock or call count it branches on. None of that is needed to compute a
+result, so a changed line that does it makes the verdict undecided. Static
+and conservative: names are resolved through import aliases, `getattr`
+with a literal and `__import__`; what a patch hides behind computed names
+is not seen (docs/threat-model.md "Cheating the oracle").
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+# --- what counts, by class ----------------------------------------------------
+
+_STACK = "reads the call stack"
+_MODULES = "looks up loaded modules"
+_MAIN = "reads the __main__ module"
+_TOOL = "imports a test tool"
+_HOOK = "installs or reads a trace, profile or audit hook"
+_COVERAGE = "uses the coverage API"
+_SOURCE = "reads its own source or code objects"
+_PROC = "reads /proc"
+_HOST = "reads the host's name"
+_ENV = "reads the runner's environment"
+_HEAP = "walks the interpreter's objects"
+_GATED = "branches on"
+
+# Qualified names (after aliases) -> class. A name matches itself and anything under it.
+_CALLS: dict[str, str] = {
+    **dict.fromkeys(
+        [
+            "sys._getframe",
+            "sys._getframemodulename",
+            "sys._current_frames",
+            "sys._current_exceptions",
+            "inspect.currentframe",
+            "inspect.stack",
+            "inspect.trace",
+            "inspect.getouterframes",
+            "inspect.getinnerframes",
+            "inspect.getframeinfo",
+            "traceback.extract_stack",
+            "traceback.walk_stack",
+            "traceback.print_stack",
+            "traceback.format_stack",
+            "traceback.StackSummary",
+        ],
+        _STACK,
+    ),
+    "sys.modules": _MODULES,
+    "__main__": _MAIN,
+    **dict.fromkeys(
+        [
+            "sys.settrace",
+            "sys.setprofile",
+            "sys.gettrace",
+            "sys.getprofile",
+            "sys.monitoring",
+            "sys.call_tracing",
+            "sys.addaudithook",
+            "sys.audit",
+            "threading.settrace",
+            "threading.setprofile",
+            "threading.gettrace",
+            "threading.getprofile",
+            "threading.settrace_all_threads",
+            "threading.setprofile_all_threads",
+            "_thread._local",
+        ],
+        _HOOK,
+    ),
+    "coverage": _COVERAGE,
+    **dict.fromkeys(
+        [
+            "inspect.getsource",
+            "inspect.getsourcelines",
+            "inspect.getsourcefile",
+            "inspect.getfile",
+            "inspect.findsource",
+            "inspect.getcomments",
+            "linecache",
+            "dis",
+            "marshal",
+        ],
+        _SOURCE,
+    ),
+    **dict.fromkeys(
+        ["socket.gethostname", "socket.getfqdn", "platform.node", "platform.uname", "os.uname"],
+        _HOST,
+    ),
+    **dict.fromkeys(["gc.get_objects", "gc.get_referrers", "gc.get_referents"], _HEAP),
+}
+_TOOLS = frozenset(
+    {"pytest", "_pytest", "hypothesis", "_hypothesis_pytestplugin", "patchjudge", "pluggy", "xdist"}
+)
+_FRAME_ATTRS = frozenset(
+    {
+        "f_back",
+        "f_locals",
+        "f_globals",
+        "f_builtins",
+        "f_code",
+        "f_trace",
+        "f_lineno",
+        "f_lasti",
+        "tb_frame",
+        "gi_frame",
+        "cr_frame",
+        "ag_frame",
+        "gi_code",
+        "cr_code",
+        "ag_code",
+    }
+)
+_CODE_ATTRS = frozenset({"__code__", "__loader__", "get_source", "get_code"})
+# Environment variables a runner, a CI system or the judge sets: a family by prefix...
+_ENV_FAMILY = re.compile(
+    r"(PYTEST|HYPOTHESIS|PATCHJUDGE|GITHUB_|GITLAB_|CI_|RUNNER_|ACTIONS_|BUILDKITE|TRAVIS|"
+    r"CIRCLE|JENKINS|TEAMCITY|APPVEYOR|DRONE|TF_BUILD|BITBUCKET_|COV_CORE|COVERAGE_|TOX_|NOX_)"
+)
+# ... and a few short names that are only a probe as an environment key.
+_ENV_NAMES = frozenset(
+    {"CI", "USER", "USERNAME", "LOGNAME", "HOSTNAME", "COMPUTERNAME", "BUILD_ID", "BUILD_NUMBER"}
+)
+# A string that is a test tool's name or module path ("pytest", "_pytest.main"), not
+# one that mentions it in passing (a message, a temporary directory's path).
+_TOOL_NAME = re.compile(
+    r"_?(pytest|py\.test|hypothesis|patchjudge|xdist|pluggy|coverage)([._-]\w*)*", re.IGNORECASE
+)
+_ENVIRON = ("os.environ", "os.environb", "posix.environ")
+_ENV_READS = ("get", "pop", "setdefault", "__getitem__", "__contains__")
+_GETENV = (*(f"{e}.{m}" for e in _ENVIRON for m in _ENV_READS), "os.getenv", "os.getenvb")
+_GATES = {
+    **dict.fromkeys(
+        ["os.getpid", "os.getppid", "os.getpgid", "os.getpgrp", "os.getsid", "threading.get_ident"],
+        "the process id",
+    ),
+    **dict.fromkeys(
+        [
+            "time.time",
+            "time.time_ns",
+            "time.monotonic",
+            "time.monotonic_ns",
+            "time.perf_counter",
+            "time.perf_counter_ns",
+            "time.process_time",
+            "time.process_time_ns",
+            "time.thread_time",
+            "time.thread_time_ns",
+            "time.clock_gettime",
+            "time.clock_gettime_ns",
+            "datetime.datetime.now",
+            "datetime.datetime.utcnow",
+            "datetime.datetime.today",
+            "datetime.date.today",
+        ],
+        "a clock",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Hit:
+    lines: frozenset[int]  # the lines the finding rests on; changed if any of them is
+    what: str
+    # A string that only names a probe's target: dropped where a use of it is reported.
+    weak: bool = False
+
+    @property
+    def line(self) -> int:
+        return min(self.lines)
+
+
+# --- resolving names ----------------------------------------------------------
+
+
+def _aliases(tree: ast.AST) -> dict[str, str]:
+    """Local name -> what it is bound to by an import (anywhere in the file)."""
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    found[a.asname] = a.name
+                else:
+                    top = a.name.partition(".")[0]
+                    found[top] = top
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                if a.name != "*":
+                    found[a.asname or a.name] = f"{node.module}.{a.name}"
+    return found
+
+
+def _literal(node: ast.AST) -> str | None:
+    """A string the expression always is: a constant, a sum or an f-string of constants."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
+        value = node.value
+        return value if isinstance(value, str) else value.decode("latin-1")
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _literal(node.left), _literal(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.JoinedStr):
+        parts = [_literal(v) for v in node.values]
+        return None if any(p is None for p in parts) else "".join(p or "" for p in parts)
+    return None
+
+
+class _Names:
+    def __init__(self, tree: ast.AST) -> None:
+        self.aliases = _aliases(tree)
+
+    def qualified(self, node: ast.AST, depth: int = 0) -> str | None:
+        """`s._getframe` with `import sys as s` -> "sys._getframe"; None if not a name path."""
+        if depth > 50:
+            return None
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id, node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.qualified(node.value, depth + 1)
+            return None if base is None else f"{base}.{node.attr}"
+        if isinstance(node, ast.Call):
+            func = self.qualified(node.func, depth + 1)
+            args = node.args
+            if func in ("getattr", "builtins.getattr") and len(args) >= 2:
+                base, attr = self.qualified(args[0], depth + 1), _literal(args[1])
+                return None if base is None or attr is None else f"{base}.{attr}"
+            if func in ("__import__", "importlib.import_module", "builtins.__import__") and args:
+                return _literal(args[0])
+            if func in ("vars", "builtins.vars") and len(args) == 1:
+                return self.qualified(args[0], depth + 1)
+        if isinstance(node, ast.Subscript):
+            # vars(sys)["_getframe"], sys.__dict__["_getframe"]
+            attr = _literal(node.slice)
+            owner: ast.AST = node.value
+            if isinstance(owner, ast.Attribute) and owner.attr == "__dict__":
+                owner = owner.value
+            elif not (isinstance(owner, ast.Call) and self.qualified(owner.func) == "vars"):
+                return None
+            base = self.qualified(owner, depth + 1)
+            return None if base is None or attr is None else f"{base}.{attr}"
+        return None
+
+
+def _under(name: str, table: Iterable[str]) -> str | None:
+    for prefix in table:
+        if name == prefix or name.startswith(prefix + "."):
+            return prefix
+    return None
+
+
+def _lines(node: ast.AST) -> frozenset[int]:
+    first = getattr(node, "lineno", 1)
+    return frozenset(range(first, (getattr(node, "end_lineno", None) or first) + 1))
+
+
+# --- the scan -----------------------------------------------------------------
+
+
+def _env_key(key: str) -> bool:
+    return key in _ENV_NAMES or bool(_ENV_FAMILY.match(key))
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            found.add(id(node.value))
+    return found
+
+
+def _conditions(tree: ast.AST) -> Iterator[ast.expr]:
+    """Every expression whose value decides which way the code goes."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert):
+            yield node.test
+        elif isinstance(node, ast.comprehension):
+            yield from node.ifs
+        elif isinstance(node, ast.match_case) and node.guard is not None:
+            yield node.guard
+        elif isinstance(node, ast.BoolOp):
+            yield from node.values[:-1]
+
+
+def _scan(tree: ast.Module) -> Iterator[Hit]:
+    names = _Names(tree)
+    docstrings = _docstrings(tree)
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield from _imports(node)
+        elif isinstance(node, ast.Attribute | ast.Name | ast.Call | ast.Subscript):
+            yield from _names(node, names, parents)
+        if isinstance(node, ast.Attribute) and node.attr in _FRAME_ATTRS:
+            yield Hit(_lines(node), f"{_STACK} (.{node.attr})")
+        elif isinstance(node, ast.Attribute) and (
+            node.attr in _CODE_ATTRS or node.attr.startswith("co_")
+        ):
+            yield Hit(_lines(node), f"{_SOURCE} (.{node.attr})")
+        elif isinstance(node, ast.Name) and node.id == "__loader__":
+            yield Hit(_lines(node), f"{_SOURCE} (__loader__)")
+        elif isinstance(node, ast.Call):
+            yield from _calls(node, names)
+        elif isinstance(node, ast.Compare):
+            yield from _compare(node, names)
+        elif isinstance(node, ast.Constant | ast.BinOp | ast.JoinedStr) and id(node) not in (
+            docstrings
+        ):
+            yield from _strings(node)
+        elif isinstance(node, ast.For | ast.comprehension) and (
+            names.qualified(node.iter) in _ENVIRON
+        ):
+            yield Hit(_lines(node.iter), f"{_ENV} (scans os.environ)")
+    yield from _gated(tree, names)
+    yield from _counters(tree)
+
+
+def _imports(node: ast.Import | ast.ImportFrom) -> Iterator[Hit]:
+    modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+    if isinstance(node, ast.ImportFrom) and node.level:
+        return
+    if isinstance(node, ast.ImportFrom):
+        for a in node.names:
+            full = f"{node.module}.{a.name}"
+            if a.name != "*" and (prefix := _under(full, _CALLS)) is not None:
+                yield Hit(_lines(node), f"{_CALLS[prefix]} (from {node.module} import {a.name})")
+    for module in modules:
+        top = module.partition(".")[0]
+        if isinstance(node, ast.Import) and (prefix := _under(module, _CALLS)) is not None:
+            yield Hit(_lines(node), f"{_CALLS[prefix]} (import {module})")
+        elif top in _TOOLS:
+            yield Hit(_lines(node), f"{_TOOL} ({module})")
+        elif top == "coverage":
+            yield Hit(_lines(node), f"{_COVERAGE} (import {module})")
+        elif top == "__main__":
+            yield Hit(_lines(node), f"{_MAIN} (import __main__)")
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and any(a.name == "*" for a in node.names)
+            and any(p == module or p.startswith(module + ".") for p in _CALLS)
+        ):
+            yield Hit(_lines(node), f"{_CALLS.get(module, _STACK)} (from {module} import *)")
+
+
+def _names(node: ast.AST, names: _Names, parents: dict[int, ast.AST]) -> Iterator[Hit]:
+    """A probe by name, reported once: at the node that names the table's entry itself."""
+    name = names.qualified(node)
+    prefix = None if name is None else _under(name, _CALLS)
+    if name is None or prefix is None or name != prefix:
+        return
+    if prefix == "sys.modules":
+        yield from _modules(node, names, parents)
+        return
+    yield Hit(_lines(node), f"{_CALLS[prefix]} ({name})")
+
+
+def _modules(node: ast.AST, names: _Names, parents: dict[int, ast.AST]) -> Iterator[Hit]:
+    """Any use of sys.modules but a module's lookup of itself (`sys.modules[__name__]`)."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        key = _literal(parent.slice)
+        if not _own_name(parent.slice):
+            what = _MAIN if key == "__main__" else _MODULES
+            yield Hit(_lines(parent), f"{what} (sys.modules[{_shown(key)}])")
+        return
+    call = parents.get(id(parent)) if isinstance(parent, ast.Attribute) else None
+    if isinstance(parent, ast.Attribute) and isinstance(call, ast.Call) and call.func is parent:
+        key = _literal(call.args[0]) if call.args else None
+        if not (
+            parent.attr in ("get", "pop", "__getitem__") and call.args and _own_name(call.args[0])
+        ):
+            what = _MAIN if key == "__main__" else _MODULES
+            yield Hit(_lines(call), f"{what} (sys.modules.{parent.attr}({_shown(key)}))")
+        return
+    if isinstance(parent, ast.Compare) and any(c is node for c in parent.comparators):
+        if not _own_name(parent.left):
+            yield Hit(
+                _lines(parent), f"{_MODULES} ({_shown(_literal(parent.left))} in sys.modules)"
+            )
+        return
+    yield Hit(_lines(node), f"{_MODULES} (sys.modules)")
+
+
+def _own_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "__name__"
+
+
+def _calls(node: ast.Call, names: _Names) -> Iterator[Hit]:
+    func = names.qualified(node.func) or ""
+    args = node.args
+    key = _literal(args[0]) if args else None
+    if func in _GETENV and key is not None and _env_key(key):
+        yield Hit(_lines(node), f"{_ENV} ({key})")
+    elif func.startswith(tuple(f"{e}." for e in _ENVIRON)) and func.rpartition(".")[2] in (
+        "keys",
+        "items",
+        "values",
+    ):
+        yield Hit(_lines(node), f"{_ENV} (scans os.environ)")
+    elif func in ("importlib.util.find_spec", "pkgutil.find_loader") and key is not None:
+        if key.partition(".")[0] in _TOOLS | {"coverage"}:
+            yield Hit(_lines(node), f"{_TOOL} (find_spec({key!r}))")
+    elif func in ("open", "io.open", "builtins.open", "codecs.open", "tokenize.open") and args:
+        if _is_own_file(args[0], names):
+            yield Hit(_lines(node), f"{_SOURCE} (open(__file__))")
+    elif isinstance(node.func, ast.Attribute) and node.func.attr in (
+        "read_text",
+        "read_bytes",
+        "open",
+    ):
+        target = node.func.value
+        if (
+            isinstance(target, ast.Call)
+            and names.qualified(target.func) in ("pathlib.Path", "Path", "pathlib.PurePath")
+            and target.args
+            and _is_own_file(target.args[0], names)
+        ):
+            yield Hit(_lines(node), f"{_SOURCE} (Path(__file__).{node.func.attr}())")
+
+
+def _shown(key: str | None) -> str:
+    return "..." if key is None else repr(key)
+
+
+def _is_own_file(node: ast.AST, names: _Names) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "__file__") or names.qualified(node) in (
+        "__spec__.origin",
+        "__main__.__file__",
+    )
+
+
+def _compare(node: ast.Compare, names: _Names) -> Iterator[Hit]:
+    for op, right in zip(node.ops, node.comparators, strict=True):
+        if not isinstance(op, ast.In | ast.NotIn):
+            continue
+        target = names.qualified(right)
+        key = _literal(node.left)
+        if target in _ENVIRON and key is not None and _env_key(key):
+            yield Hit(_lines(node), f"{_ENV} ({key})")
+
+
+def _strings(node: ast.AST) -> Iterator[Hit]:
+    text = _literal(node)
+    if text is None:
+        return
+    if "/proc/" in text or text == "/proc":
+        yield Hit(_lines(node), f"{_PROC} ({text[:40]!r})")
+    elif _ENV_FAMILY.match(text):
+        yield Hit(_lines(node), f"{_ENV} ({text[:40]!r})", weak=True)
+    elif _TOOL_NAME.fullmatch(text):
+        yield Hit(_lines(node), f"names a test tool ({text[:40]!r})", weak=True)
+
+
+def _subscripts(tree: ast.AST, names: _Names) -> Iterator[Hit]:
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Subscript):
+            continue
+        target = names.qualified(node.value)
+        key = _literal(node.slice)
+        if target in _ENVIRON and key is not None and _env_key(key):
+            yield Hit(_lines(node), f"{_ENV} ({key})")
+
+
+def _gated(tree: ast.AST, names: _Names) -> Iterator[Hit]:
+    """A clock or a process id in a condition, directly or through a variable of the same scope."""
+    scopes = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+    ]
+    for scope in scopes:
+        tainted: dict[str, tuple[str, frozenset[int]]] = {}
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and node.value:
+                source = _gate_call(node.value, names)
+                if source is None:
+                    continue
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Name):
+                        tainted[t.id] = source
+        for test in _conditions(scope):
+            for node in ast.walk(test):
+                found = _gate_call(node, names) if isinstance(node, ast.Call) else None
+                if found is None and isinstance(node, ast.Name) and node.id in tainted:
+                    found = tainted[node.id]
+                if found is not None:
+                    what, lines = found
+                    yield Hit(_lines(test) | lines, f"{_GATED} {what}")
+
+
+def _gate_call(node: ast.AST, names: _Names) -> tuple[str, frozenset[int]] | None:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            name = names.qualified(sub.func) or ""
+            if name in _GATES:
+                return f"{_GATES[name]} ({name})", _lines(sub)
+    return None
+
+
+def _counters(tree: ast.AST) -> Iterator[Hit]:
+    """A function that counts its own calls (a global, a nonlocal, an attribute of itself)
+    and branches on the count: right for the first calls, wrong after."""
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        shared = {
+            n
+            for node in ast.walk(fn)
+            if isinstance(node, ast.Global | ast.Nonlocal)
+            for n in node.names
+        }
+        counted: dict[str, frozenset[int]] = {}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.AugAssign):
+                t = node.target
+                if isinstance(t, ast.Name) and t.id in shared:
+                    counted[t.id] = _lines(node)
+                elif (
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id == fn.name
+                ):
+                    counted[f"{fn.name}.{t.attr}"] = _lines(node)
+        if not counted:
+            continue
+        for test in _conditions(fn):
+            for node in ast.walk(test):
+                name = (
+                    node.id
+                    if isinstance(node, ast.Name)
+                    else f"{node.value.id}.{node.attr}"
+                    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    else None
+                )
+                if name in counted:
+                    yield Hit(_lines(test) | counted[name], f"{_GATED} a call counter ({name})")
+
+
+def scan(source: str) -> list[Hit]:
+    """Every probe in the file, in line order; nothing for a file that does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+        names = _Names(tree)
+        hits = {*_scan(tree), *_subscripts(tree, names)}
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    strong = {n for h in hits if not h.weak for n in h.lines}
+    hits = {h for h in hits if not (h.weak and h.lines & strong)}
+    return sorted(hits, key=lambda h: (h.line, h.what))
+
+
+def _line_text(source: str, line: int) -> str:
+    lines = source.splitlines()
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+def changed_hits(path: str, base: str | None, head: str, changed: Iterable[int]) -> list[str]:
+    """`path:line: what` for each probe the patch adds: on a changed line, and not at base.
+
+    A probe the base already had on an identical line (the patch only moved
+    or re-indented it) is the base's, not the patch's.
+    """
+    changed = frozenset(changed)
+    before = set()
+    if base is not None:
+        before = {(h.what, _line_text(base, n)) for h in scan(base) for n in h.lines}
+    found: dict[str, None] = {}
+    for hit in scan(head):
+        touched = sorted(hit.lines & changed)
+        if not touched:
+            continue
+        if all((hit.what, _line_text(head, n)) in before for n in hit.lines):
+            continue
+        found[f"{path}:{touched[0]}: {hit.what}"] = None
+    return list(found)

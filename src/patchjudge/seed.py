@@ -1,0 +1,55 @@
+"""Pure: the properties' seed for one run, from a key the patch cannot know (issue 18).
+
+A pinned seed in eval/gate.toml is public: one recorded run tells a patch
+every input hypothesis draws, and a patch exact on those inputs only passes.
+With a key kept outside the repository (a CI secret) the seed is
+HMAC-SHA256(key, message) over the head and the ledger: the same for every
+rerun of one commit under one ledger, unknowable to a patch that never sees
+the key, reproducible by anyone who holds it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from patchjudge.config import Ledger
+
+KEY_ENV = "PATCHJUDGE_SEED_KEY"
+# The message is versioned: a later change of what goes in cannot collide with this one.
+_MESSAGE = "patchjudge-seed-v1\0{head}\0{ledger_sha256}"
+
+
+@dataclass(frozen=True)
+class Seed:
+    value: int
+    source: str  # "key": derived from PATCHJUDGE_SEED_KEY; "pinned": [properties] seed
+
+
+def derive(key: bytes, head: str, ledger_sha256: str) -> int:
+    """The first 8 bytes of HMAC-SHA256(key, "patchjudge-seed-v1\\0<head>\\0<ledger sha256>")."""
+    message = _MESSAGE.format(head=head, ledger_sha256=ledger_sha256).encode("utf-8")
+    return int.from_bytes(hmac.new(key, message, hashlib.sha256).digest()[:8], "big")
+
+
+def resolve(pinned: int, environ: Mapping[str, str], head: str, ledger_sha256: str) -> Seed:
+    """The key's seed when the environment holds a non-empty key, else the pinned one."""
+    key = environ.get(KEY_ENV, "")
+    if not key:
+        return Seed(pinned, "pinned")
+    return Seed(derive(key.encode("utf-8", "surrogateescape"), head, ledger_sha256), "key")
+
+
+def applied(ledger: Ledger, environ: Mapping[str, str], head: str) -> Ledger:
+    """The ledger as this run uses it: `[properties] seed` is the run's resolved seed.
+
+    Resolved once, when the run opens, so that every property run of the
+    gate (the properties lane, the freeze lane's, the review's mutants,
+    `replay run`) takes the same seed and none can be left on the pinned one.
+    """
+    chosen = resolve(ledger.properties.seed, environ, head, ledger.sha256)
+    props = dataclasses.replace(ledger.properties, seed=chosen.value, seed_source=chosen.source)
+    return dataclasses.replace(ledger, properties=props)

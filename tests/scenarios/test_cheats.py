@@ -1,0 +1,277 @@
+"""Cheating the oracle (issue 18), through the CLI on real repositories.
+
+A patch that knows the inputs, that changes what no property runs, or that
+looks at who is watching: each is caught, and its honest look-alike is not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from patchjudge import seed
+from tests.attack_helpers import Judged, attack, fast_ledger, require_sandbox
+from tests.helpers import cli, git
+
+KEY = "ci-secret-3f9a"
+KEYED = {seed.KEY_ENV: KEY}
+PINNED = {k: v for k, v in os.environ.items() if k != seed.KEY_ENV}
+
+
+def _keyed_env() -> dict[str, str]:
+    return {**PINNED, **KEYED}
+
+
+# --- a seed the patch cannot know -------------------------------------------
+
+
+# Wrong on one input in 60 (a bucket of a rolling hash): bucket 5 is one the
+# pinned seed's draws never land in, which is what one recorded run of the
+# pinned seed tells a patch. Tuned to the pinned seed, as the attack is; a
+# seed from the key draws elsewhere and lands in it.
+REPLAYING = """
+R = 5
+
+
+def _bucket(xs):
+    code = 0
+    for x in xs:
+        code = (code * 31 + x) % 60
+    return code
+
+
+def total(xs):
+    return sum(xs) + (1 if xs and _bucket(xs) == R else 0)
+"""
+
+
+def test_a_patch_tuned_to_the_pinned_seeds_inputs_is_rejected_with_the_key(
+    tmp_path: Path,
+) -> None:
+    require_sandbox()
+    cheat = {"src/calc/__init__.py": REPLAYING}
+    pinned = attack(tmp_path / "pinned", cheat, env=PINNED)
+    # The attack works on the pinned seed: every property passes.
+    assert pinned.lane("properties")["status"] == "pass", pinned.explain()
+    md = (pinned.repo / ".patchjudge" / "verdict.md").read_text()
+    assert "- inputs: predictable to the patch" in md and "PATCHJUDGE\\_SEED\\_KEY" in md
+    keyed = attack(tmp_path / "keyed", cheat, env=KEYED)
+    assert keyed.decision == "reject", keyed.explain()
+    assert keyed.says("properties: property failed", "test_total_"), keyed.explain()
+
+
+def _head_and_ledger(judged: Judged) -> tuple[str, str]:
+    head = git(judged.repo, "rev-parse", "HEAD").strip()
+    ledger = hashlib.sha256(git(judged.repo, "show", "main:eval/gate.toml").encode()).hexdigest()
+    return head, ledger
+
+
+HONEST_LOOP = """
+def total(xs):
+    result = 0
+    for x in xs:
+        result += x
+    return result
+"""
+
+
+def test_an_honest_patch_is_accepted_with_and_without_the_key_and_the_seed_is_recorded(
+    tmp_path: Path,
+) -> None:
+    honest = {"src/calc/__init__.py": HONEST_LOOP}
+    pinned = attack(tmp_path / "pinned", honest, env=PINNED)
+    assert pinned.decision == "accept_for_review", pinned.explain()
+    props = pinned.verdict["review"]["properties"]
+    assert (props["seed"], props["seed_source"]) == (20260924, "pinned")
+    keyed = attack(tmp_path / "keyed", honest, env=KEYED)
+    assert keyed.decision == "accept_for_review", keyed.explain()
+    props = keyed.verdict["review"]["properties"]
+    head, ledger = _head_and_ledger(keyed)
+    assert props["seed"] == seed.derive(KEY.encode(), head, ledger) != 20260924
+    assert props["seed_source"] == "key"
+    md = (keyed.repo / ".patchjudge" / "verdict.md").read_text()
+    assert f"- properties: seed {props['seed']}," in md
+    assert "- inputs: unknown to the patch" in md
+    # Anyone with the key reruns the same inputs: the same seed, the same verdict.
+    first = (keyed.repo / ".patchjudge" / "verdict.json").read_bytes()
+    again = cli(keyed.repo, "gate", "--base", "main", "--today", "2026-12-01", env=_keyed_env())
+    assert again.code == 0, again
+    assert (keyed.repo / ".patchjudge" / "verdict.json").read_bytes() == first
+
+
+# Reads the whole environment (a probe) and has a branch that must never run:
+# this test's ledger only reports both, it is about where the key goes.
+LOOKS_FOR_THE_KEY = f"""
+import os
+
+_LEAKED = "PATCHJUDGE_SEED_KEY" in os.environ or any({KEY!r} in v for v in os.environ.values())
+
+
+def total(xs):
+    return sum(xs) + (1 if _LEAKED else 0)
+"""
+
+VISIBLE_LOOKS_FOR_THE_KEY = f"""
+import os
+
+from calc import total
+
+
+def test_empty():
+    assert total([]) == 0
+
+
+def test_no_seed_key_here():
+    assert "PATCHJUDGE_SEED_KEY" not in os.environ
+    assert not any({KEY!r} in v for v in os.environ.values())
+"""
+
+
+def test_the_key_reaches_neither_the_tested_code_nor_a_visible_test_nor_a_report(
+    tmp_path: Path,
+) -> None:
+    ledger = fast_ledger() + '\n[review]\nprobes = "report"\nunexercised = "report"\n'
+    judged = attack(
+        tmp_path,
+        {"src/calc/__init__.py": LOOKS_FOR_THE_KEY},
+        base={"eval/gate.toml": ledger, "tests/test_calc.py": VISIBLE_LOOKS_FOR_THE_KEY},
+        env=KEYED,
+    )
+    assert judged.decision == "accept_for_review", judged.explain()
+    assert judged.verdict["review"]["properties"]["seed_source"] == "key"
+    assert judged.verdict["review"]["properties"]["probes"], "the probe is still shown"
+    for path in (judged.repo / ".patchjudge").iterdir():
+        assert KEY not in path.read_text(errors="replace"), path
+    assert KEY not in judged.result.out + judged.result.err
+
+
+# --- untested change is not a pass --------------------------------------------
+
+SPECIAL_CASED = """
+def total(xs):
+    if len(xs) > 5000:
+        return 0
+    return sum(xs)
+"""
+
+
+def test_a_special_cased_domain_no_property_reaches_is_undecided_naming_the_lines(
+    tmp_path: Path,
+) -> None:
+    judged = attack(tmp_path, {"src/calc/__init__.py": SPECIAL_CASED})
+    assert judged.decision == "undecided", judged.explain()
+    assert judged.reasons == ["review: the properties never exercised src/calc/__init__.py:3"]
+    assert judged.verdict["review"]["properties"]["unexercised"] == ["src/calc/__init__.py:3"]
+    assert judged.result.code == 3
+
+
+def test_with_unexercised_report_the_same_patch_is_accepted_with_the_figure(
+    tmp_path: Path,
+) -> None:
+    ledger = fast_ledger() + '\n[review]\nunexercised = "report"\n'
+    judged = attack(
+        tmp_path, {"src/calc/__init__.py": SPECIAL_CASED}, base={"eval/gate.toml": ledger}
+    )
+    assert judged.decision == "accept_for_review", judged.explain()
+    assert judged.verdict["review"]["properties"]["unexercised"] == ["src/calc/__init__.py:3"]
+    md = (judged.repo / ".patchjudge" / "verdict.md").read_text()
+    assert (
+        "- not exercised (not executed, or no mutant killed): src/calc/\\_\\_init\\_\\_.py:3" in md
+    )
+
+
+NEW_HELPER = {
+    "src/calc/_impl.py": """
+        START = 0
+        STEP = 1
+
+
+        def accumulate(xs):
+            result = START
+            for x in xs:
+                result += x * STEP
+            return result
+        """,
+    "src/calc/__init__.py": "from calc._impl import accumulate as total\n",
+}
+
+
+def test_a_new_module_level_helper_the_properties_import_counts_as_executed(
+    tmp_path: Path,
+) -> None:
+    judged = attack(tmp_path, NEW_HELPER)
+    assert judged.decision == "accept_for_review", judged.explain()
+    changed = judged.verdict["review"]["properties"]["changed_lines"]
+    # Import-time lines (the constants, the def, the import) count: every line ran.
+    assert changed["executed"] == changed["total"] and changed["unexecuted"] == [], changed
+
+
+# --- probes are flagged -------------------------------------------------------
+
+PROBING = """
+import sys
+
+
+def total(xs):
+    watched = sys._getframe(1) is not None
+    return sum(xs) if watched else None
+"""
+
+OWN_CONFIG = """
+import os
+
+
+def total(xs):
+    start = int(os.environ.get("CALC_START", "0"))
+    return start + sum(xs)
+"""
+
+
+def test_a_patch_that_reads_the_call_stack_is_undecided_with_file_and_line(
+    tmp_path: Path,
+) -> None:
+    judged = attack(tmp_path, {"src/calc/__init__.py": PROBING})
+    assert judged.decision == "undecided", judged.explain()
+    assert judged.reasons == [
+        "review: probe of the judge at src/calc/__init__.py:5: reads the call stack (sys._getframe)"
+    ]
+
+
+def test_a_library_that_reads_its_own_config_from_the_environment_is_accepted(
+    tmp_path: Path,
+) -> None:
+    judged = attack(tmp_path, {"src/calc/__init__.py": OWN_CONFIG})
+    assert judged.decision == "accept_for_review", judged.explain()
+    assert judged.verdict["review"]["properties"]["probes"] == []
+
+
+# --- the trusted host of replay holds the key too ------------------------------
+
+
+def test_replay_on_a_trusted_host_with_the_key_runs_the_derived_seed(tmp_path: Path) -> None:
+    from tests.replay_helpers import clone, patch, receipt_of, replay_repo
+
+    dev = replay_repo(tmp_path)
+    head = patch(dev)
+    made = cli(dev, "replay", "slice", "--base", "main", env=_keyed_env())
+    assert made.code == 0, made
+    trusted = clone(dev, tmp_path / "trusted")
+    slice_path = str(dev / ".patchjudge" / "replay-slice.txt")
+    ran = cli(
+        trusted, "replay", "run", "--slice", slice_path, "--base", "origin/main", env=_keyed_env()
+    )
+    assert ran.code == 0, ran
+    receipt = receipt_of(trusted)
+    ledger = hashlib.sha256(git(dev, "show", "main:eval/gate.toml").encode()).hexdigest()
+    derived = seed.derive(KEY.encode(), head, ledger)
+    assert json.loads(receipt.read_text())["seed"] == derived
+    args = ("gate", "--base", "main", "--today", "2026-12-01", "--receipt", str(receipt))
+    keyed = cli(dev, *args, env=_keyed_env())
+    assert keyed.code == 0, keyed
+    # A gate without the key runs the pinned seed: the keyed receipt is not its run.
+    pinned = cli(dev, *args, env=PINNED)
+    assert pinned.code == 1, pinned
+    doc = json.loads((dev / ".patchjudge" / "verdict.json").read_text())
+    assert doc["reasons"] == [f"replay: receipt ran with seed {derived}, the ledger says 20260924"]

@@ -1,0 +1,228 @@
+"""Probes of the judge in changed lines (issue 18): each class, its aliases, honest look-alikes."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from patchjudge import probes
+
+
+def hits(source: str) -> list[str]:
+    """Every probe of a new file (all its lines changed), as `line: what`."""
+    text = textwrap.dedent(source).lstrip("\n")
+    found = probes.changed_hits("m.py", None, text, range(1, text.count("\n") + 2))
+    return [h.removeprefix("m.py:") for h in found]
+
+
+# (source, what a hit must say: a substring of one hit per expected entry)
+PROBES = {
+    # the call stack and frames
+    "getframe": ("import sys\nx = sys._getframe(1)\n", ["2: reads the call stack (sys._getframe)"]),
+    "getframe alias": ("import sys as s\nx = s._getframe()\n", ["2: reads the call stack (sys._getframe)"]),
+    "getattr literal": ('import sys\nx = getattr(sys, "_getframe")\n', ["2: reads the call stack (sys._getframe)"]),
+    "getattr split": ('import sys\nx = getattr(sys, "_get" + "frame")\n', ["2: reads the call stack (sys._getframe)"]),
+    "vars lookup": ('import sys\nx = vars(sys)["_getframe"]\n', ["2: reads the call stack (sys._getframe)"]),
+    "__import__": ('x = __import__("sys")._getframe()\n', ["1: reads the call stack (sys._getframe)"]),
+    "import_module": ('import importlib\nx = importlib.import_module("inspect").stack()\n', ["2: reads the call stack (inspect.stack)"]),
+    "from import as": (
+        "from inspect import currentframe as cf\nx = cf()\n",
+        ["1: reads the call stack (from inspect import currentframe)", "2: reads the call stack (inspect.currentframe)"],
+    ),
+    "inspect.stack": ("import inspect\nx = inspect.stack()\n", ["2: reads the call stack (inspect.stack)"]),
+    "getouterframes": ("import inspect\nx = inspect.getouterframes(None)\n", ["2: reads the call stack (inspect.getouterframes)"]),
+    "inspect.trace": ("import inspect\nx = inspect.trace()\n", ["2: reads the call stack (inspect.trace)"]),
+    "extract_stack": ("import traceback\nx = traceback.extract_stack()\n", ["2: reads the call stack (traceback.extract_stack)"]),
+    "walk_stack": ("import traceback\nx = traceback.walk_stack(None)\n", ["2: reads the call stack (traceback.walk_stack)"]),
+    "print_stack": ("import traceback\ntraceback.print_stack()\n", ["2: reads the call stack (traceback.print_stack)"]),
+    "f_back": ("def f(frame):\n    return frame.f_back\n", ["2: reads the call stack (.f_back)"]),
+    "f_locals": ("def f(frame):\n    return frame.f_locals\n", ["2: reads the call stack (.f_locals)"]),
+    "f_globals": ("def f(frame):\n    return frame.f_globals\n", ["2: reads the call stack (.f_globals)"]),
+    "tb_frame": ("def f(e):\n    return e.__traceback__.tb_frame\n", ["2: reads the call stack (.tb_frame)"]),
+    "gi_frame": ("def f(g):\n    return g.gi_frame\n", ["2: reads the call stack (.gi_frame)"]),
+    "cr_frame": ("def f(c):\n    return c.cr_frame\n", ["2: reads the call stack (.cr_frame)"]),
+    # loaded modules and __main__
+    "in sys.modules": ('import sys\nx = "pytest" in sys.modules\n', ["2: looks up loaded modules ('pytest' in sys.modules)"]),
+    "sys.modules.get": ('import sys\nx = sys.modules.get("hypothesis")\n', ["2: looks up loaded modules (sys.modules.get('hypothesis'))"]),
+    "sys.modules[...]": ('import sys\nx = sys.modules["_pytest"]\n', ["2: looks up loaded modules (sys.modules['_pytest'])"]),
+    "sys.modules[var]": ("import sys\ndef f(k):\n    return sys.modules[k]\n", ["3: looks up loaded modules (sys.modules[...])"]),
+    "scan sys.modules": ("import sys\nx = [m for m in sys.modules]\n", ["2: looks up loaded modules (sys.modules)"]),
+    "from sys import modules": ("from sys import modules\nx = modules.keys()\n", ["looks up loaded modules"]),
+    "__main__ via modules": ('import sys\nm = sys.modules["__main__"]\n', ["2: reads the __main__ module (sys.modules['__main__'])"]),
+    "import __main__": ("import __main__\n", ["1: reads the __main__ module"]),
+    "test tool import": ("import pytest\n", ["1: imports a test tool (pytest)"]),
+    "test tool from": ("from hypothesis import given\n", ["1: imports a test tool (hypothesis)"]),
+    "find_spec": ('import importlib.util\nx = importlib.util.find_spec("_pytest")\n', ["2: imports a test tool (find_spec('_pytest'))"]),
+    # trace, profile and audit hooks
+    "settrace": ("import sys\nsys.settrace(None)\n", ["2: installs or reads a trace, profile or audit hook (sys.settrace)"]),
+    "gettrace": ("import sys\nx = sys.gettrace() is not None\n", ["2: installs or reads a trace, profile or audit hook (sys.gettrace)"]),
+    "setprofile": ("import sys\nsys.setprofile(None)\n", ["(sys.setprofile)"]),
+    "threading.settrace": ("import threading\nthreading.settrace(None)\n", ["(threading.settrace)"]),
+    "monitoring": ("import sys\nsys.monitoring.use_tool_id(3, 'x')\n", ["2: installs or reads a trace, profile or audit hook (sys.monitoring)"]),
+    "audit hook": ("import sys\nsys.addaudithook(print)\n", ["(sys.addaudithook)"]),
+    # coverage
+    "import coverage": ("import coverage\n", ["1: uses the coverage API (import coverage)"]),
+    "coverage.Coverage": ("import coverage as c\nx = c.Coverage.current()\n", ["2: uses the coverage API (coverage)"]),
+    # own source and code objects
+    "__code__": ("def f():\n    return f.__code__\n", ["2: reads its own source or code objects (.__code__)"]),
+    "co_code": ("def f(g):\n    return g.co_code\n", ["(.co_code)"]),
+    "getsource": ("import inspect\nx = inspect.getsource(len)\n", ["2: reads its own source or code objects (inspect.getsource)"]),
+    "open(__file__)": ("x = open(__file__).read()\n", ["1: reads its own source or code objects (open(__file__))"]),
+    "Path(__file__).read_text": (
+        "from pathlib import Path\nx = Path(__file__).read_text()\n",
+        ["2: reads its own source or code objects (Path(__file__).read_text())"],
+    ),
+    "__loader__": ("x = __loader__.get_source(__name__)\n", ["reads its own source or code objects (__loader__)"]),
+    "linecache": ("import linecache\nx = linecache.getline(__file__, 1)\n", ["1: reads its own source or code objects (import linecache)"]),
+    # /proc, the host
+    "/proc": ('x = open("/proc/self/cmdline").read()\n', ["1: reads /proc ('/proc/self/cmdline')"]),
+    "/proc f-string": ('import os\nx = f"/proc/{os.getppid()}/cmdline"\n', ["reads /proc"]),
+    "hostname": ("import socket\nx = socket.gethostname()\n", ["2: reads the host's name (socket.gethostname)"]),
+    "platform.node": ("import platform\nx = platform.node()\n", ["(platform.node)"]),
+    "os.uname": ("import os\nx = os.uname().nodename\n", ["(os.uname)"]),
+    # the runner's environment
+    "environ[]": ('import os\nx = os.environ["PYTEST_CURRENT_TEST"]\n', ["2: reads the runner's environment (PYTEST_CURRENT_TEST)"]),
+    "environ.get": ('import os\nx = os.environ.get("CI")\n', ["2: reads the runner's environment (CI)"]),
+    "getenv": ('import os\nx = os.getenv("GITHUB_ACTIONS")\n', ["(GITHUB_ACTIONS)"]),
+    "getenv alias": ('from os import getenv as ge\nx = ge("HYPOTHESIS_PROFILE")\n', ["(HYPOTHESIS_PROFILE)"]),
+    "environ alias": ('from os import environ as e\nx = e.get("PATCHJUDGE_ORACLE")\n', ["(PATCHJUDGE_ORACLE)"]),
+    "in environ": ('import os\nx = "GITLAB_CI" in os.environ\n', ["(GITLAB_CI)"]),
+    "USER": ('import os\nx = os.environ.get("USER")\n', ["(USER)"]),
+    "HOSTNAME": ('import os\nx = os.environ["HOSTNAME"]\n', ["(HOSTNAME)"]),
+    "scan environ": ("import os\nx = [k for k in os.environ]\n", ["reads the runner's environment (scans os.environ)"]),
+    "environ.items": ("import os\nx = os.environ.items()\n", ["(scans os.environ)"]),
+    "name by prefix": ('def f(k):\n    return k.startswith("PYTEST")\n', ["reads the runner's environment ('PYTEST')"]),
+    "tool by name": ('import sys\nx = "pytest" in sys.argv[0]\n', ["names a test tool ('pytest')"]),
+    "tool module by name": ('x = "_pytest.main"\n', ["names a test tool ('_pytest.main')"]),
+    # clocks, process ids and call counters that gate behaviour
+    "clock in if": (
+        "import time\ndef f(x):\n    if time.monotonic() > 5:\n        return 0\n    return x\n",
+        ["3: branches on a clock (time.monotonic)"],
+    ),
+    "clock via a variable": (
+        "import time\ndef f(x):\n    t = time.perf_counter()\n    return 0 if t > 5 else x\n",
+        ["3: branches on a clock (time.perf_counter)"],
+    ),
+    "datetime.now": (
+        "import datetime\ndef f(x):\n    while datetime.datetime.now().second:\n        x += 1\n    return x\n",
+        ["branches on a clock (datetime.datetime.now)"],
+    ),
+    "pid in if": ("import os\nif os.getppid() == 1:\n    X = 0\n", ["2: branches on the process id (os.getppid)"]),
+    "global counter": (
+        "n = 0\ndef f(x):\n    global n\n    n += 1\n    if n > 200:\n        return x + 1\n    return x\n",
+        ["4: branches on a call counter (n)"],
+    ),
+    "attribute counter": (
+        "def f(x):\n    f.calls += 1\n    return x if f.calls < 100 else -x\nf.calls = 0\n",
+        ["2: branches on a call counter (f.calls)"],
+    ),
+    "nonlocal counter": (
+        "def make():\n    n = 0\n    def f(x):\n        nonlocal n\n        n += 1\n        assert n < 9\n        return x\n    return f\n",
+        ["branches on a call counter (n)"],
+    ),
+    "star import": ("from inspect import *\n", ["(from inspect import *)"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_each_class_of_probe_is_found(name: str) -> None:
+    source, expected = PROBES[name]
+    found = hits(source)
+    for want in expected:
+        assert any(want in h for h in found), (want, found)
+
+
+# Ordinary code that only looks like a probe: none of it may hold a merge.
+HONEST = {
+    "own config": 'import os\nOPTION = os.environ.get("MYLIB_OPTION", "fast")\n',
+    "home": 'import os\nCONFIG = os.path.join(os.environ.get("HOME", "/"), ".mylib")\n',
+    "getenv of a parameter": "import os\ndef option(name):\n    return os.getenv(name)\n",
+    "subprocess env": "import os\nENV = dict(os.environ)\nENV2 = os.environ.copy()\n",
+    "package data": "from pathlib import Path\nDATA = Path(__file__).parent / 'table.json'\n",
+    "main guard": 'def main():\n    return 0\nif __name__ == "__main__":\n    main()\n',
+    "own module": "import sys\nME = sys.modules[__name__]\n",
+    "own module get": "import sys\nME = sys.modules.get(__name__)\n",
+    "signature": "import inspect\ndef arity(f):\n    return len(inspect.signature(f).parameters)\n",
+    "clock for timing only": "import time\ndef f(x):\n    t = time.time()\n    x += 1\n    return x, time.time() - t\n",
+    "pid in a file name": "import os\ndef tmp():\n    return f'/tmp/mylib-{os.getpid()}'\n",
+    "local retry counter": (
+        "def f(x):\n    tries = 0\n    while tries < 3:\n        tries += 1\n    return x\n"
+    ),
+    "a cache counter not branched on": (
+        "hits = 0\ndef f(x):\n    global hits\n    hits += 1\n    return x\n"
+    ),
+    "frame-like names": "def f(frames):\n    back = frames[-1]\n    return back\n",
+    "docstring mentions pytest": 'def f():\n    """Tested with pytest and hypothesis."""\n    return 1\n',
+    "the word proc": 'PROCESS = "/process/a"\nX = "proc"\n',
+    "traceback formatting": "import traceback\ndef why(e):\n    return traceback.format_exception(e)\n",
+    "sys.exit and argv": "import sys\ndef main():\n    return len(sys.argv)\n",
+    "a path or message that mentions a tool": (
+        'LOG = "/tmp/pytest-of-ci/run.log"\nWHY = "the hypothesis does not hold"\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HONEST))
+def test_honest_look_alikes_are_not_probes(name: str) -> None:
+    assert hits(HONEST[name]) == []
+
+
+def test_only_changed_lines_count() -> None:
+    text = "import sys\ndef f():\n    return sys._getframe()\ndef g(x):\n    return x + 1\n"
+    assert probes.changed_hits("m.py", None, text, [5]) == []
+    assert probes.changed_hits("m.py", None, text, [3]) == [
+        "m.py:3: reads the call stack (sys._getframe)"
+    ]
+
+
+def test_a_probe_the_base_already_had_is_not_the_patchs() -> None:
+    base = "import sys\ndef f():\n    return sys._getframe()\n"
+    head = "import sys\n\n\ndef f():\n    return sys._getframe()\n"
+    # Moved down two lines by a reformat: the same line, the base's probe.
+    assert probes.changed_hits("m.py", base, head, [2, 3, 4, 5]) == []
+    edited = "import sys\ndef f():\n    return sys._getframe(1)\n"
+    assert probes.changed_hits("m.py", base, edited, [3]) == [
+        "m.py:3: reads the call stack (sys._getframe)"
+    ]
+
+
+def test_a_clock_gate_counts_when_either_of_its_lines_changed() -> None:
+    text = "import time\ndef f(x):\n    t = time.time()\n    if t > 5:\n        return 0\n    return x\n"
+    assert probes.changed_hits("m.py", None, text, [4]) == [
+        "m.py:4: branches on a clock (time.time)"
+    ]
+    assert probes.changed_hits("m.py", None, text, [3]) == [
+        "m.py:3: branches on a clock (time.time)"
+    ]
+
+
+def test_a_file_that_does_not_parse_has_no_probes() -> None:
+    assert probes.scan("def f(:\n") == []
+
+
+@given(st.text(max_size=300), st.lists(st.integers(-3, 40), max_size=10))
+def test_never_raises_on_arbitrary_text(source: str, changed: list[int]) -> None:
+    for hit in probes.changed_hits("m.py", source, source + "\nx = 1\n", changed):
+        assert hit.startswith("m.py:")
+
+
+PIECES = st.sampled_from(
+    [
+        "import sys as s\n", "from inspect import currentframe as cf\n", "x = s._getframe()\n",
+        "def f(a):\n    global n\n    n += 1\n    if n > a:\n        return cf()\n", "y = (\n",
+        "if __name__ == '__main__':\n    pass\n", "import os\nv = os.environ.get('CI')\n",
+        "class C:\n    def m(self):\n        return self.f_back\n", "z = [k for k in os.environ]\n",
+        "lambda: time.time() if time.time() else 0\n", "\t", "@", "async def g():\n    await h()\n",
+    ]
+)  # fmt: skip
+
+
+@given(st.lists(PIECES, max_size=12))
+def test_never_raises_on_python_like_source(pieces: list[str]) -> None:
+    source = "".join(pieces)
+    lines = range(1, source.count("\n") + 2)
+    for hit in probes.changed_hits("m.py", None, source, lines):
+        assert hit.split(":", 2)[1].isdigit()
