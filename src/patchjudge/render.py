@@ -73,7 +73,8 @@ def markdown(verdict: Verdict) -> str:
         "",
         "**For the reviewer**",
         "",
-        f"- isolation: {_ISOLATION.get(str(review.get('isolation')), 'process')}",
+        f"- isolation: {_ISOLATION.get(str(review.get('isolation')), 'process')}"
+        + _fallback(review),
         f"- properties: seed {props.get('seed')}, {props.get('max_examples')} cases, "
         + _oracle(props),
         f"- fixtures: {_cell(str(review.get('fixtures')))}",
@@ -90,6 +91,16 @@ _ISOLATION = {
     "sandbox": "sandbox (the patch's code ran under bubblewrap)",
     "process": "process (no sandbox: the patch's code ran with process-level isolation only)",
 }
+
+
+def _fallback(review: Mapping[str, Any]) -> str:
+    """`auto` without a sandbox says why, where the reviewer reads the isolation (issue 19)."""
+    reason = review.get("isolation_fallback")
+    return (
+        f"; isolation 'auto' found no sandbox: {_cell(reason)}" if isinstance(reason, str) else ""
+    )
+
+
 SHOWN = 20  # survivors or ranges listed in verdict.md; verdict.json has all
 
 

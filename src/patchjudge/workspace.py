@@ -53,6 +53,9 @@ class Run:
     # "sandbox" or "process": how code from the patch runs in this gate run
     # (SPEC: The boundary). Decided once, when the run opens (issue 10).
     isolation: str = "process"
+    # Why `auto` ran the patch's code unboxed (the failed probe's reason); None
+    # when it did not fall back. Every lane report carries it (issue 19).
+    isolation_fallback: str | None = None
     # The blobs this run's trees are made from, each written once (issue 12).
     store: trees.Store = field(default_factory=trees.Store, compare=False, repr=False)
 
@@ -227,7 +230,7 @@ def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
         pythonpath=ledger.gate.pythonpath,
     )
     # Once, before any lane: every process of this run is boxed alike (issue 10).
-    isolation = sandbox.resolve(ledger.gate.isolation, options.isolation)
+    isolation = sandbox.decide(ledger.gate.isolation, options.isolation)
     return Run(
         repo=repo,
         base_ref=base_ref,
@@ -240,5 +243,6 @@ def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
         options=options,
         environ=environ,
         receipt=receipt,
-        isolation=isolation,
+        isolation=isolation.value,
+        isolation_fallback=isolation.fallback,
     )
