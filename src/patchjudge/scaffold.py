@@ -75,6 +75,10 @@ class Options:
     # constraints/build.txt: exact pins with hashes of what builds the project
     # (and patchjudge, from a source directory), rendered by pins.Pin.line.
     build_pins: tuple[str, ...] = ()
+    # [gate] isolation, written explicitly (issue 19): "sandbox" where a box
+    # started when init ran, else "auto" and the probe's reason.
+    isolation: str = "sandbox"
+    no_sandbox: str = ""  # why no box started when init ran ("" when one did)
 
 
 @dataclass(frozen=True)
@@ -575,6 +579,12 @@ def render_ledger(layout: Layout, lines: Sequence[MapLine], options: Options) ->
         protected=_toml_list(judge_files(options)),
         pythonpath=_toml_list(layout.pythonpath),
         install=_toml_list(["."] if layout.installable else []),
+        isolation=_toml(options.isolation),
+        isolation_why=(
+            f"{options.isolation!r}: no sandbox started here ({options.no_sandbox})"
+            if options.no_sandbox
+            else f"{options.isolation!r}: a sandbox started where init ran"
+        ),
         map="\n".join(map_text),
         properties=_toml_list([PROPERTIES_DIR]),
         fixture_roots=_toml_list(layout.fixture_roots),

@@ -20,7 +20,8 @@ import pytest
 
 from patchjudge.git import no_git_env
 from tests.attack_helpers import require_sandbox
-from tests.helpers import Result, commit, example_repo, gate, verdict, write
+from tests.helpers import Result, cli, commit, example_repo, gate, verdict, write
+from tests.init_helpers import ROOT, flat_project
 
 BENIGN = {"src/calc/__init__.py": "def total(xs):\n    return sum(list(xs))\n"}
 
@@ -162,3 +163,77 @@ def test_process_isolation_is_asked_for_and_prints_no_fallback(tmp_path: Path) -
     assert result.code == 0, result.out + result.err
     assert _fallback_lines(result.err) == []
     assert "isolation_fallback" not in result.report(repo, "pathfilter")["details"]
+
+
+def _nox(noxfile: Path, cwd: Path, envdir: Path, *args: str, boxed: bool) -> Result:
+    """`nox -f NOXFILE ARGS`, inside the no-user-namespace box when `boxed`."""
+    argv = [sys.executable, "-m", "nox", "--no-color", "-f", str(noxfile), "--envdir", str(envdir)]
+    if boxed:
+        require_sandbox()
+        bwrap = shutil.which("bwrap")
+        assert bwrap is not None
+        argv = [bwrap, "--dev-bind", "/", "/", "--unshare-user", "--disable-userns", "--", *argv]
+    env = no_git_env({k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")})
+    done = subprocess.run(
+        [*argv, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+    return Result(done.returncode, done.stdout, done.stderr)
+
+
+def _noxfiles(tmp_path: Path) -> list[tuple[str, Path]]:
+    """The noxfile init writes (in an adopted project) and this repository's own."""
+    project = flat_project(tmp_path / "calc")
+    assert cli(project, "init").code == 0
+    commit(project, "Adopt patchjudge")
+    return [("init", project / "noxfile.py"), ("this repository", ROOT / "noxfile.py")]
+
+
+def test_nox_gate_with_sandbox_and_no_user_namespaces_stops_before_any_venv(
+    tmp_path: Path,
+) -> None:
+    for which, noxfile in _noxfiles(tmp_path):
+        envdir = tmp_path / f"envs-{which.replace(' ', '-')}"
+        args = ("-s", "gate", "--", "--base", "main", "--isolation", "sandbox")
+        result = _nox(noxfile, noxfile.parent, envdir, *args, boxed=True)
+        assert result.code != 0, which
+        said = [line for line in result.err.splitlines() if "isolation 'sandbox' but" in line]
+        assert len(said) == 1, (which, result.err)
+        assert "--isolation: isolation 'sandbox' but bwrap cannot start a sandbox here" in said[0]
+        assert "no venv was built" in said[0]
+        assert "Prerequisite session isolation was not successful" in result.err
+        # Not one venv: the lanes never started.
+        assert not envdir.exists() or list(envdir.iterdir()) == [], which
+
+
+def test_nox_isolation_check_passes_where_a_sandbox_starts(tmp_path: Path) -> None:
+    """The honest look-alike: the same check where bubblewrap works lets the lanes run."""
+    require_sandbox()
+    for which, noxfile in _noxfiles(tmp_path):
+        envdir = tmp_path / f"envs-{which.replace(' ', '-')}"
+        args = ("-s", "isolation", "--", "--isolation", "sandbox")
+        result = _nox(noxfile, noxfile.parent, envdir, *args, boxed=False)
+        assert result.code == 0, (which, result.err)
+        assert "Session isolation was successful" in result.err
+
+
+def test_init_writes_isolation_explicitly_sandbox_where_a_box_starts(tmp_path: Path) -> None:
+    require_sandbox()
+    project = flat_project(tmp_path / "calc")
+    result = cli(project, "init")
+    assert result.code == 0, result.err
+    ledger = (project / "eval" / "gate.toml").read_text()
+    assert '\nisolation = "sandbox"\n' in ledger
+    assert "init wrote 'sandbox': a sandbox started where init ran" in ledger
+    assert '[gate] isolation = "sandbox": the patch\'s code runs under bubblewrap' in result.out
+
+
+def test_init_writes_auto_and_the_reason_where_no_box_starts(tmp_path: Path) -> None:
+    project = flat_project(tmp_path / "calc")
+    result = _no_userns(project, "init")
+    assert result.code == 0, result.err
+    ledger = (project / "eval" / "gate.toml").read_text()
+    assert '\nisolation = "auto"\n' in ledger
+    assert "init wrote 'auto': no sandbox started here (the kernel refuses user namespaces" in (
+        ledger
+    )
+    assert '[gate] isolation = "auto": no sandbox starts here (the kernel refuses' in result.out

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge import __version__, git, pins, scaffold
+from patchjudge import __version__, git, pins, sandbox, scaffold
 from patchjudge.config import LEDGER, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes.fixtures import scan_worktree, write_lock
@@ -128,8 +128,12 @@ def plan(options: InitOptions) -> Plan:
     scaffold.check_runner(options.runner)  # before asking an index anything
     lane_txt = scaffold.template("init/lane.txt")
     judge, judge_builds = judge_requirement(options.patchjudge_spec, lane_txt)
+    # Written explicitly (issue 19): sandbox where a box starts, else auto saying why.
+    no_sandbox = sandbox.probe() or ""
     settings = scaffold.Options(
         base=base,
+        isolation="auto" if no_sandbox else "sandbox",
+        no_sandbox=no_sandbox,
         runner=options.runner,
         patchjudge_spec=judge.text(),
         patchjudge_note=judge.no_hash,
@@ -178,6 +182,16 @@ def init(options: InitOptions, out: TextIO) -> int:
     if lock_path.is_symlink():
         lock_path.unlink()
     write_lock(top, ledger.fixtures, lock_path)
+    no_sandbox = sandbox.probe()
+    print(
+        f'[gate] isolation = "{ledger.gate.isolation}": '
+        + (
+            f"no sandbox starts here ({no_sandbox}); CI passes --isolation sandbox"
+            if no_sandbox
+            else "the patch's code runs under bubblewrap"
+        ),
+        file=out,
+    )
     roots = ", ".join(ledger.fixtures.roots) or "no fixture folders"
     print(f"wrote {ledger.fixtures.lock} ({roots})", file=out)
     if additions:
