@@ -643,8 +643,9 @@ def render_patchjudge_constraints(spec: str, note: str = "") -> str:
     lines = [
         "# patchjudge itself, installed with --no-deps (its runtime is pinned in lane.txt).",
         "# Written by `patchjudge init` from where this patchjudge was installed (or",
-        "# --patchjudge-spec): a pin from your index, a wheel, a URL or a source directory,",
-        "# checked to resolve when it was written.",
+        "# --patchjudge-spec): a pin from your index, or of the wheel committed beside this",
+        "# file (the lanes install with --find-links constraints/), a URL or a VCS commit;",
+        "# never a path on one machine. Checked to resolve when it was written.",
     ]
     if note:
         lines.append(f"# No hash here: {note}.")
