@@ -618,9 +618,26 @@ def render_tox(layout: Layout) -> str:
     return string.Template(template("init/tox.ini.tmpl")).substitute(project_install=install)
 
 
-def ci_recipe(name: str, runner: str) -> str:
-    """The CI recipe as shipped; a tox team's copy runs tox where the recipe runs nox."""
+_TRUSTED_HOST = "# TRUSTED-HOST-NOTE\npatchjudge:trusted-host:"
+# GitLab waits for a runner with the job's tag for ever (issue 19): with replay
+# not required the job is hidden (a leading dot), so the pipeline ends.
+_TRUSTED_HOST_OFF = (
+    "# Hidden (the leading dot): [replay] required = false, so nothing waits on a\n"
+    "# receipt. With required = true, drop the dot and register the tagged runner.\n"
+    ".patchjudge:trusted-host:"
+)
+
+
+def ci_recipe(name: str, runner: str, replay_required: bool = False) -> str:
+    """The CI recipe as shipped; a tox team's copy runs tox where the recipe runs nox.
+
+    GitLab's trusted-host job runs only when the ledger requires replay;
+    GitHub's decides from the base's ledger in the run itself.
+    """
     text = template(name)
+    text = text.replace(
+        _TRUSTED_HOST, "patchjudge:trusted-host:" if replay_required else _TRUSTED_HOST_OFF
+    )
     if runner == "tox":
         for nox_text, tox_text in (("pip install nox", "pip install tox"), ("nox -s ", "tox -e ")):
             text = text.replace(nox_text, tox_text)
