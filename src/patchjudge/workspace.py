@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import functools
 import os
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -195,11 +196,25 @@ def resolve(repo: Path, base_ref: str, head_ref: str) -> tuple[str, str]:
     return head, mb
 
 
+def _say_uncommitted(repo: Path, head: str, reports: Path) -> None:
+    """The gate judges commits only: a dirty tree is said, never judged in silence (issue 19)."""
+    count = git.uncommitted(repo, exclude=reports)
+    if count:
+        changes = "change is" if count == 1 else "changes are"
+        print(
+            f"patchjudge: judging HEAD {head[:12]}; {count} uncommitted {changes} not judged",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
     receipt = _read_receipt(options.receipt)
     repo = git.toplevel(options.repo)
     base_ref = options.base or default_base(repo)
     head, mb = resolve(repo, base_ref, options.head)
+    if options.head == "HEAD":
+        _say_uncommitted(repo, head, options.reports or repo / DEFAULT_REPORTS)
     data = git.show(repo, mb, LEDGER)
     source = f"{LEDGER} (at merge base {mb[:12]})"
     if data is None:
