@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge import __version__, git, pins, sandbox, scaffold
+from patchjudge import __version__, git, pins, proc, sandbox, scaffold
 from patchjudge.config import LEDGER, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes.fixtures import scan_worktree, write_lock
@@ -160,6 +162,52 @@ def plan(options: InitOptions) -> Plan:
     return Plan(top, files, additions, recorded, names, wheels, judge)
 
 
+def first_failure(junit_xml: bytes) -> str | None:
+    """Pure: the first failed or errored test's message in a JUnit report, on one line."""
+    try:
+        root = ET.fromstring(junit_xml)
+    except ET.ParseError:
+        return None
+    for case in root.iter("testcase"):
+        for tag in ("failure", "error"):
+            found = case.find(tag)
+            if found is not None:
+                text = found.get("message") or (found.text or "").strip() or tag
+                name = case.get("name", "?")
+                line = " ".join(text.split())
+                return f"{name}: {line.removeprefix('AssertionError: ')}"[:400]
+    return None
+
+
+def run_starter(top: Path, pythonpath: Sequence[str]) -> str | None:
+    """Run the starter property once at the adoption commit: None when green, else why.
+
+    A judge that is red before any patch rejects every patch (issue 19). It
+    runs the project's code, boxed where a sandbox starts, under the judge's
+    settings only (no conftest, no ini, no autoloaded plugin of the project's).
+    """
+    with tempfile.TemporaryDirectory(prefix="patchjudge-starter-") as tmp:
+        home = Path(tmp)
+        xml = home / "starter.xml"
+        argv = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                "--noconftest", "-c", os.devnull, "--rootdir", str(top),
+                f"--junitxml={xml}", scaffold.STARTER]  # fmt: skip
+        env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "HOME": tmp,
+            "TMPDIR": tmp,
+            "PYTHONPATH": os.pathsep.join(str(top / p) for p in pythonpath),
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        box = sandbox.Box(tree=top, home=home) if sandbox.probe() is None else None
+        done = proc.run(sandbox.wrap(box, argv), cwd=top, env=env, timeout=600)
+        if done.returncode == 0:
+            return None
+        said = first_failure(xml.read_bytes()) if xml.exists() else None
+        return said or done.describe()[-400:]
+
+
 def _judge_source(p: Plan) -> str:
     """Which kind of line init wrote, so the user knows what CI will fetch (issue 19)."""
     first = p.judge.requirement
@@ -237,6 +285,16 @@ def init(options: InitOptions, out: TextIO) -> int:
         if modules
         else "it FAILS until you write a real property"
     )
+    if modules:
+        red = run_starter(top, ledger.gate.pythonpath)
+        if red is not None:
+            print(
+                f"patchjudge init: red start: {scaffold.STARTER} fails at this commit: {red}"
+                " (fix the code, or edit the starter, before you commit the judge)",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"the starter passes at this commit ({p.names} names)", file=out)
     base = ledger.gate.base
     branch = base.removeprefix("origin/")
     run = "nox -s gate" if options.runner == "nox" else "tox -e gate"
