@@ -337,18 +337,19 @@ def fallback_line(reason: str) -> str:
     )
 
 
-def decide(ledger_value: str, cli_value: str | None, err: TextIO | None = sys.stderr) -> Isolation:
+def decide(ledger_value: str, cli_value: str | None, err: TextIO | None = None) -> Isolation:
     """choose() with a probe only when the answer can depend on it.
 
-    A fallback is never silent: it is printed on `err` and kept in the
-    record, so every lane report (and the verdict) carries the reason.
+    A fallback is never silent: it is printed on `err` (default: the
+    stderr of the moment) and kept in the record, so every lane report (and
+    the verdict) carries the reason.
     """
     wanted = cli_value if cli_value is not None else ledger_value
     reason = probe() if wanted != "process" else None
     value = choose(ledger_value, cli_value, reason)
     fallback = reason if value == "process" and wanted == "auto" else None
-    if fallback is not None and err is not None:
-        print(fallback_line(fallback), file=err, flush=True)
+    if fallback is not None:
+        print(fallback_line(fallback), file=err or sys.stderr, flush=True)
     return Isolation(value, fallback)
 
 
