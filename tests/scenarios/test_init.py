@@ -312,7 +312,8 @@ def test_a_flat_package_whose_root_is_empty_is_adopted_with_no_edit(tmp_path):
         "main": True,
     }  # fmt: skip
     assert surface["pyflakes.messages"]["UnusedImport"] is True
-    assert surface["pyflakes.scripts.pyflakes"]["checkRecursive"] is False  # __all__, imported
+    # __all__, imported from pyflakes.api: followed to its def (issue 19)
+    assert surface["pyflakes.scripts.pyflakes"]["checkRecursive"] is True
     assert not any(m.startswith("pyflakes.test") for m in surface)  # its suite is no API
     assert "public names of pyflakes.api, pyflakes.checker, pyflakes.messages" in out
     assert "warning" not in out
