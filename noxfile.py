@@ -10,6 +10,9 @@ failed lane, and every report of one gate run carries this run's id.
 from __future__ import annotations
 
 import secrets
+import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -41,6 +44,43 @@ def _isolation_args(posargs: list[str]) -> list[str]:
         if arg.startswith("--isolation="):
             return [arg]
     return []
+
+
+def _wanted_isolation(posargs: list[str]) -> tuple[str, str]:
+    """(isolation asked for, who asked): `--isolation` may only tighten the ledger's."""
+    gate = tomllib.loads((HERE / "eval" / "gate.toml").read_text()).get("gate", {})
+    arg = _isolation_args(posargs)
+    cli = arg[-1].removeprefix("--isolation=") if arg else ""
+    if cli == "sandbox":
+        return "sandbox", "--isolation"
+    return str(gate.get("isolation", "auto")), "[gate] isolation"
+
+
+@nox.session(name="isolation", venv_backend="none", default=False)
+def isolation(session: nox.Session) -> None:
+    """Before any venv is built: a `sandbox` that cannot start stops here, in one line."""
+    wanted, asked = _wanted_isolation(list(session.posargs))
+    if wanted != "sandbox":
+        return  # `auto` that finds no sandbox says so itself, on stderr and in verdict.md
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        said = "bwrap is not on PATH"
+    else:
+        # The box the lanes use, reduced to what decides whether one can start.
+        argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns"]
+        argv += ["--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+        done = subprocess.run(
+            [*argv, "--", sys.executable, "-I", "-S", "-c", "pass"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        if done.returncode == 0:
+            return
+        tail = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+        said = f"bwrap cannot start a sandbox here: {tail[0]}"
+    session.error(
+        f"{asked}: isolation 'sandbox' but {said} (install bubblewrap, or enable unprivileged"
+        " user namespaces: docs/ci.md); no venv was built"
+    )
 
 
 def _boxbuild_root(entries: list[str]) -> str:
@@ -109,7 +149,11 @@ def _lane(name: str, *, for_gate: bool) -> None:
             DIGESTS[name] = last.rsplit("sha256=", 1)[1]
 
     session_fn.__doc__ = f"The {name} lane{' (for gate)' if for_gate else ''}."
-    nox.session(name=f"gate-{name}" if for_gate else name, default=False)(session_fn)
+    # Every lane first asks `isolation`: a sandbox that cannot start fails the
+    # run before nox builds a single venv (issue 19).
+    nox.session(
+        name=f"gate-{name}" if for_gate else name, default=False, requires=["isolation"]
+    )(session_fn)
 
 
 for _name in LANES:
@@ -117,7 +161,7 @@ for _name in LANES:
     _lane(_name, for_gate=True)
 
 
-@nox.session(requires=[f"gate-{name}" for name in LANES])
+@nox.session(requires=["isolation", *(f"gate-{name}" for name in LANES)])
 def gate(session: nox.Session) -> None:
     """Every lane in its own venv, then the verdict over this run's reports."""
     _install_judge(session, "gate")
@@ -177,14 +221,14 @@ def demo(session: nox.Session) -> None:
 # patch's: a patched noxfile could skip everything.
 
 
-@nox.session(name="replay-run", default=False)
+@nox.session(name="replay-run", default=False, requires=["isolation"])
 def replay_run(session: nox.Session) -> None:
     """On the trusted host: -- --base REF --slice FILE; writes .patchjudge/receipt.json."""
     _install_judge(session, "replay")
     session.run("patchjudge", "replay", "run", "--repo", session.invoked_from, *session.posargs)
 
 
-@nox.session(name="replay-verdict", default=False)
+@nox.session(name="replay-verdict", default=False, requires=["isolation"])
 def replay_verdict(session: nox.Session) -> None:
     """The local lanes' reports plus the receipt (-- --base REF [--receipt FILE]) -> verdict."""
     _install_judge(session, "gate")
@@ -195,7 +239,7 @@ def replay_verdict(session: nox.Session) -> None:
     session.run("patchjudge", "verdict", *repo, *session.posargs)
 
 
-@nox.session(default=False)
+@nox.session(default=False, requires=["isolation"])
 def flakes(session: nox.Session) -> None:
     """Evidence: the visible suite N times (`nox -s flakes -- --count 12 [--shard 1/4]`)."""
     _install_judge(session, "flakes")
@@ -203,7 +247,7 @@ def flakes(session: nox.Session) -> None:
     session.run("patchjudge", "flakes", "--repo", session.invoked_from, *session.posargs)
 
 
-@nox.session(default=False)
+@nox.session(default=False, requires=["isolation"])
 def oracle(session: nox.Session) -> None:
     """Audit the property tests against mutants of the code (when the judge changes)."""
     _install_judge(session, "oracle")

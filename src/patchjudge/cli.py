@@ -33,40 +33,121 @@ def _expectation(text: str) -> tuple[str, str]:
     return lane, digest
 
 
-def _common() -> argparse.ArgumentParser:
+# The common options each command reads. Every lane command still accepts the
+# others (nox hands one gate's arguments to every lane session), but its --help
+# lists only what it uses (issue 19).
+_ALL = frozenset({"repo", "base", "head", "reports", "today", "receipt", "isolation"})
+_LANE = frozenset({"repo", "base", "head", "reports", "isolation"})
+USES = {
+    "gate": _ALL,
+    "pathfilter": _LANE,
+    "fixtures": _LANE,
+    "freeze": _LANE | {"today"},
+    "properties": _LANE,
+    "replay": _LANE | {"receipt"},
+    "verdict": frozenset({"repo", "base", "head", "reports"}),
+    "flakes": frozenset({"repo", "head", "reports", "today", "isolation"}),
+    "audit-judge": frozenset({"repo", "base", "head"}),
+}
+_BAD = "2  bad usage or a bad judge file (one line naming the file, the key and the fix)"
+_VERDICT_CODES = ("0  accept_for_review", "1  reject", "3  undecided", _BAD)
+_LANE_CODES = ("0  the lane passed or is not applicable", "1  it failed", "3  undecided", _BAD)
+EXIT_CODES: dict[str, tuple[str, ...]] = {
+    "gate": _VERDICT_CODES,
+    "verdict": _VERDICT_CODES,
+    **dict.fromkeys(LANE_COMMANDS, _LANE_CODES),
+    "lock": ("0  the lock was rewritten (what changed is printed)", _BAD),
+    "init": (
+        "0  the judge was written and its starter passed at this commit",
+        "1  the starter failed at this commit (a red start: nothing to adopt yet)",
+        "2  bad usage, a file in the way, or a patchjudge spec that does not install here",
+    ),
+    "demo": ("0  the demo ran", "2  bad usage"),
+    "flakes": (
+        "0  the evidence was written (flakes never gates)",
+        "1  the run cannot be believed",
+        _BAD,
+    ),
+    "audit-judge": (
+        "0  nothing to flag (graduations are review: lines)",
+        "1  a change to the registry or the lock to flag",
+        _BAD,
+    ),
+    "oracle": ("0  every property killed a mutant", "1  a property killed none", _BAD),
+}
+
+
+def epilog(name: str) -> str | None:
+    codes = EXIT_CODES.get(name)
+    return "exit codes:\n" + "\n".join(f"  {line}" for line in codes) if codes else None
+
+
+def _common(uses: frozenset[str] = _ALL) -> argparse.ArgumentParser:
+    def shown(name: str, text: str) -> str:
+        return text if name in uses else argparse.SUPPRESS
+
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
-    p.add_argument("--base", help="the branch the patch was made from (default: [gate] base)")
-    p.add_argument("--head", default="HEAD", help="the commit judged (default: HEAD)")
-    p.add_argument("--reports", type=Path, help="reports directory (default: .patchjudge/)")
     p.add_argument(
-        "--today", type=_date, help="the date freeze rows are judged on (default: UTC today)"
+        "--repo", type=Path, default=Path(), help=shown("repo", "the repository (default: .)")
     )
-    p.add_argument("--receipt", type=Path, help="a replay receipt from the trusted host")
+    p.add_argument(
+        "--base",
+        help=shown("base", "the branch the patch was made from (default: [gate] base)"),
+    )
+    p.add_argument(
+        "--head", default="HEAD", help=shown("head", "the commit judged (default: HEAD)")
+    )
+    p.add_argument(
+        "--reports", type=Path, help=shown("reports", "reports directory (default: .patchjudge/)")
+    )
+    p.add_argument(
+        "--today",
+        type=_date,
+        help=shown("today", "the date freeze rows are judged on (default: UTC today)"),
+    )
+    p.add_argument(
+        "--receipt", type=Path, help=shown("receipt", "a replay receipt from the trusted host")
+    )
     p.add_argument("--run-id", default="", help=argparse.SUPPRESS)
-    _isolation(p)
+    _isolation(p, "isolation" in uses)
     return p
 
 
-def _isolation(p: argparse.ArgumentParser) -> None:
+def _sub(sub: argparse._SubParsersAction, name: str, **kwargs: object) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+    """A subcommand with its exit codes in --help and, for the lane-like ones, its options."""
+    parents = [_common(USES[name])] if name in USES else []
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        parents=parents,
+        epilog=epilog(name),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **kwargs,  # type: ignore[arg-type]
+    )
+    return parser
+
+
+def _isolation(p: argparse.ArgumentParser, shown: bool = True) -> None:
     p.add_argument(
         "--isolation",
         choices=ISOLATIONS,
-        help="how code from the patch runs; may tighten [gate] isolation, never loosen it",
+        help="how code from the patch runs; may tighten [gate] isolation, never loosen it"
+        if shown
+        else argparse.SUPPRESS,
     )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="patchjudge", description="A deterministic merge gate for agent-written patches."
+        prog="patchjudge",
+        description="A deterministic merge gate for agent-written patches.",
+        epilog="`patchjudge COMMAND --help` lists a command's options and exit codes.",
     )
     parser.add_argument("--version", action="version", version=f"patchjudge {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    common = _common()
-    sub.add_parser("gate", parents=[common], help="every lane, then the verdict")
+    _sub(sub, "gate", help="every lane, then the verdict")
     for name in LANE_COMMANDS:
-        sub.add_parser(name, parents=[common], help=f"the {name} lane on its own")
-    verdict = sub.add_parser("verdict", parents=[common], help="the verdict over reports on disk")
+        _sub(sub, name, help=f"the {name} lane on its own")
+    verdict = _sub(sub, "verdict", help="the verdict over reports on disk")
     verdict.add_argument(
         "--expect",
         action="append",
@@ -79,9 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="count every lane without an --expect digest as missing",
     )
-    lock = sub.add_parser("lock", help="rewrite the fixture lock (a human-reviewed change)")
-    lock.add_argument("--repo", type=Path, default=Path())
-    init = sub.add_parser("init", help="scaffold eval/, the runner, constraints/ and CI")
+    lock = _sub(sub, "lock", help="rewrite the fixture lock (a human-reviewed change)")
+    lock.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
+    init = _sub(sub, "init", help="scaffold eval/, the runner, constraints/ and CI")
     init.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
     init.add_argument(
         "--runner", choices=("nox", "tox"), default="nox", help="noxfile.py or tox.ini"
@@ -93,15 +174,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="what constraints/patchjudge.txt installs: a requirement, a wheel or a tree"
         " (default: where this patchjudge was installed from)",
     )
-    demo = sub.add_parser("demo", help="typical agent patches against an example repository")
+    demo = _sub(sub, "demo", help="typical agent patches against an example repository")
     demo.add_argument("--keep", type=Path, help="build the example here and keep it")
-    _flakes_parsers(sub, common)
-    sub.add_parser(
-        "audit-judge", parents=[common], help="check a change to the freeze registry and lock"
-    )
+    _flakes_parsers(sub)
+    _sub(sub, "audit-judge", help="check a change to the freeze registry and lock")
     _replay_steps(sub.choices["replay"])
-    oracle = sub.add_parser("oracle", help="audit the properties against mutants of the code")
-    oracle.add_argument("--repo", type=Path, default=Path())
+    oracle = _sub(sub, "oracle", help="audit the properties against mutants of the code")
+    oracle.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
     oracle.add_argument("--base", default="HEAD", help="the revision audited (default: HEAD)")
     oracle.add_argument("--reports", type=Path, help="reports directory (default: .patchjudge/)")
     oracle.add_argument("--max-examples", type=int, help="per property (default: the ledger's)")
@@ -127,10 +206,8 @@ def _replay_steps(replay: argparse.ArgumentParser) -> None:
     steps.add_parser("check", parents=[quiet], help="the replay lane with --receipt FILE")
 
 
-def _flakes_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
-    flakes = sub.add_parser(
-        "flakes", parents=[common], help="run the visible suite N times: flakes.json, candidates"
-    )
+def _flakes_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    flakes = _sub(sub, "flakes", help="run the visible suite N times: flakes.json, candidates")
     flakes.add_argument("--count", type=int, help="runs per node id (default: [flakes] count)")
     flakes.add_argument("--shard", default="1/1", help="run the I-th of N shares, e.g. 2/4")
     flakes.add_argument("--workers", help="xdist workers: auto or a number, 0 = off")

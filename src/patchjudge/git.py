@@ -295,3 +295,29 @@ def diff_blobs(repo: Path, old: str, new: str) -> bytes:
         old,
         new,
     )
+
+
+def count_status(porcelain_z: bytes) -> int:
+    """Pure: how many paths `git status --porcelain -z` lists (a rename's source is not one)."""
+    fields = porcelain_z.split(b"\0")
+    count = 0
+    i = 0
+    while i < len(fields):
+        entry = fields[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        count += 1
+        if entry[:1] in (b"R", b"C") or entry[1:2] in (b"R", b"C"):
+            i += 1  # -z puts the rename's source in the next field
+    return count
+
+
+def uncommitted(repo: Path, exclude: Path | None = None) -> int:
+    """Changes and untracked files in the working tree (ignored ones aside), less `exclude`."""
+    spec = ["--", "."]
+    if exclude is not None and exclude.resolve().is_relative_to(repo.resolve()):
+        rel = exclude.resolve().relative_to(repo.resolve()).as_posix()
+        if rel != ".":
+            spec.append(f":(exclude,top){rel}")
+    return count_status(git(repo, "status", "--porcelain=v1", "-z", *spec))

@@ -47,7 +47,7 @@ class Pin:
 class JudgeSpec:
     """The line constraints/patchjudge.txt holds and what init knows about it."""
 
-    kind: str  # index | wheel | directory | url | vcs
+    kind: str  # index | wheel | directory | url | vcs | committed (a wheel under constraints/)
     requirement: str  # what pip reads: patchjudge==0.1.0, /abs/x.whl, /abs/dir, patchjudge @ URL
     hashes: tuple[str, ...] = ()
     # Why the line carries no hash, for the file's comment ("" when it does).
@@ -312,6 +312,50 @@ def checked(spec: JudgeSpec, constraints: Mapping[str, str]) -> JudgeSpec:
     if spec.kind == "index":
         return JudgeSpec("index", f"patchjudge=={pin.version}", hashes, no_hash)
     return JudgeSpec(spec.kind, spec.requirement, hashes, no_hash)
+
+
+# What a source tree's wheel is built from: never its venvs, VCS data or old builds.
+_NOT_SOURCE = (".git", ".venv", ".nox", ".tox", "build", "dist", "*.egg-info", "__pycache__")
+
+
+def wheel_from_directory(path: Path, dest: Path) -> Path:
+    """patchjudge's wheel, built from a copy of its source tree (the tree itself untouched).
+
+    A directory is a path on one machine: CI installs the wheel init commits
+    under constraints/, never the directory (issue 19).
+    """
+    tree = dest / "source"
+    shutil.copytree(path, tree, ignore=shutil.ignore_patterns(*_NOT_SOURCE), symlinks=True)
+    beside = Path(sys.executable).with_name("uv")
+    uv = str(beside) if beside.exists() else shutil.which("uv")
+    out = dest / "wheel"
+    if uv:
+        argv = [uv, "build", "-q", "--wheel", "--out-dir", str(out), str(tree)]
+    else:
+        argv = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(tree)]
+    done = proc.run(argv, timeout=RESOLVE_TIMEOUT_S)
+    wheels = sorted(out.glob("patchjudge-*.whl")) if out.is_dir() else []
+    if done.returncode != 0 or len(wheels) != 1:
+        said = _last_error(done.stderr.decode("utf-8", "replace")) or f"exit {done.returncode}"
+        raise PatchjudgeError(
+            f"cannot build a patchjudge wheel from {path}: {said}", key=KEY, fix=FIX
+        )
+    return wheels[0]
+
+
+def committed(wheel: JudgeSpec) -> tuple[JudgeSpec, str]:
+    """Pure: a checked wheel -> the pin constraints/patchjudge.txt holds, and the wheel's name.
+
+    The wheel is committed under constraints/ and the lanes install the pin
+    with `--find-links constraints/`: the same bytes on any runner, by hash.
+    """
+    if wheel.kind != "wheel" or not wheel.hashes:
+        raise AssertionError(f"not a checked wheel: {wheel}")
+    name = Path(wheel.requirement).name
+    parts = name.removesuffix(".whl").split("-")
+    if not name.endswith(".whl") or len(parts) < 5:
+        raise PatchjudgeError(f"{name} is not a wheel file name", key=KEY, fix=FIX)
+    return JudgeSpec("committed", f"patchjudge=={parts[1]}", wheel.hashes), name
 
 
 def parse_spec(text: str) -> JudgeSpec:

@@ -73,7 +73,8 @@ def markdown(verdict: Verdict) -> str:
         "",
         "**For the reviewer**",
         "",
-        f"- isolation: {_ISOLATION.get(str(review.get('isolation')), 'process')}",
+        f"- isolation: {_ISOLATION.get(str(review.get('isolation')), 'process')}"
+        + _fallback(review),
         f"- properties: seed {props.get('seed')}, {props.get('max_examples')} cases, "
         + _oracle(props),
         f"- inputs: {_cell(_SEED_SOURCE.get(str(props.get('seed_source')), _PINNED))}",
@@ -112,6 +113,16 @@ _SEED_SOURCE = {
     "key": "unknown to the patch (seed derived from PATCHJUDGE_SEED_KEY, the head and the ledger)",
     "pinned": _PINNED,
 }
+
+
+def _fallback(review: Mapping[str, Any]) -> str:
+    """`auto` without a sandbox says why, where the reviewer reads the isolation (issue 19)."""
+    reason = review.get("isolation_fallback")
+    return (
+        f"; isolation 'auto' found no sandbox: {_cell(reason)}" if isinstance(reason, str) else ""
+    )
+
+
 SHOWN = 20  # survivors or ranges listed in verdict.md; verdict.json has all
 
 

@@ -9,6 +9,7 @@ places that look at this machine.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import platform
@@ -20,6 +21,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from patchjudge import seccomp
 from patchjudge.errors import PatchjudgeError
@@ -221,10 +223,67 @@ def wrapped(box: Box | None, argv: Sequence[str]) -> Iterator[tuple[list[str], t
             os.close(fd)
 
 
+@dataclass(frozen=True)
+class NoSandbox:
+    """Why no box starts here, as the probe step that failed found it (issue 19).
+
+    `step` is data the caller may branch on; `detail` is what that step was
+    told (the kernel's strerror, bwrap's own last line), never parsed.
+    """
+
+    step: str  # "bwrap" (not on PATH) | "userns" (the kernel refused one) | "start" (bwrap failed)
+    detail: str
+
+    def line(self) -> str:
+        return self.detail
+
+
+# An interpreter that asks the kernel for a user namespace, as bwrap will, and
+# prints the errno it got (0: granted): the kernel's answer as a number. Its
+# exit code is not the answer: a crash exits 1, which is also EPERM.
+_UNSHARE_USER = (
+    "import ctypes\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "print(0 if libc.unshare(0x10000000) == 0 else ctypes.get_errno())\n"
+)
+_APPARMOR_USERNS = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+
+
+def _sysctl_note() -> str:
+    """Ubuntu 24.04's AppArmor switch, when it is on: the usual cause bwrap cannot name."""
+    try:
+        on = _APPARMOR_USERNS.read_text().strip() == "1"
+    except OSError:
+        return ""
+    return " (kernel.apparmor_restrict_unprivileged_userns = 1)" if on else ""
+
+
+def _userns_refused(python: str) -> NoSandbox | None:
+    try:
+        done = subprocess.run(
+            [python, "-I", "-S", "-c", _UNSHARE_USER], capture_output=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None  # no answer is no evidence: bwrap's own start decides
+    answer = done.stdout.strip()
+    if done.returncode != 0 or not answer.isdigit():
+        return None
+    code = int(answer)
+    if code == 0 or code not in errno.errorcode:
+        return None
+    said = f"{os.strerror(code)} ({errno.errorcode[code]})"
+    return NoSandbox(
+        "userns", f"the kernel refuses user namespaces: unshare: {said}{_sysctl_note()}"
+    )
+
+
 @functools.cache
-def _probe(bwrap: str | None, python: str) -> str | None:
+def _probe(bwrap: str | None, python: str) -> NoSandbox | None:
     if bwrap is None:
-        return "bwrap is not on PATH"
+        return NoSandbox("bwrap", "bwrap is not on PATH")
+    refused = _userns_refused(python)
+    if refused is not None:
+        return refused
     with tempfile.TemporaryDirectory(prefix="patchjudge-probe-") as tmp:
         box = Box(tree=Path(tmp), home=Path(tmp))
         # The judge's own interpreter, not `true`: a box that cannot start it
@@ -240,20 +299,26 @@ def _probe(bwrap: str | None, python: str) -> str | None:
                 pass_fds=() if fd is None else (fd,),
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"bwrap did not start: {exc}"
+            return NoSandbox("start", f"bwrap did not start: {exc}")
         finally:
             if fd is not None:
                 os.close(fd)
     if done.returncode != 0:
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-        return f"bwrap cannot start a sandbox here: {tail[0]}"
+        return NoSandbox("start", f"bwrap cannot start a sandbox here: {tail[0]}{_sysctl_note()}")
     return None
 
 
-def probe(environ: Mapping[str, str] | None = None) -> str | None:
-    """None when a box really starts here (tried once per process), else why not, in one line."""
+def why_not(environ: Mapping[str, str] | None = None) -> NoSandbox | None:
+    """None when a box really starts here (tried once per process), else which step failed."""
     env = os.environ if environ is None else environ
     return _probe(shutil.which("bwrap", path=env.get("PATH", os.defpath)), sys.executable)
+
+
+def probe(environ: Mapping[str, str] | None = None) -> str | None:
+    """None when a box really starts here, else why not, in one line."""
+    found = why_not(environ)
+    return None if found is None else found.line()
 
 
 def check_isolation(value: str, key: str, file: str | None = None) -> str:
@@ -303,7 +368,38 @@ def from_head(ledger_value: str) -> str:
     return ledger_value if ISOLATIONS.index(ledger_value) >= ISOLATIONS.index("auto") else "auto"
 
 
-def resolve(ledger_value: str, cli_value: str | None) -> str:
-    """choose() with a probe only when the answer can depend on it."""
+@dataclass(frozen=True)
+class Isolation:
+    """How one run boxes the patch's code, and why it is weaker than asked, when it is."""
+
+    value: str  # "sandbox" | "process"
+    fallback: str | None = None  # "auto" found no sandbox: the probe's reason
+
+
+def fallback_line(reason: str) -> str:
+    """The one stderr line of a run that `auto` took out of the box (issue 19)."""
+    return (
+        f"patchjudge: isolation 'auto' runs the patch's code without a sandbox: {reason};"
+        f' set [gate] isolation = "sandbox" to stop instead, or {HOW_TO_GET}'
+    )
+
+
+def decide(ledger_value: str, cli_value: str | None, err: TextIO | None = None) -> Isolation:
+    """choose() with a probe only when the answer can depend on it.
+
+    A fallback is never silent: it is printed on `err` (default: the
+    stderr of the moment) and kept in the record, so every lane report (and
+    the verdict) carries the reason.
+    """
     wanted = cli_value if cli_value is not None else ledger_value
-    return choose(ledger_value, cli_value, probe() if wanted != "process" else None)
+    reason = probe() if wanted != "process" else None
+    value = choose(ledger_value, cli_value, reason)
+    fallback = reason if value == "process" and wanted == "auto" else None
+    if fallback is not None:
+        print(fallback_line(fallback), file=err or sys.stderr, flush=True)
+    return Isolation(value, fallback)
+
+
+def resolve(ledger_value: str, cli_value: str | None) -> str:
+    """decide()'s value: "sandbox" or "process" (a fallback is printed on stderr)."""
+    return decide(ledger_value, cli_value).value

@@ -75,6 +75,10 @@ class Options:
     # constraints/build.txt: exact pins with hashes of what builds the project
     # (and patchjudge, from a source directory), rendered by pins.Pin.line.
     build_pins: tuple[str, ...] = ()
+    # [gate] isolation, written explicitly (issue 19): "sandbox" where a box
+    # started when init ran, else "auto" and the probe's reason.
+    isolation: str = "sandbox"
+    no_sandbox: str = ""  # why no box started when init ran ("" when one did)
 
 
 @dataclass(frozen=True)
@@ -430,6 +434,72 @@ def self_contained(
     return {m.name for m in modules} - broken
 
 
+def _absolute(module: str, package: bool, node: ast.ImportFrom) -> str | None:
+    """The absolute module an `from X import y` reads, or None beyond the top level."""
+    if not node.level:
+        return node.module
+    parts = module.split(".") if package else module.split(".")[:-1]
+    parts = parts[: len(parts) - (node.level - 1)]
+    if not parts:
+        return None
+    return ".".join([*parts, *([node.module] if node.module else [])])
+
+
+def _module_path(layout: Layout, module: str, tracked: Collection[str]) -> tuple[str, bool] | None:
+    """(tracked file, is a package) of an absolute module of the project."""
+    stem = ("src/" if layout.src_layout else "") + module.replace(".", "/")
+    for path, package in ((f"{stem}/__init__.py", True), (f"{stem}.py", False)):
+        if path in tracked:
+            return path, package
+    return None
+
+
+def _origin_defines(
+    layout: Layout,
+    module: str,
+    name: str,
+    tracked: Collection[str],
+    sources: Mapping[str, bytes],
+    *,
+    depth: int = 0,
+) -> bool:
+    """Does `name`, as `module` binds it, come from a def or class (through re-exports)?"""
+    found = _module_path(layout, module, tracked)
+    tree = _parse(sources.get(found[0], b"")) if found is not None and depth < 8 else None
+    if tree is None or found is None:
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node.name == name:
+                return True
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            for alias in node.names:
+                if (alias.asname or alias.name) != name or alias.name == "*":
+                    continue
+                origin = _absolute(module, found[1], node)
+                if origin is not None and origin.split(".")[0] in layout.modules:
+                    return _origin_defines(
+                        layout, origin, alias.name, tracked, sources, depth=depth + 1
+                    )
+    return False
+
+
+def _resolve_reexports(
+    layout: Layout,
+    module: str,
+    names: dict[str, bool],
+    tracked: Collection[str],
+    sources: Mapping[str, bytes],
+) -> dict[str, bool]:
+    """A class or function re-exported from another module of the project is callable too.
+
+    `from .core import Thing` in a package's `__init__` records `Thing`; read
+    alone, that import says nothing of what it is, and the starter then
+    checked nothing about it (issue 19): follow it to its def or class.
+    """
+    return {n: c or _origin_defines(layout, module, n, tracked, sources) for n, c in names.items()}
+
+
 def public_surface(
     layout: Layout,
     tracked: Collection[str],
@@ -452,7 +522,7 @@ def public_surface(
             continue
         names = public_names(sources.get(root, b""), own)
         if names or not root.endswith("/__init__.py"):
-            api[top] = names
+            api[top] = _resolve_reexports(layout, top, names, tracked, sources)
             continue
         subs = submodules(layout, top, tracked)
         everything = [SourceModule(top, root, package=True), *subs]
@@ -461,20 +531,22 @@ def public_surface(
             if sub.name in usable:
                 found = public_names(sources.get(sub.path, b""), own, reexports=sub.package)
                 if found:
-                    api[sub.name] = found
+                    api[sub.name] = _resolve_reexports(layout, sub.name, found, tracked, sources)
     return api
 
 
 def surface_files(layout: Layout, tracked: Collection[str]) -> list[str]:
-    """The tracked files public_surface reads."""
+    """The tracked files public_surface reads: each package's modules, private ones too
+    (a re-exported class may be defined in `_impl.py`)."""
     files = []
     for top in layout.modules:
         root = module_source(layout, top, tracked)
         if root is not None:
             files.append(root)
             if root.endswith("/__init__.py"):
-                files += [m.path for m in submodules(layout, top, tracked)]
-    return files
+                base = root.removesuffix("__init__.py")
+                files += sorted(p for p in tracked if p.startswith(base) and p.endswith(".py"))
+    return list(dict.fromkeys(files))
 
 
 # --- the map ----------------------------------------------------------------
@@ -575,6 +647,12 @@ def render_ledger(layout: Layout, lines: Sequence[MapLine], options: Options) ->
         protected=_toml_list(judge_files(options)),
         pythonpath=_toml_list(layout.pythonpath),
         install=_toml_list(["."] if layout.installable else []),
+        isolation=_toml(options.isolation),
+        isolation_why=(
+            f"{options.isolation!r}: no sandbox started here ({options.no_sandbox})"
+            if options.no_sandbox
+            else f"{options.isolation!r}: a sandbox started where init ran"
+        ),
         map="\n".join(map_text),
         properties=_toml_list([PROPERTIES_DIR]),
         fixture_roots=_toml_list(layout.fixture_roots),
@@ -608,9 +686,26 @@ def render_tox(layout: Layout) -> str:
     return string.Template(template("init/tox.ini.tmpl")).substitute(project_install=install)
 
 
-def ci_recipe(name: str, runner: str) -> str:
-    """The CI recipe as shipped; a tox team's copy runs tox where the recipe runs nox."""
+_TRUSTED_HOST = "# TRUSTED-HOST-NOTE\npatchjudge:trusted-host:"
+# GitLab waits for a runner with the job's tag for ever (issue 19): with replay
+# not required the job is hidden (a leading dot), so the pipeline ends.
+_TRUSTED_HOST_OFF = (
+    "# Hidden (the leading dot): [replay] required = false, so nothing waits on a\n"
+    "# receipt. With required = true, drop the dot and register the tagged runner.\n"
+    ".patchjudge:trusted-host:"
+)
+
+
+def ci_recipe(name: str, runner: str, replay_required: bool = False) -> str:
+    """The CI recipe as shipped; a tox team's copy runs tox where the recipe runs nox.
+
+    GitLab's trusted-host job runs only when the ledger requires replay;
+    GitHub's decides from the base's ledger in the run itself.
+    """
     text = template(name)
+    text = text.replace(
+        _TRUSTED_HOST, "patchjudge:trusted-host:" if replay_required else _TRUSTED_HOST_OFF
+    )
     if runner == "tox":
         for nox_text, tox_text in (("pip install nox", "pip install tox"), ("nox -s ", "tox -e ")):
             text = text.replace(nox_text, tox_text)
@@ -633,8 +728,9 @@ def render_patchjudge_constraints(spec: str, note: str = "") -> str:
     lines = [
         "# patchjudge itself, installed with --no-deps (its runtime is pinned in lane.txt).",
         "# Written by `patchjudge init` from where this patchjudge was installed (or",
-        "# --patchjudge-spec): a pin from your index, a wheel, a URL or a source directory,",
-        "# checked to resolve when it was written.",
+        "# --patchjudge-spec): a pin from your index, or of the wheel committed beside this",
+        "# file (the lanes install with --find-links constraints/), a URL or a VCS commit;",
+        "# never a path on one machine. Checked to resolve when it was written.",
     ]
     if note:
         lines.append(f"# No hash here: {note}.")

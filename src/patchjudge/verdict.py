@@ -73,6 +73,7 @@ def _review(
         replay_review = "undecided"
     return {
         "isolation": _isolation(reports),
+        **_isolation_fallback(reports),
         "properties": {
             "seed": properties.seed,
             "seed_source": properties.seed_source,
@@ -109,6 +110,18 @@ def _isolation(reports: Mapping[str, LaneReport | Unreadable | None]) -> str:
         if not isinstance(report, LaneReport) or report.details.get("isolation") != "sandbox":
             return "process"
     return "sandbox"
+
+
+def _isolation_fallback(reports: Mapping[str, LaneReport | Unreadable | None]) -> dict[str, str]:
+    """Why `auto` ran a lane unboxed, as its report says: verdict.md shows it (issue 19)."""
+    for name in ALL_LANES:
+        report = reports.get(name)
+        reason = (
+            report.details.get("isolation_fallback") if isinstance(report, LaneReport) else None
+        )
+        if isinstance(reason, str) and reason:
+            return {"isolation_fallback": reason}
+    return {}
 
 
 def _count(value: Any) -> bool:

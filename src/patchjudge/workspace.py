@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import functools
 import os
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -53,6 +54,9 @@ class Run:
     # "sandbox" or "process": how code from the patch runs in this gate run
     # (SPEC: The boundary). Decided once, when the run opens (issue 10).
     isolation: str = "process"
+    # Why `auto` ran the patch's code unboxed (the failed probe's reason); None
+    # when it did not fall back. Every lane report carries it (issue 19).
+    isolation_fallback: str | None = None
     # The blobs this run's trees are made from, each written once (issue 12).
     store: trees.Store = field(default_factory=trees.Store, compare=False, repr=False)
 
@@ -192,11 +196,25 @@ def resolve(repo: Path, base_ref: str, head_ref: str) -> tuple[str, str]:
     return head, mb
 
 
+def _say_uncommitted(repo: Path, head: str, reports: Path) -> None:
+    """The gate judges commits only: a dirty tree is said, never judged in silence (issue 19)."""
+    count = git.uncommitted(repo, exclude=reports)
+    if count:
+        changes = "change is" if count == 1 else "changes are"
+        print(
+            f"patchjudge: judging HEAD {head[:12]}; {count} uncommitted {changes} not judged",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
     receipt = _read_receipt(options.receipt)
     repo = git.toplevel(options.repo)
     base_ref = options.base or default_base(repo)
     head, mb = resolve(repo, base_ref, options.head)
+    if options.head == "HEAD":
+        _say_uncommitted(repo, head, options.reports or repo / DEFAULT_REPORTS)
     data = git.show(repo, mb, LEDGER)
     source = f"{LEDGER} (at merge base {mb[:12]})"
     if data is None:
@@ -228,7 +246,7 @@ def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
         pythonpath=ledger.gate.pythonpath,
     )
     # Once, before any lane: every process of this run is boxed alike (issue 10).
-    isolation = sandbox.resolve(ledger.gate.isolation, options.isolation)
+    isolation = sandbox.decide(ledger.gate.isolation, options.isolation)
     return Run(
         repo=repo,
         base_ref=base_ref,
@@ -241,5 +259,6 @@ def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
         options=options,
         environ=environ,
         receipt=receipt,
-        isolation=isolation,
+        isolation=isolation.value,
+        isolation_fallback=isolation.fallback,
     )

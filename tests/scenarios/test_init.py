@@ -200,22 +200,30 @@ def test_no_suite_and_no_repository_are_one_line_errors(tmp_path):
     assert "not a git repository" in result.err
 
 
-def test_the_patchjudge_spec_is_where_this_patchjudge_came_from_or_what_was_passed(tmp_path):
+def test_the_patchjudge_spec_installs_on_any_machine_never_a_path_on_this_one(tmp_path):
+    # issue 19: constraints/patchjudge.txt held the wheel's (or checkout's) absolute path.
     repo = flat_project(tmp_path / "calc")
-    assert cli(repo, "init").code == 0
+    result = cli(repo, "init")
+    assert result.code == 0, result.err
     text = (repo / "constraints/patchjudge.txt").read_text()
     installed = pins.from_direct_url(pins.installed_direct_url(), __version__)
-    assert text.endswith(installed.text() + "\n")
-    if installed.kind == "directory":  # an editable checkout: its build backend is pinned too
-        assert "No hash here: a directory cannot carry a hash" in text
-        build = (repo / "constraints/build.txt").read_text()
-        assert "setuptools==" in build and "--hash=sha256:" in build
-    wheel = tmp_path / "patchjudge-0.1.0-py3-none-any.whl"
-    wheel.write_bytes(b"")
-    assert cli(repo, "init", "--force", "--patchjudge-spec", str(wheel)).code == 0
+    wheels = sorted((repo / "constraints").glob("patchjudge-*.whl"))
+    if installed.kind == "index":
+        assert text.endswith(installed.text() + "\n") and not wheels
+    else:  # an editable checkout or a wheel file: the wheel is committed, pinned by hash
+        (wheel,) = wheels
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        assert text.endswith(f"patchjudge=={__version__} \\\n    --hash=sha256:{digest}\n")
+        assert "from the wheel committed beside it" in result.out
+    assert str(tmp_path) not in text and "/" not in text.splitlines()[-2]
+    # A wheel passed by path is copied in, its bytes and hash kept.
+    given = build_wheel(tmp_path / "given")
+    assert cli(repo, "init", "--force", "--patchjudge-spec", str(given)).code == 0
     text = (repo / "constraints/patchjudge.txt").read_text()
-    assert text.endswith(f"{wheel} \\\n    --hash=sha256:{hashlib.sha256(b'').hexdigest()}\n")
-    assert "No hash here" not in text
+    digest = hashlib.sha256(given.read_bytes()).hexdigest()
+    assert text.endswith(f"patchjudge=={__version__} \\\n    --hash=sha256:{digest}\n")
+    assert (repo / "constraints" / given.name).read_bytes() == given.read_bytes()
+    assert "No hash here" not in text and str(tmp_path) not in text
 
 
 def test_a_patchjudge_spec_that_does_not_install_here_is_one_line_naming_the_fix(tmp_path):
@@ -304,7 +312,8 @@ def test_a_flat_package_whose_root_is_empty_is_adopted_with_no_edit(tmp_path):
         "main": True,
     }  # fmt: skip
     assert surface["pyflakes.messages"]["UnusedImport"] is True
-    assert surface["pyflakes.scripts.pyflakes"]["checkRecursive"] is False  # __all__, imported
+    # __all__, imported from pyflakes.api: followed to its def (issue 19)
+    assert surface["pyflakes.scripts.pyflakes"]["checkRecursive"] is True
     assert not any(m.startswith("pyflakes.test") for m in surface)  # its suite is no API
     assert "public names of pyflakes.api, pyflakes.checker, pyflakes.messages" in out
     assert "warning" not in out

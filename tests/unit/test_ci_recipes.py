@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from patchjudge import scaffold
+
 # The lanes collect this suite in a venv pinned by constraints/lane.txt, which
 # has no PyYAML: a skip there, not a collection error that fails every patch.
 yaml = pytest.importorskip("yaml")
@@ -27,8 +29,9 @@ NOXFILES = [
 NOX_CALL = re.compile(r"\s*nox (?P<args>.*?)(?: -- |$)")
 
 
-def load(name: str) -> dict[str, Any]:
-    doc = yaml.safe_load((TEMPLATES / name).read_text(encoding="utf-8"))
+def load(name: str, replay_required: bool = True) -> dict[str, Any]:
+    """The recipe as init writes it (`replay_required`: the ledger's [replay] required)."""
+    doc = yaml.safe_load(scaffold.ci_recipe(f"ci/{name}", "nox", replay_required))
     assert isinstance(doc, dict)
     return doc
 
@@ -37,8 +40,8 @@ def github() -> dict[str, Any]:
     return load("github-workflow.yml")
 
 
-def gitlab() -> dict[str, Any]:
-    return load("gitlab-ci.yml")
+def gitlab(replay_required: bool = True) -> dict[str, Any]:
+    return load("gitlab-ci.yml", replay_required)
 
 
 def gh_scripts(job: dict[str, Any]) -> list[str]:
@@ -264,3 +267,104 @@ def test_github_lifts_the_apparmor_user_namespace_restriction() -> None:
     for name, job in github()["jobs"].items():
         text = "\n".join(gh_scripts(job))
         assert "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0" in text, name
+
+
+# --- issue 19: recipes that run on a fresh runner ----------------------------------
+
+
+def test_gitlab_without_required_replay_has_no_job_that_waits_for_a_runner() -> None:
+    doc = gitlab(replay_required=False)
+    jobs = gl_jobs(doc)
+    assert set(jobs) == {"patchjudge:local", "patchjudge:verdict"}
+    assert "tags" in doc[".patchjudge:trusted-host"]  # kept, hidden: one dot to turn it on
+    assert not any("tags" in job for job in jobs.values())
+    (trusted,) = [n for n in jobs["patchjudge:verdict"]["needs"] if "trusted" in n["job"]]
+    assert trusted == {"job": "patchjudge:trusted-host", "artifacts": True, "optional": True}
+
+
+def test_gitlab_with_required_replay_runs_the_trusted_host() -> None:
+    jobs = gl_jobs(gitlab(replay_required=True))
+    assert jobs["patchjudge:trusted-host"]["tags"] == ["patchjudge-trusted"]
+    assert ".patchjudge:trusted-host" not in gitlab(replay_required=True)
+
+
+def _ledger_step(tmp_path: Path, ledger: str) -> str:
+    """Run the GitHub local job's ledger step as the runner would; what it put in $GITHUB_OUTPUT."""
+    (step,) = [s for s in github()["jobs"]["local"]["steps"] if s.get("id") == "ledger"]
+    (tmp_path / "judge" / "eval").mkdir(parents=True)
+    (tmp_path / "judge" / "eval" / "gate.toml").write_text(ledger)
+    output = tmp_path / "output"
+    env = {"PATH": str(Path(sys.executable).parent), "RUNNER_TEMP": str(tmp_path)}
+    env["GITHUB_OUTPUT"] = str(output)
+    script = step["run"].replace("python ", f"{sys.executable} ", 1)
+    bash = shutil.which("bash")
+    assert bash is not None
+    subprocess.run([bash, "-e", "-c", script], check=True, env=env)
+    return output.read_text()
+
+
+@pytest.mark.parametrize(
+    ("ledger", "required"),
+    [
+        ("[replay]\nrequired = true\n", "true"),
+        ("[replay]\nrequired = false\n", "false"),
+        ('[gate]\nbase = "main"\n', "false"),  # left out: the default
+    ],
+)
+def test_github_trusted_host_runs_only_when_the_base_ledger_requires_replay(
+    tmp_path: Path, ledger: str, required: str
+) -> None:
+    if shutil.which("bash") is None:
+        pytest.skip("no bash")
+    jobs = github()["jobs"]
+    assert jobs["local"]["outputs"] == {
+        "replay_required": "${{ steps.ledger.outputs.replay_required }}"
+    }
+    assert jobs["trusted-host"]["if"] == "${{ needs.local.outputs.replay_required == 'true' }}"
+    assert _ledger_step(tmp_path, ledger) == f"replay_required={required}\n"
+
+
+def _verdict_of(doc: dict[str, Any]) -> str:
+    if "env" in doc:
+        return str(doc["env"]["VERDICT_OF"])
+    return str(doc[".patchjudge"]["variables"]["VERDICT_OF"])
+
+
+@pytest.mark.parametrize("recipe", ["github", "gitlab"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        (None, 1, "", "patchjudge: no verdict in .patchjudge/verdict.json (FileNotFoundError):"),
+        (
+            "{not json",
+            1,
+            "",
+            "patchjudge: no verdict in .patchjudge/verdict.json (JSONDecodeError):",
+        ),
+        ('{"schema": 1}', 1, "", "patchjudge: no verdict in .patchjudge/verdict.json (KeyError):"),
+        ('{"verdict": "undecided"}', 0, "undecided\n", ""),
+    ],
+)
+def test_a_missing_verdict_is_a_failed_gate_in_one_line(
+    tmp_path: Path, recipe: str, case: tuple[str | None, int, str, str]
+) -> None:
+    written, code, out, err = case
+    doc = github() if recipe == "github" else gitlab()
+    if written is not None:
+        (tmp_path / ".patchjudge").mkdir()
+        (tmp_path / ".patchjudge" / "verdict.json").write_text(written)
+    done = subprocess.run(
+        [sys.executable, "-c", _verdict_of(doc)], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout) == (code, out)
+    assert done.stderr.startswith(err) and done.stderr.count("\n") == (1 if err else 0)
+    if err:
+        assert done.stderr.rstrip().endswith("a failed gate")
+
+
+def test_every_verdict_read_goes_through_the_one_line_reader() -> None:
+    for where, scripts in all_scripts():
+        text = "\n".join(scripts)
+        assert "json.load" not in text, where
+    assert 'verdict=$(python -c "$VERDICT_OF")' in "\n".join(gh_scripts(github()["jobs"]["local"]))
+    assert 'verdict=$(python -c "$VERDICT_OF")' in gl_scripts(gitlab(), "patchjudge:local")

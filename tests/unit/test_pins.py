@@ -142,3 +142,22 @@ def test_pip_and_uv_pin_a_build_backend_with_its_hashes():
         assert pin.hashes and all(len(h) == 64 for h in pin.hashes), tool
     with pytest.raises(PatchjudgeError, match="does not resolve here"):
         pins.resolve(["flit_core==0.0.0.dev0"], {}, tool=tools[-1])
+
+
+@pytest.mark.parametrize(
+    ("path", "pin"),
+    [
+        ("/x/patchjudge-0.1.0-py3-none-any.whl", "patchjudge==0.1.0"),
+        ("/x/y/patchjudge-2.0.1rc1-py3-none-any.whl", "patchjudge==2.0.1rc1"),
+        ("/x/patchjudge-1.0-1-py3-none-any.whl", "patchjudge==1.0"),  # a build tag
+    ],
+)
+def test_a_wheel_is_committed_as_a_pin_with_its_hash_never_its_path(path, pin):
+    spec, name = pins.committed(pins.JudgeSpec("wheel", path, ("ab" * 32,)))
+    assert (spec.kind, spec.requirement, spec.hashes) == ("committed", pin, ("ab" * 32,))
+    assert name == path.rsplit("/", 1)[1] and "/" not in spec.text()
+
+
+def test_a_file_that_is_not_a_wheel_is_not_committed():
+    with pytest.raises(PatchjudgeError, match="is not a wheel file name"):
+        pins.committed(pins.JudgeSpec("wheel", "/x/patchjudge.zip", ("ab" * 32,)))

@@ -207,13 +207,14 @@ def test_a_package_whose_root_names_nothing_is_walked_for_its_surface():
     stdlib = set(scaffold.sys.stdlib_module_names) - {"msvcrt"}
     assert scaffold.public_surface(layout, FLAT, FLAT_SOURCES, stdlib) == {
         "lib.api": {"Thing": True, "core": False, "load": True},
-        "lib.sub": {"go": False},
+        "lib.sub": {"go": True},  # re-exported from lib.sub.deep (issue 19)
         "lib.sub.deep": {"LIMIT": False, "go": True},
     }
+    # Every module of the package is read, private ones too: a re-exported
+    # class may be defined in one (issue 19).
     assert set(scaffold.surface_files(layout, FLAT)) == {
-        "lib/__init__.py", *(f"lib/{m}.py" for m in ("api", "needs", "runs_needs", "win")),
-        "lib/sub/__init__.py", "lib/sub/deep.py",
-    }  # fmt: skip
+        p for p in FLAT if p.startswith("lib/") and p.endswith(".py")
+    }
 
 
 def test_a_root_that_names_its_api_is_the_surface_and_every_src_top_level_counts():
@@ -229,7 +230,8 @@ def test_a_root_that_names_its_api_is_the_surface_and_every_src_top_level_counts
     layout = scaffold.detect(tracked)
     assert layout.modules == ("_hidden", "one", "three", "two")
     assert scaffold.public_surface(layout, tracked, sources) == {
-        "one": {"grow": False}, "three": {"f": True}, "two.x": {"grow": False, "y": False},
+        # issue 19: a re-exported def is callable where it is re-exported, too.
+        "one": {"grow": True}, "three": {"f": True}, "two.x": {"grow": True, "y": False},
     }  # fmt: skip
 
 
@@ -304,3 +306,33 @@ def test_the_ci_recipes_are_valid_yaml_that_run_the_chosen_runner(runner):
         assert isinstance(doc, dict) and doc, rel
         assert other not in files[rel]
     assert "jobs" in yaml.safe_load(files[scaffold.GITHUB_WORKFLOW])
+
+
+REEXPORTS = ["src/pkg/__init__.py", "src/pkg/_impl.py", "src/pkg/api.py", "src/pkg/consts.py",
+             "tests/test_pkg.py"]  # fmt: skip
+REEXPORT_SOURCES = {
+    "src/pkg/__init__.py": (
+        b"from ._impl import Engine, run as start, LIMIT\n"
+        b"from .api import Client\n"
+        b"from .consts import Mode\n"
+        b"from .missing import Ghost\n"
+        b"from os.path import join\n"
+    ),
+    "src/pkg/_impl.py": b"class Engine:\n    pass\ndef run(): pass\nLIMIT = 3\n",
+    "src/pkg/api.py": b"from ._impl import Engine as Client\n",  # a re-export of a re-export
+    "src/pkg/consts.py": b"import enum\nMode = enum.Enum('Mode', 'A B')\n",
+}
+
+
+def test_re_exported_classes_and_functions_are_recorded_callable():
+    """issue 19: `from ._impl import Engine` was recorded not callable, so checked for nothing."""
+    layout = scaffold.detect(REEXPORTS)
+    assert scaffold.public_surface(layout, REEXPORTS, REEXPORT_SOURCES)["pkg"] == {
+        "Engine": True,  # a class defined in a private module
+        "start": True,  # a function, renamed on the way
+        "LIMIT": False,  # a constant stays a name
+        "Client": True,  # through two re-exports
+        "Mode": False,  # bound by a call: the source cannot say it is callable
+        "Ghost": False,  # from a module that is not there: a name only
+    }
+    assert "src/pkg/_impl.py" in scaffold.surface_files(layout, REEXPORTS)

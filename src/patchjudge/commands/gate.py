@@ -46,7 +46,10 @@ def run_lane(run: Run, name: str, lane: LaneFn) -> LaneReport:
         raise
     except Exception as exc:
         reason = f"lane crashed: {type(exc).__name__}: {exc}"
-        return LaneReport(name, Status.FAIL, (reason,), run.key, {"isolation": run.isolation})
+        details: dict[str, str] = {"isolation": run.isolation}
+        if run.isolation_fallback is not None:
+            details["isolation_fallback"] = run.isolation_fallback
+        return LaneReport(name, Status.FAIL, (reason,), run.key, details)
 
 
 def _snapshot(run: Run) -> dict[str, guard.Stamp]:

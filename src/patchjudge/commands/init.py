@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
+import tempfile
+import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge import __version__, git, pins, scaffold
+from patchjudge import __version__, git, pins, proc, sandbox, scaffold
 from patchjudge.config import LEDGER, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes.fixtures import scan_worktree, write_lock
@@ -58,21 +61,32 @@ def default_branch(top: Path) -> str:
     )
 
 
-def judge_requirement(spec: str | None, lane_txt: str) -> tuple[pins.JudgeSpec, list[str]]:
-    """constraints/patchjudge.txt's line, checked to install here, and what builds it.
+def judge_requirement(spec: str | None, lane_txt: str) -> tuple[pins.JudgeSpec, dict[str, bytes]]:
+    """constraints/patchjudge.txt's line, checked to install here, and the files it needs.
 
     Default: where this patchjudge was installed from (PEP 610), so the lanes
-    install the very judge that ran init.
+    install the very judge that ran init. A wheel file, or a wheel built from
+    a source directory, is committed under constraints/ and pinned by its
+    hash: a path on this machine installs nowhere else (issue 19).
     """
     if spec is None:
         wanted = pins.from_direct_url(pins.installed_direct_url(), __version__)
     else:
         wanted = pins.parse_spec(spec)
-    judge = pins.checked(wanted, pins.lane_versions(lane_txt))
-    if judge.kind != "directory":
-        return judge, []
-    # Built from its source tree in every lane venv, without isolation: its backend is pinned.
-    return judge, list(pins.directory_build_requires(Path(judge.requirement)))
+    constraints = pins.lane_versions(lane_txt)
+    if wanted.kind == "directory":
+        pins.checked(wanted, constraints)
+        with tempfile.TemporaryDirectory(prefix="patchjudge-wheel-") as tmp:
+            built = pins.wheel_from_directory(Path(wanted.requirement), Path(tmp))
+            wheel = pins.checked(pins.JudgeSpec("wheel", str(built)), constraints)
+            data = built.read_bytes()
+    else:
+        wheel = pins.checked(wanted, constraints)
+        if wheel.kind != "wheel":
+            return wheel, {}
+        data = Path(wheel.requirement).read_bytes()
+    pin, name = pins.committed(wheel)
+    return pin, {f"constraints/{name}": data}
 
 
 def build_pins(requirements: Sequence[str], lane_txt: str) -> tuple[str, ...]:
@@ -108,6 +122,8 @@ class Plan:
     gitignore: list[str]  # lines .gitignore lacks
     modules: list[str]  # modules whose public names the starter property records
     names: int  # how many names it records
+    wheels: dict[str, bytes]  # path -> bytes: the patchjudge wheel committed under constraints/
+    judge: pins.JudgeSpec  # what constraints/patchjudge.txt installs
 
 
 def plan(options: InitOptions) -> Plan:
@@ -127,18 +143,79 @@ def plan(options: InitOptions) -> Plan:
     base = options.base or default_branch(top)
     scaffold.check_runner(options.runner)  # before asking an index anything
     lane_txt = scaffold.template("init/lane.txt")
-    judge, judge_builds = judge_requirement(options.patchjudge_spec, lane_txt)
+    judge, wheels = judge_requirement(options.patchjudge_spec, lane_txt)
+    # Written explicitly (issue 19): sandbox where a box starts, else auto saying why.
+    no_sandbox = sandbox.probe() or ""
     settings = scaffold.Options(
         base=base,
+        isolation="auto" if no_sandbox else "sandbox",
+        no_sandbox=no_sandbox,
         runner=options.runner,
         patchjudge_spec=judge.text(),
         patchjudge_note=judge.no_hash,
-        build_pins=build_pins([*layout.build_requires, *judge_builds], lane_txt),
+        build_pins=build_pins(list(layout.build_requires), lane_txt),
     )
     files = scaffold.scaffold([*tracked, ".gitignore"], layout, api, settings)
     parse_ledger(files[LEDGER].encode(), "--base")  # what the user passed must make a ledger
     recorded = sorted(m for m, names in api.items() if names)
-    return Plan(top, files, additions, recorded, sum(len(api[m]) for m in recorded))
+    names = sum(len(api[m]) for m in recorded)
+    return Plan(top, files, additions, recorded, names, wheels, judge)
+
+
+def first_failure(junit_xml: bytes) -> str | None:
+    """Pure: the first failed or errored test's message in a JUnit report, on one line."""
+    try:
+        root = ET.fromstring(junit_xml)
+    except ET.ParseError:
+        return None
+    for case in root.iter("testcase"):
+        for tag in ("failure", "error"):
+            found = case.find(tag)
+            if found is not None:
+                text = found.get("message") or (found.text or "").strip() or tag
+                name = case.get("name", "?")
+                line = " ".join(text.split())
+                return f"{name}: {line.removeprefix('AssertionError: ')}"[:400]
+    return None
+
+
+def run_starter(top: Path, pythonpath: Sequence[str]) -> str | None:
+    """Run the starter property once at the adoption commit: None when green, else why.
+
+    A judge that is red before any patch rejects every patch (issue 19). It
+    runs the project's code, boxed where a sandbox starts, under the judge's
+    settings only (no conftest, no ini, no autoloaded plugin of the project's).
+    """
+    with tempfile.TemporaryDirectory(prefix="patchjudge-starter-") as tmp:
+        home = Path(tmp)
+        xml = home / "starter.xml"
+        argv = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                "--noconftest", "-c", os.devnull, "--rootdir", str(top),
+                f"--junitxml={xml}", scaffold.STARTER]  # fmt: skip
+        env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "HOME": tmp,
+            "TMPDIR": tmp,
+            "PYTHONPATH": os.pathsep.join(str(top / p) for p in pythonpath),
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        box = sandbox.Box(tree=top, home=home) if sandbox.probe() is None else None
+        done = proc.run(sandbox.wrap(box, argv), cwd=top, env=env, timeout=600)
+        if done.returncode == 0:
+            return None
+        said = first_failure(xml.read_bytes()) if xml.exists() else None
+        return said or done.describe()[-400:]
+
+
+def _judge_source(p: Plan) -> str:
+    """Which kind of line init wrote, so the user knows what CI will fetch (issue 19)."""
+    first = p.judge.requirement
+    if p.judge.kind == "committed":
+        return f"{first} from the wheel committed beside it ({', '.join(p.wheels)}), by its hash"
+    if p.judge.kind == "index":
+        return f"{first} from your package index, by its hash"
+    return f"{first} ({p.judge.kind}{': ' + p.judge.no_hash if p.judge.no_hash else ''})"
 
 
 def _few(modules: list[str]) -> str:
@@ -149,7 +226,7 @@ def _few(modules: list[str]) -> str:
 def init(options: InitOptions, out: TextIO) -> int:
     p = plan(options)
     top, files, additions, modules = p.top, p.files, p.gitignore, p.modules
-    targets = [*files, scaffold.FIXTURE_LOCK]
+    targets = [*files, *p.wheels, scaffold.FIXTURE_LOCK]
     existing = [p for p in targets if (top / p).exists() or (top / p).is_symlink()]
     if existing and not options.force:
         more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
@@ -174,10 +251,27 @@ def init(options: InitOptions, out: TextIO) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         print(f"wrote {rel}", file=out)
+    for rel, data in p.wheels.items():
+        path = top / rel
+        if path.is_symlink():
+            path.unlink()
+        path.write_bytes(data)
+        print(f"wrote {rel}", file=out)
+    print(f"constraints/patchjudge.txt: {_judge_source(p)}", file=out)
     lock_path = top / ledger.fixtures.lock
     if lock_path.is_symlink():
         lock_path.unlink()
     write_lock(top, ledger.fixtures, lock_path)
+    no_sandbox = sandbox.probe()
+    print(
+        f'[gate] isolation = "{ledger.gate.isolation}": '
+        + (
+            f"no sandbox starts here ({no_sandbox}); CI passes --isolation sandbox"
+            if no_sandbox
+            else "the patch's code runs under bubblewrap"
+        ),
+        file=out,
+    )
     roots = ", ".join(ledger.fixtures.roots) or "no fixture folders"
     print(f"wrote {ledger.fixtures.lock} ({roots})", file=out)
     if additions:
@@ -191,6 +285,16 @@ def init(options: InitOptions, out: TextIO) -> int:
         if modules
         else "it FAILS until you write a real property"
     )
+    if modules:
+        red = run_starter(top, ledger.gate.pythonpath)
+        if red is not None:
+            print(
+                f"patchjudge init: red start: {scaffold.STARTER} fails at this commit: {red}"
+                " (fix the code, or edit the starter, before you commit the judge)",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"the starter passes at this commit ({p.names} names)", file=out)
     base = ledger.gate.base
     branch = base.removeprefix("origin/")
     run = "nox -s gate" if options.runner == "nox" else "tox -e gate"

@@ -22,6 +22,8 @@ def report(
         raise AssertionError(f"{lane}: a failure must say why")
     # Which boundary the lane's processes ran behind: the verdict reads it (issue 10).
     shown = {**dict(details or {}), "isolation": run.isolation}
+    if run.isolation_fallback is not None:  # why it is "process", for the verdict (issue 19)
+        shown["isolation_fallback"] = run.isolation_fallback
     return LaneReport(lane, status, tuple(reasons), run.key, shown)
 
 

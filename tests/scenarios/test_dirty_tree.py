@@ -1,0 +1,53 @@
+"""issue 19: a dirty working tree is judged at HEAD, and the gate says so in one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import commit, example_repo, gate, git, verdict, write
+
+BENIGN = {"src/calc/__init__.py": "def total(xs):\n    return sum(list(xs))\n"}
+
+
+def _dirty_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if "uncommitted" in line]
+
+
+def test_uncommitted_changes_are_named_and_not_judged(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path)
+    write(repo, BENIGN)
+    head = commit(repo, "benign")
+    # A broken edit left uncommitted, and a new file: neither is the patch.
+    write(repo, {"src/calc/__init__.py": "def total(xs):\n    return -1\n", "notes.txt": "x\n"})
+    result = gate(repo)
+    assert result.code == 0, result.out + result.err
+    assert _dirty_lines(result.err) == [
+        f"patchjudge: judging HEAD {head[:12]}; 2 uncommitted changes are not judged"
+    ]
+    assert verdict(repo)["head"] == head and verdict(repo)["verdict"] == "accept_for_review"
+    # The checkout is left as it was.
+    assert (repo / "src/calc/__init__.py").read_text().endswith("return -1\n")
+
+
+def test_a_clean_tree_says_nothing_even_with_the_reports_beside_it(tmp_path: Path) -> None:
+    """The honest look-alike: the gate's own .patchjudge/ is no uncommitted change."""
+    repo = example_repo(tmp_path)
+    write(repo, BENIGN)
+    commit(repo, "benign")
+    first = gate(repo)
+    assert first.code == 0, first.out + first.err
+    assert (repo / ".patchjudge").is_dir()
+    assert git(repo, "status", "--porcelain").startswith("?? .patchjudge/")
+    second = gate(repo)
+    assert second.code == 0
+    assert _dirty_lines(first.err) == [] and _dirty_lines(second.err) == []
+
+
+def test_a_named_head_says_nothing_of_the_working_tree(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path)
+    write(repo, BENIGN)
+    head = commit(repo, "benign")
+    write(repo, {"notes.txt": "x\n"})
+    result = gate(repo, "--head", head)
+    assert result.code == 0, result.out + result.err
+    assert _dirty_lines(result.err) == []
