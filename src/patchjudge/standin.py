@@ -20,6 +20,7 @@ import importlib.abc
 import importlib.machinery
 import inspect
 import json
+import operator
 import os
 import select
 import subprocess
@@ -37,6 +38,7 @@ from patchjudge import proc, pytest_plugin, sandbox, wire
 
 ENV = "PATCHJUDGE_ORACLE"
 HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds, as worker.py numbers them
+JUDGE_OBJ, ARGUMENT = 3, 4  # the judge's objects as handles; "argument N of the call in flight"
 # Per call, counted while the worker has the turn (not while a judge function runs).
 DEFAULT_CALL_TIMEOUT_S = 10.0
 _WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM")
@@ -101,6 +103,10 @@ class _Frame:
 
     ident: int
     raised: dict[int, BaseException] = field(default_factory=dict)
+    call: tuple[Any, ...] | None = None  # (target, args, kwargs) of a call
+    # What the judge's functions raised that is the judge's verdict (an assert, pytest.fail,
+    # assume, the property's own exception), by token, until it comes back to the judge.
+    verdicts: dict[int, str] = field(default_factory=dict)
 
 
 class Worker:
@@ -205,7 +211,7 @@ class Worker:
             self.start()
             if self.spec.coverage and self.context is not None and op != "context":
                 self.request("context", self.context)
-        frame = _Frame(self.next_id)
+        frame = _Frame(self.next_id, call=args if op == "call" else None)
         self.next_id += 1
         self.frames.append(frame)
         try:
@@ -220,6 +226,9 @@ class Worker:
             return self._await(frame, args if op == "call" else None)
         finally:
             self.frames.pop()
+            # Issue 18: the library may not swallow the judge's verdict on its behalf.
+            for verdict in frame.verdicts.values():
+                self.incidents.append(f"the worker for {self.label} {verdict}")
 
     def _await(self, frame: _Frame, call: tuple[Any, ...] | None) -> Any:
         while True:
@@ -238,6 +247,9 @@ class Worker:
             if kind == "cb" and len(message) == 5:
                 self._callback(*message[1:])
                 continue
+            if kind == "jop" and len(message) == 5:
+                self._judge_op(*message[1:])
+                continue
             raise self.fail(f"broke the protocol: a {kind!r} message of {len(message)} fields")
 
     def _callback(self, ident: int, fn_id: Any, args: Any, kwargs: Any) -> None:
@@ -248,12 +260,41 @@ class Worker:
             )
         if type(args) is not tuple or type(kwargs) is not dict:
             raise self.fail("broke the protocol: a callback's arguments are not a tuple and a dict")
+        self._serve_judge(ident, f"function {_name_of(fn)}", fn, args, kwargs)
+
+    def _judge_op(self, ident: int, obj_id: Any, op: Any, args: Any) -> None:
+        obj = self.functions.get(obj_id) if type(obj_id) is int else None
+        if obj is None:
+            raise self.fail(f"broke the protocol: asked for judge object {obj_id!r}, not given")
+        operation = JUDGE_OPS.get(op) if type(op) is str else None
+        if operation is None or type(args) is not tuple:
+            raise self.fail(f"broke the protocol: asked a judge object for {op!r}")
+        self._serve_judge(ident, f"{op} of {_name_of(obj)}", operation, (obj, *args), {})
+
+    def _serve_judge(
+        self, ident: int, what: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Any
+    ) -> None:
+        """Run one of the judge's functions for the worker; what it raises goes back by token."""
         try:
+            if _holds_worker_object((args, kwargs)):
+                # SPEC: callbacks get data only; a handle is an object the code could make lie.
+                reason = (
+                    f"passed an object of the code under test to the judge's {what}: the judge's "
+                    "functions get data only (pass plain values, or list the file in "
+                    "[properties] in_process)"
+                )
+                self.incidents.append(f"the worker for {self.label} {reason}")
+                raise TypeError(reason)
             result = fn(*args, **kwargs)
         except BaseException as exc:
             token = self.next_id
             self.next_id += 1
             self.frames[-1].raised[token] = exc
+            if _is_verdict(exc):
+                self.frames[-1].verdicts[token] = (
+                    f"did not return what the judge's {what} raised: "
+                    f"{type(exc).__name__}: {_text(exc)} (the judge's verdict stands)"
+                )
             if type(exc).__module__ == "builtins" and isinstance(exc, Exception):
                 args_ = exc.args if wire.is_data(exc.args) else (str(exc),)
                 desc: tuple[Any, ...] = ("builtin", token, type(exc).__name__, args_)
@@ -264,7 +305,10 @@ class Worker:
         try:
             payload = wire.encode(("ok", ident, result, ()), self._to_ref)
         except wire.WireError as exc:
-            payload = wire.encode(("err", ident, ("builtin", 0, "TypeError", (str(exc),))))
+            token = self.next_id
+            self.next_id += 1
+            self.frames[-1].raised[token] = TypeError(str(exc))
+            payload = wire.encode(("err", ident, ("builtin", token, "TypeError", (str(exc),))))
         self._send(payload)
 
     def _copy_back(self, call: tuple[Any, ...], mutated: Any) -> None:
@@ -307,6 +351,8 @@ class Worker:
             raised = next((f.raised[desc[1]] for f in self.frames if desc[1] in f.raised), None)
             if raised is None:
                 return self.fail(f"broke the protocol: named judge exception {desc[1]!r}")
+            for f in self.frames:
+                f.verdicts.pop(desc[1], None)  # back to the judge: the property sees it
             return raised
         if kind == "uncrossable" and len(desc) == 2:
             reason = f"returned a value that cannot cross: {str(desc[1])[:200]}"
@@ -322,21 +368,27 @@ class Worker:
             if worker is not self:
                 raise wire.WireError("a handle from another property module's worker")
             return wire.Ref(HANDLE, ident)
-        if callable(obj) and not isinstance(obj, type):
-            known = self.function_ids.get(id(obj))
-            if known is None:
-                known = self.next_id
-                self.next_id += 1
-                self.functions[known] = obj
-                self.function_ids[id(obj)] = known
+        if isinstance(obj, types.ModuleType):
+            raise wire.WireError(f"module {obj.__name__} (a judge-side module) cannot cross")
+        # A judge object the worker may only ask for protocol operations (issue 17):
+        # kept for the worker's life, like a function, since a lazy iterator uses it later.
+        known = self.function_ids.get(id(obj))
+        if known is None or self.functions.get(known) is not obj:
+            known = self.next_id
+            self.next_id += 1
+            self.functions[known] = obj
+            self.function_ids[id(obj)] = known
+        if _is_function(obj):
             return wire.Ref(JUDGE_FN, known)
-        raise wire.WireError(f"{type(obj).__name__} (a judge-side object) cannot cross")
+        return wire.Ref(JUDGE_OBJ, known, judge_capabilities(obj))
 
     def _from_ref(self, ref: wire.Ref) -> Any:
-        if ref.kind == JUDGE_FN:
+        if ref.kind in (JUDGE_FN, JUDGE_OBJ):
             if ref.id in self.functions:
                 return self.functions[ref.id]
-            raise wire.WireError(f"judge function {ref.id} was never given to this worker")
+            raise wire.WireError(f"judge object {ref.id} was never given to this worker")
+        if ref.kind == ARGUMENT:
+            return self._argument(ref.meta)
         if ref.kind != HANDLE:
             raise wire.WireError(f"reference of kind {ref.kind}")
         meta = ref.meta
@@ -355,6 +407,17 @@ class Worker:
         self.counts[ref.id] = 1
         weakref.finalize(proxy, self._forget, ref.id)
         return proxy
+
+    def _argument(self, key: Any) -> Any:
+        """The call in flight's own argument, returned by the code: `f(xs) is xs` holds."""
+        call = self.frames[-1].call if self.frames else None
+        if call is not None:
+            _, args, kwargs = call
+            if type(key) is int and 0 <= key < len(args):
+                return args[key]
+            if type(key) is str and key in kwargs:
+                return kwargs[key]
+        raise wire.WireError(f"argument {key!r} was not passed to the call in flight")
 
     def _forget(self, ident: int) -> None:
         if self.proc is not None and self.failure is None:
@@ -425,6 +488,127 @@ def _owner(obj: Any) -> tuple[Worker, int] | None:
     if isinstance(obj, BaseException) and "_pj_handle" in getattr(obj, "__dict__", {}):
         return _owner(obj.__dict__["_pj_handle"])
     return None
+
+
+# --- judge objects ----------------------------------------------------------------
+
+# The protocol operations a duck-typed library uses, and only those (issue 17): no
+# dunder, private or module attribute, so the worker cannot walk from a judge object
+# to `__class__`, `__globals__` or `__subclasses__`. Every result crosses again.
+_CAPABILITIES = ("iter", "next", "len", "getitem", "contains", "eq", "ne", "lt", "le", "gt",
+                 "ge", "hash", "bool")  # fmt: skip
+
+
+def judge_capabilities(obj: Any) -> tuple[str, ...]:
+    """Pure: the operations `obj`'s type defines itself (object's defaults are identity)."""
+    cls = type(obj)
+    found = ["call"] if callable(obj) else []
+    for cap in _CAPABILITIES:
+        own = getattr(cls, f"__{cap}__", None)
+        if own is not None and own is not getattr(object, f"__{cap}__", None):
+            found.append(cap)
+    return tuple(sorted(found))
+
+
+def _is_function(obj: Any) -> bool:
+    """A plain function or method (the judge functions of v2): it is only ever called."""
+    return callable(obj) and not isinstance(obj, type) and type(obj).__module__ == "builtins"
+
+
+def judge_attribute(obj: Any, name: Any, judge_class: Callable[[type], bool]) -> bool:
+    """Pure: may the worker read or set `name` on `obj`? A public attribute it has itself.
+
+    That is one in the object's own `__dict__` (for an instance of a class the
+    judge's files define, a function, a SimpleNamespace) or in the `__dict__`
+    of a class the judge's files define on its MRO: never a builtin type's
+    (a generator's `gi_frame`) nor a library's (a Path's `write_text`).
+    """
+    if type(name) is not str or not name.isidentifier() or name.startswith("_"):
+        return False
+    if isinstance(obj, types.ModuleType):
+        return False
+    if isinstance(obj, type):
+        mro: tuple[type, ...] = obj.__mro__
+    else:
+        mro = type(obj).__mro__
+        own = getattr(obj, "__dict__", None)
+        plain = judge_class(type(obj)) or isinstance(
+            obj, types.FunctionType | types.SimpleNamespace
+        )
+        if plain and type(own) is dict and name in own:
+            return True
+    return any(judge_class(cls) and name in cls.__dict__ for cls in mro)
+
+
+def _judge_getattr(obj: Any, name: Any) -> Any:
+    if not judge_attribute(obj, name, _judge_class):
+        raise AttributeError(f"{name!r}: not a public attribute of the judge's object")
+    value = getattr(obj, name)
+    if isinstance(value, types.ModuleType):
+        raise AttributeError(f"{name!r}: a module of the judge's")
+    return value
+
+
+def _judge_setattr(obj: Any, name: Any, value: Any) -> None:
+    if not judge_attribute(obj, name, _judge_class):
+        raise AttributeError(f"{name!r}: not a public attribute of the judge's object")
+    setattr(obj, name, value)
+
+
+def _judge_class(cls: type) -> bool:
+    """Whether a file of the judge's tree (a property file, its helpers) defines `cls`."""
+    root = _state.judge_root if _state is not None else None
+    module = sys.modules.get(getattr(cls, "__module__", "") or "")
+    path = getattr(module, "__file__", None)
+    if root is None or type(path) is not str:
+        return False
+    return str(Path(path).resolve()).startswith(root + os.sep)
+
+
+JUDGE_OPS: dict[str, Callable[..., Any]] = {
+    "iter": iter, "next": next, "len": len, "getitem": operator.getitem,
+    "contains": operator.contains, "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
+    "le": operator.le, "gt": operator.gt, "ge": operator.ge, "hash": hash, "bool": bool,
+    "str": str, "repr": repr, "getattr": _judge_getattr, "setattr": _judge_setattr,
+}  # fmt: skip
+
+
+def _holds_worker_object(value: Any, depth: int = 0) -> bool:
+    """Whether a decoded value holds a handle or stand-in: something the code built."""
+    if isinstance(value, Handle | StandinModule):
+        return True
+    if isinstance(value, type):
+        return "_pj_worker" in value.__dict__
+    if isinstance(value, BaseException):
+        return "_pj_handle" in getattr(value, "__dict__", {})
+    if type(value) in (list, tuple) and depth < wire.MAX_DEPTH:
+        return any(_holds_worker_object(v, depth + 1) for v in value)
+    if type(value) is dict and depth < wire.MAX_DEPTH:
+        return any(_holds_worker_object(v, depth + 1) for v in value.values())
+    return False
+
+
+def _is_verdict(exc: BaseException) -> bool:
+    """An exception that is the judge's verdict, not a protocol signal a library may catch.
+
+    Builtin exceptions other than AssertionError are how protocols talk
+    (StopIteration ends a loop, `map_except(int, xs, ValueError)`); an assert,
+    pytest's outcomes, hypothesis's `assume` and the property's own classes are not.
+    """
+    builtin = type(exc).__module__ == "builtins" and isinstance(exc, Exception)
+    return isinstance(exc, AssertionError) or not builtin
+
+
+def _name_of(obj: Any) -> str:
+    name = getattr(obj, "__qualname__", None) if not isinstance(obj, Handle) else None
+    return name if type(name) is str else f"{type(obj).__name__} object"
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)[:200]
+    except Exception:
+        return "<unprintable>"
 
 
 def _is_exception_meta(meta: Any) -> bool:
@@ -695,6 +879,7 @@ class _State:
         self.modules: dict[str, dict[str, types.ModuleType]] = {}
         self.key = "<session>"
         self.incidents: list[str] = []
+        self.judge_root: str | None = None  # the judge's tree: classes it defines are its own
 
     def current(self) -> Worker:
         worker = self.workers.get(self.key)
@@ -790,6 +975,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # package goes too (pytest_plugin._prefer_tree does the same in process).
     if _state is not None:
         _forget_judge_modules(_state, keep=set())
+        _state.judge_root = str(Path(config.rootpath).resolve())
 
 
 # At import (`-p`), before pytest loads the judge tree's initial conftests: a

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from typing import Any
 
 HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds: an object of this worker's, a function of the judge's
+# An object of the judge's (iterator, instance, class...) and "argument N of the call in flight".
+JUDGE_OBJ, ARGUMENT = 3, 4
 
 wire: Any = None  # the wire module, loaded by file path in main()
 
@@ -150,10 +152,81 @@ class JudgeFunction:
         return f"<judge function {self._id}>"
 
 
+class JudgeObject:
+    """An object of the judge's: each protocol operation is a request the judge answers.
+
+    The judge says which operations its object has (the capabilities in the
+    Ref's meta); the proxy class defines exactly those, so `callable`,
+    `hasattr(x, "__len__")` and `isinstance(x, Iterator)` tell what the object
+    is. Equality and hashing the object does not define are identity here too.
+    """
+
+    __slots__ = ("__weakref__", "_pj_conn", "_pj_id")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _judge_op(self, "getattr", name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):
+            raise AttributeError(f"{name}: a judge object has no private attributes to set")
+        _judge_op(self, "setattr", name, value)
+
+    def __repr__(self) -> str:
+        return str(_judge_op(self, "repr"))
+
+    def __str__(self) -> str:
+        return str(_judge_op(self, "str"))
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("the code under test cannot copy or pickle an object of the judge's")
+
+
+def _judge_op(proxy: JudgeObject, op: str, *args: Any) -> Any:
+    conn = object.__getattribute__(proxy, "_pj_conn")
+    return conn.judge_op(object.__getattribute__(proxy, "_pj_id"), op, args)
+
+
+def _forward(op: str) -> Callable[..., Any]:
+    def method(self: JudgeObject, *args: Any) -> Any:
+        return _judge_op(self, op, *args)
+
+    method.__name__ = f"__{op}__"
+    return method
+
+
+def _call(self: JudgeObject, *args: Any, **kwargs: Any) -> Any:
+    conn = object.__getattribute__(self, "_pj_conn")
+    return conn.callback(object.__getattribute__(self, "_pj_id"), args, kwargs)
+
+
+# What a judge object may be asked, by the name the judge's table (standin.JUDGE_OPS) knows.
+JUDGE_CAPABILITIES = ("call", "iter", "next", "len", "getitem", "contains", "eq", "ne",
+                      "lt", "le", "gt", "ge", "hash", "bool")  # fmt: skip
+_proxy_classes: dict[tuple[str, ...], type] = {}
+
+
+def _proxy_class(capabilities: tuple[str, ...]) -> type:
+    """The proxy class for one set of capabilities, built once."""
+    cls = _proxy_classes.get(capabilities)
+    if cls is None:
+        body: dict[str, Any] = {"__slots__": ()}
+        for cap in capabilities:
+            body[f"__{cap}__"] = _call if cap == "call" else _forward(cap)
+        if "hash" not in capabilities:
+            # Unhashable unless it has a hash of its own or keeps identity equality.
+            body["__hash__"] = None if "eq" in capabilities else object.__hash__
+        cls = _proxy_classes[capabilities] = type("JudgeObject", (JudgeObject,), body)
+    return cls
+
+
 class Connection:
     def __init__(self, fd_in: int, fd_out: int, coverage: Any) -> None:
         self.fd_in, self.fd_out = fd_in, fd_out
         self.table = Table()
+        # The judge's objects by id: one proxy each, so `is` holds between their uses.
+        self.judge_objects: dict[int, Any] = {}
         self.buffer = bytearray()
         self.next_id = 1
         self.coverage = coverage
@@ -161,7 +234,7 @@ class Connection:
 
     # --- frames ---
     def send(self, message: tuple[Any, ...]) -> None:
-        data = wire.frame(wire.encode(message, self.table.to_ref))
+        data = wire.frame(wire.encode(message, self.to_ref))
         while data:
             data = data[os.write(self.fd_out, data) :]
 
@@ -175,12 +248,36 @@ class Connection:
                 raise SystemExit(0)  # the judge is gone
             self.buffer += chunk
 
+    def to_ref(self, obj: Any) -> Any:
+        if isinstance(obj, wire.Ref):
+            return obj  # an ARGUMENT reference built by answer()
+        # A judge object goes back as itself: the judge gets its own object, not a handle.
+        if isinstance(obj, JudgeObject):
+            return wire.Ref(JUDGE_OBJ, object.__getattribute__(obj, "_pj_id"))
+        if isinstance(obj, JudgeFunction):
+            return wire.Ref(JUDGE_FN, obj._id)
+        return self.table.to_ref(obj)
+
     def from_ref(self, ref: Any) -> Any:
         if ref.kind == HANDLE:
             return self.table.get(ref.id)
+        if ref.kind in (JUDGE_FN, JUDGE_OBJ):
+            known = self.judge_objects.get(ref.id)
+            if known is None:
+                known = self.judge_objects[ref.id] = self.judge_proxy(ref)
+            return known
+        raise wire.WireError(f"unknown reference kind {ref.kind}")
+
+    def judge_proxy(self, ref: Any) -> Any:
         if ref.kind == JUDGE_FN:
             return JudgeFunction(self, ref.id)
-        raise wire.WireError(f"unknown reference kind {ref.kind}")
+        caps = ref.meta
+        if type(caps) is not tuple or not set(caps) <= set(JUDGE_CAPABILITIES):
+            raise wire.WireError(f"judge object {ref.id} with capabilities {caps!r}")
+        proxy: Any = object.__new__(_proxy_class(tuple(sorted(caps))))
+        object.__setattr__(proxy, "_pj_conn", self)
+        object.__setattr__(proxy, "_pj_id", ref.id)
+        return proxy
 
     # --- serving ---
     def serve(self, until: int | None = None) -> Any:
@@ -208,6 +305,13 @@ class Connection:
         self.send(("cb", ident, fn, tuple(args), dict(kwargs)))
         return self.serve(until=ident)
 
+    def judge_op(self, obj: int, op: str, args: tuple[Any, ...]) -> Any:
+        """One protocol operation on a judge object, answered by the judge."""
+        ident = self.next_id
+        self.next_id += 1
+        self.send(("jop", ident, obj, op, tuple(args)))
+        return self.serve(until=ident)
+
     def answer(self, message: tuple[Any, ...]) -> None:
         ident, op, args = message[1], message[2], message[3:]
         mutated: tuple[Any, ...] = ()
@@ -216,6 +320,7 @@ class Connection:
                 target, call_args, call_kwargs = args
                 result = target(*call_args, **call_kwargs)
                 mutated = _containers(call_args, call_kwargs)
+                result = _as_argument(result, call_args, call_kwargs)
             else:
                 result = self.operation(op, args)
         except BaseException as exc:
@@ -303,6 +408,15 @@ def _containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...
     """The list, dict and set arguments as they are after the call: the judge copies them back."""
     pairs = [(i, a) for i, a in enumerate(args)] + list(kwargs.items())
     return tuple((key, value) for key, value in pairs if type(value) in (list, dict, set))
+
+
+def _as_argument(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """An argument returned as itself crosses as "argument N": the judge's own object comes back."""
+    pairs = [*enumerate(args), *kwargs.items()]
+    for key, value in pairs:
+        if value is result and type(value) in wire.DATA_TYPES:
+            return wire.Ref(ARGUMENT, 0, key)
+    return result
 
 
 def _judge_exception(desc: Any) -> BaseException:

@@ -415,7 +415,7 @@ def test_the_judge_tree_replaced_by_a_file_is_rejected_not_a_crash(tmp_path: Pat
     assert not any("crashed" in r for r in reasons(repo))
 
 
-UNITTEST_PROPERTY = '''
+UNITTEST_PROPERTY = """
 import unittest
 
 from hypothesis import given
@@ -430,7 +430,7 @@ class TotalProperties(unittest.TestCase):
         self.assertGreaterEqual(total(xs), 0)
         if total(xs) < 0:
             raise AssertionError(xs)
-'''
+"""
 
 
 def test_unittest_style_properties_count_as_run(tmp_path: Path) -> None:
