@@ -38,7 +38,8 @@ from patchjudge import proc, pytest_plugin, sandbox, wire
 
 ENV = "PATCHJUDGE_ORACLE"
 HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds, as worker.py numbers them
-JUDGE_OBJ, ARGUMENT = 3, 4  # the judge's objects as handles; "argument N of the call in flight"
+# The judge's objects as handles; "argument N of the call in flight"; a builtin by name.
+JUDGE_OBJ, ARGUMENT, BUILTIN = 3, 4, 5
 # Per call, counted while the worker has the turn (not while a judge function runs).
 DEFAULT_CALL_TIMEOUT_S = 10.0
 _WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM")
@@ -370,6 +371,9 @@ class Worker:
             return wire.Ref(HANDLE, ident)
         if isinstance(obj, types.ModuleType):
             raise wire.WireError(f"module {obj.__name__} (a judge-side module) cannot cross")
+        name = builtin_name(obj)
+        if name is not None:
+            return wire.Ref(BUILTIN, 0, name)  # the worker's own `int`: `except ValueError` works
         # A judge object the worker may only ask for protocol operations (issue 17):
         # kept for the worker's life, like a function, since a lazy iterator uses it later.
         known = self.function_ids.get(id(obj))
@@ -389,6 +393,11 @@ class Worker:
             raise wire.WireError(f"judge object {ref.id} was never given to this worker")
         if ref.kind == ARGUMENT:
             return self._argument(ref.meta)
+        if ref.kind == BUILTIN:
+            found = getattr(builtins, ref.meta, None) if type(ref.meta) is str else None
+            if found is None or builtin_name(found) != ref.meta:
+                raise wire.WireError(f"no builtin {ref.meta!r}")
+            return found
         if ref.kind != HANDLE:
             raise wire.WireError(f"reference of kind {ref.kind}")
         meta = ref.meta
@@ -508,6 +517,14 @@ def judge_capabilities(obj: Any) -> tuple[str, ...]:
         if own is not None and own is not getattr(object, f"__{cap}__", None):
             found.append(cap)
     return tuple(sorted(found))
+
+
+def builtin_name(obj: Any) -> str | None:
+    """The name under which `builtins` holds `obj` itself (a type or function), or None."""
+    name = getattr(obj, "__name__", None) if isinstance(obj, type | type(len)) else None
+    if type(name) is str and not name.startswith("_") and getattr(builtins, name, None) is obj:
+        return name
+    return None
 
 
 def _is_function(obj: Any) -> bool:

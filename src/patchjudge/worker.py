@@ -29,8 +29,9 @@ from collections.abc import Callable
 from typing import Any
 
 HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds: an object of this worker's, a function of the judge's
-# An object of the judge's (iterator, instance, class...) and "argument N of the call in flight".
-JUDGE_OBJ, ARGUMENT = 3, 4
+# An object of the judge's (iterator, instance, class...), "argument N of the call in flight",
+# and a builtin by name (`int`, `ValueError`, `len`): each side's own, so `except exc` works.
+JUDGE_OBJ, ARGUMENT, BUILTIN = 3, 4, 5
 
 wire: Any = None  # the wire module, loaded by file path in main()
 
@@ -256,6 +257,9 @@ class Connection:
             return wire.Ref(JUDGE_OBJ, object.__getattribute__(obj, "_pj_id"))
         if isinstance(obj, JudgeFunction):
             return wire.Ref(JUDGE_FN, obj._id)
+        name = builtin_name(obj)
+        if name is not None:
+            return wire.Ref(BUILTIN, 0, name)
         return self.table.to_ref(obj)
 
     def from_ref(self, ref: Any) -> Any:
@@ -266,6 +270,12 @@ class Connection:
             if known is None:
                 known = self.judge_objects[ref.id] = self.judge_proxy(ref)
             return known
+        if (
+            ref.kind == BUILTIN
+            and type(ref.meta) is str
+            and builtin_name(found := getattr(builtins, ref.meta, None))
+        ):
+            return found
         raise wire.WireError(f"unknown reference kind {ref.kind}")
 
     def judge_proxy(self, ref: Any) -> Any:
@@ -408,6 +418,14 @@ def _containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...
     """The list, dict and set arguments as they are after the call: the judge copies them back."""
     pairs = [(i, a) for i, a in enumerate(args)] + list(kwargs.items())
     return tuple((key, value) for key, value in pairs if type(value) in (list, dict, set))
+
+
+def builtin_name(obj: Any) -> str | None:
+    """The name under which `builtins` holds `obj` itself (a type or function), or None."""
+    name = getattr(obj, "__name__", None) if isinstance(obj, type | type(len)) else None
+    if type(name) is str and not name.startswith("_") and getattr(builtins, name, None) is obj:
+        return name
+    return None
 
 
 def _as_argument(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
