@@ -329,6 +329,11 @@ class Worker:
                 raise self.fail(f"broke the protocol: changed argument {key!r} was not passed")
             if type(original) is not type(value):
                 continue
+            if _state is not None and _state.drawn.get(id(original)) is original:
+                # Issue 18: a callee never overwrites what hypothesis drew; it is reported.
+                if not _same(original, value):
+                    _state.mutations.append(f"argument {key!r}")
+                continue
             if type(original) is list:
                 original[:] = value
             elif type(original) in (dict, set):
@@ -628,6 +633,46 @@ def _text(exc: BaseException) -> str:
         return "<unprintable>"
 
 
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return wire.same(a, b)
+    except Exception:
+        return False
+
+
+def _mutable_parts(value: Any, found: dict[int, Any], depth: int = 0) -> dict[int, Any]:
+    """Every list, dict and set in `value`, by id (the objects kept, so ids stay theirs)."""
+    if type(value) in (list, dict, set):
+        found[id(value)] = value
+    if depth < wire.MAX_DEPTH and type(value) in (list, tuple):
+        for v in value:
+            _mutable_parts(v, found, depth + 1)
+    elif depth < wire.MAX_DEPTH and type(value) is dict:
+        for v in value.values():
+            _mutable_parts(v, found, depth + 1)
+    return found
+
+
+def _record_drawn(item: pytest.Item) -> None:
+    """Note the containers hypothesis draws for each example (its `inner_test` hook)."""
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
+    inner = getattr(handle, "inner_test", None)
+    if inner is None or getattr(inner, "_pj_drawn", False):
+        return
+
+    def test(*args: Any, **kwargs: Any) -> Any:
+        assert _state is not None
+        _state.drawn = _mutable_parts((args, kwargs), {})
+        _state.mutations = []
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            _state.drawn = {}
+
+    test._pj_drawn = True  # type: ignore[attr-defined]
+    handle.inner_test = test  # type: ignore[union-attr]
+
+
 def _is_exception_meta(meta: Any) -> bool:
     return (
         type(meta) is tuple
@@ -897,6 +942,8 @@ class _State:
         self.key = "<session>"
         self.incidents: list[str] = []
         self.judge_root: str | None = None  # the judge's tree: classes it defines are its own
+        self.drawn: dict[int, Any] = {}  # what hypothesis drew for the example running now
+        self.mutations: list[str] = []  # drawn arguments the code changed in place
 
     def current(self) -> Worker:
         worker = self.workers.get(self.key)
@@ -1066,7 +1113,19 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     if _state is None:
         return (yield)
     seen = len(_state.incidents)
-    result = yield
+    _record_drawn(item)
+    _state.mutations = []
+    try:
+        result = yield
+    except BaseException as exc:
+        if _state.mutations:
+            exc.add_note(
+                "note: the code under test changed "
+                + ", ".join(sorted(set(_state.mutations)))
+                + " of a call in place, a value hypothesis drew: the property sees the value"
+                " it drew; to check an in-place change, pass a copy (ys = list(xs))"
+            )
+        raise
     # The property may have caught the error (pytest.raises(Exception), a bare
     # except): what the worker could not do still fails it.
     if len(_state.incidents) > seen:

@@ -77,6 +77,10 @@ def sort_in_place(xs):
     xs.sort()
 
 
+def truncate(xs):
+    xs.clear()
+
+
 def try_copy(obj):
     try:
         copy.copy(obj)
@@ -362,6 +366,30 @@ def test_a_handle_given_to_a_callback_fails():
 def test_data_given_to_a_callback_passes():
     assert mylib.apply(lambda x: x + 1, [1, 2]) == [2, 3]
 """,
+    "test_drawn.py": """
+from hypothesis import given, strategies as st
+
+import mylib
+
+
+@given(st.lists(st.integers(), min_size=1))
+def test_a_drawn_list_is_never_overwritten(xs):
+    mylib.truncate(xs)
+    assert xs
+
+
+@given(st.lists(st.integers()))
+def test_a_copy_sees_the_in_place_change(xs):
+    ys = list(xs)
+    mylib.sort_in_place(ys)
+    assert ys == sorted(xs)
+
+
+@given(st.lists(st.integers(), min_size=2, unique=True))
+def test_checking_a_drawn_list_in_place_says_why_it_fails(xs):
+    mylib.sort_in_place(xs)
+    assert xs == sorted(xs)
+""",
 }
 
 
@@ -376,9 +404,13 @@ def test_a_judge_verdict_stands_and_callbacks_get_data(tmp_path: Path) -> None:
         "test_a_builtin_error_may_be_swallowed": "PASSED",
         "test_a_handle_given_to_a_callback_fails": "FAILED",
         "test_data_given_to_a_callback_passes": "PASSED",
+        "test_a_drawn_list_is_never_overwritten": "PASSED",
+        "test_a_copy_sees_the_in_place_change": "PASSED",
+        "test_checking_a_drawn_list_in_place_says_why_it_fails": "FAILED",
     }, text[-6000:]
     assert "did not return what the judge's function check raised: AssertionError" in text
     assert "the judge's functions get data only" in text
+    assert "changed argument 0 of a call in place, a value hypothesis drew" in text
 
 
 class Mine:
