@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.attack_helpers import attack
+from tests.attack_helpers import attack, fast_ledger
 
 LIB = """
 REGISTRY = {}
@@ -251,3 +251,21 @@ def test_a_file_that_cannot_be_collected_does_not_sink_the_others(tmp_path) -> N
         f"{PROPS}/test_total.py::test_total_never_negative",
         f"{PROPS}/test_total.py::test_total_matches_sum",
     ], judged.explain()
+
+
+SLOW_IMPORT = (
+    """
+import time
+
+# A library whose import builds a table: longer than the old fixed 10 s, within timeout_s.
+time.sleep(11)
+"""
+    + LIB
+)
+
+
+def test_a_slow_first_call_is_bounded_by_the_lanes_timeout(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    base = {"src/calc/__init__.py": LIB, "eval/gate.toml": fast_ledger(timeout=60)}
+    judged = attack(tmp_path, {"src/calc/__init__.py": SLOW_IMPORT}, base=base)
+    assert not judged.says("call deadline"), judged.explain()
+    assert judged.decision == "accept_for_review", judged.explain()

@@ -326,6 +326,8 @@ def _out_of_process(
         ),
         "pythonpath": list(pythonpath),
         "coverage": list(coverage),
+        # A slow first call (a library's import) is bounded by the lane, not a fixed 10 s.
+        "call_timeout_s": settings.call_timeout_s or settings.timeout_s,
         "box": None
         if box is None
         else {
