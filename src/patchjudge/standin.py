@@ -416,7 +416,7 @@ class Worker:
         if proxy is not None:
             self.counts[ref.id] += 1
             return proxy
-        proxy = Handle._make(self, ref.id)
+        proxy = Handle._pj_make(self, ref.id)
         self.proxies[ref.id] = proxy
         self.counts[ref.id] = 1
         weakref.finalize(proxy, self._forget, ref.id)
@@ -733,6 +733,9 @@ def _op(name: str) -> Callable[..., Any]:
 
 
 _LOCAL = frozenset({"__wrapped__", "__signature__", "__annotations__", "__origin__"})
+# The handle's own: `isinstance` reads `__class__` of everything (a round trip each
+# time would cost every check pytest and hypothesis make); copy and pickle hooks.
+_OWN = frozenset({"__class__", "__copy__", "__deepcopy__", "__reduce_ex__", "__reduce__"})
 _BUILTIN_TYPES = {t.__name__: t for t in (int, float, str, bytes, bool, list, tuple, dict, set)}
 
 
@@ -742,21 +745,24 @@ class Handle:
     __slots__ = ("__weakref__", "_pj_id", "_pj_worker")
 
     @classmethod
-    def _make(cls, worker: Worker, ident: int) -> Handle:
+    def _pj_make(cls, worker: Worker, ident: int) -> Handle:
         proxy = object.__new__(cls)
         object.__setattr__(proxy, "_pj_worker", worker)
         object.__setattr__(proxy, "_pj_id", ident)
         return proxy
 
-    def _pj(self, op: str, *args: Any) -> Any:
+    def _pj_request(self, op: str, *args: Any) -> Any:
         return object.__getattribute__(self, "_pj_worker").request(op, *args)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattribute__(self, name: str) -> Any:
+        # Every name is the object's (`__doc__`, `__slots__`, a method called `_make`,
+        # `hasattr(h, "__delitem__")`), but the handle's own `_pj_*` and what Python's
+        # machinery asks every object for (issue 17).
+        if name.startswith("_pj_") or name in _OWN:
+            return object.__getattribute__(self, name)
         if name in _LOCAL:
-            return self._pj_local(name)
-        if name.startswith("_pj_"):
-            raise AttributeError(name)
-        return self._pj("getattr", self, name)
+            return object.__getattribute__(self, "_pj_local")(name)
+        return object.__getattribute__(self, "_pj_request")("getattr", self, name)
 
     def _pj_local(self, name: str) -> Any:
         if name == "__signature__":
@@ -772,7 +778,7 @@ class Handle:
 
     def _pj_signature(self) -> inspect.Signature:
         try:
-            params = self._pj("op", "signature", self, ())
+            params = self._pj_request("op", "signature", self, ())
         except (TypeError, ValueError):
             raise AttributeError("__signature__") from None
         built = []
@@ -788,35 +794,47 @@ class Handle:
         return inspect.Signature(built)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self._pj("setattr", self, name, value)
+        self._pj_request("setattr", self, name, value)
+
+    def __copy__(self) -> Any:
+        return self._pj_request("op", "copy", self, ())
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self._pj_request("op", "deepcopy", self, ())
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(
+            "a handle of the code under test cannot be pickled in the judge: pickle it in "
+            "the code under test, or list the file in [properties] in_process"
+        )
 
     def __delattr__(self, name: str) -> None:
-        self._pj("delattr", self, name)
+        self._pj_request("delattr", self, name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._pj("call", self, args, kwargs)
+        return self._pj_request("call", self, args, kwargs)
 
     def __repr__(self) -> str:
         try:
-            text = self._pj("op", "repr", self, ())
+            text = self._pj_request("op", "repr", self, ())
         except Exception:
             return f"<handle {object.__getattribute__(self, '_pj_id')} (no repr)>"
         return text if type(text) is str else "<handle>"
 
     def __bool__(self) -> bool:
-        return bool(self._pj("op", "bool", self, ()))
+        return bool(self._pj_request("op", "bool", self, ()))
 
     def __hash__(self) -> int:
-        value = self._pj("op", "hash", self, ())
+        value = self._pj_request("op", "hash", self, ())
         if type(value) is not int:
             raise TypeError("hash did not return an int")
         return value
 
     def __iter__(self) -> Iterator[Any]:
-        return self._pj("op", "iter", self, ())  # type: ignore[no-any-return]
+        return self._pj_request("op", "iter", self, ())  # type: ignore[no-any-return]
 
     def __exit__(self, *exc: object) -> Any:
-        return self._pj("op", "exit", self, ())
+        return self._pj_request("op", "exit", self, ())
 
     __str__ = _op("str")
     __len__ = _op("len")

@@ -84,6 +84,9 @@ OPS: dict[str, Callable[..., Any]] = {
     "enter": lambda o: o.__enter__(), "exit": lambda o: o.__exit__(None, None, None),
     "bytes": bytes, "typename": lambda o: f"{type(o).__module__}.{type(o).__qualname__}",
     "signature": _signature,
+    # Copies are the worker's: the object's own __copy__ or state, never the judge's proxy.
+    "copy": lambda o: __import__("copy").copy(o),
+    "deepcopy": lambda o: __import__("copy").deepcopy(o),
 }  # fmt: skip
 
 

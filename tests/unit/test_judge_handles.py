@@ -119,6 +119,26 @@ class Thing:
         self.n = n
 
 
+class Slotted:
+    "A slotted record."
+
+    __slots__ = ("items",)
+
+    def __init__(self):
+        self.items = [1]
+
+    def _make(self):
+        return "made"
+
+    def add(self, x):
+        self.items.append(x)
+
+    def __eq__(self, other):
+        return isinstance(other, Slotted) and other.items == self.items
+
+    __hash__ = None
+
+
 def things(f):
     return f(Thing(1))
 
@@ -391,6 +411,43 @@ def test_checking_a_drawn_list_in_place_says_why_it_fails(xs):
     assert xs == sorted(xs)
 """,
 }
+
+
+HANDLE_NAMES = """
+import copy
+import pickle
+
+import pytest
+
+import mylib
+
+
+def test_a_handle_forwards_every_name_but_its_own():
+    h = mylib.Slotted()
+    assert h.__doc__ == "A slotted record." and h.__slots__ == ("items",)
+    assert h.__module__ == "mylib" and h._make() == "made"
+    assert not hasattr(h, "__delitem__") and hasattr(h, "__eq__")
+    assert isinstance(h, mylib.Slotted) and not isinstance(h, int)
+
+
+def test_copies_are_the_workers():
+    h = mylib.Slotted()
+    shallow, deep = copy.copy(h), copy.deepcopy(h)
+    assert shallow == h and deep == h and shallow is not h and deep is not h
+    h.add(2)
+    assert shallow.items == [1, 2] and deep.items == [1]
+
+
+def test_a_handle_is_not_pickled_in_the_judge():
+    with pytest.raises(TypeError, match="cannot be pickled in the judge"):
+        pickle.dumps(mylib.Slotted())
+"""
+
+
+def test_worker_handles_are_the_objects_they_stand_for(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, HANDLE_NAMES, library=LIBRARY)
+    got = outcomes(proc)
+    assert len(got) == 3 and set(got.values()) == {"PASSED"}, proc.stdout[-6000:]
 
 
 def test_a_judge_verdict_stands_and_callbacks_get_data(tmp_path: Path) -> None:
