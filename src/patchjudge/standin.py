@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import builtins
 import contextlib
+import functools
 import importlib.abc
 import importlib.machinery
 import inspect
@@ -581,9 +582,14 @@ def _judge_class(cls: type) -> bool:
     """Whether a file of the judge's tree (a property file, its helpers) defines `cls`."""
     root = _state.judge_root if _state is not None else None
     module = sys.modules.get(getattr(cls, "__module__", "") or "")
-    path = getattr(module, "__file__", None)
-    if root is None or type(path) is not str:
+    if root is None or module is None or isinstance(module, StandinModule):
         return False
+    path = module.__dict__.get("__file__")
+    return type(path) is str and _under(path, root)
+
+
+@functools.lru_cache(maxsize=256)
+def _under(path: str, root: str) -> bool:
     return str(Path(path).resolve()).startswith(root + os.sep)
 
 
