@@ -192,12 +192,34 @@ def _judge_op(proxy: JudgeObject, op: str, *args: Any) -> Any:
     return conn.judge_op(object.__getattribute__(proxy, "_pj_id"), op, args)
 
 
+_COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
+
+
 def _forward(op: str) -> Callable[..., Any]:
     def method(self: JudgeObject, *args: Any) -> Any:
+        # The judge takes data and its own objects only: against one of this worker's
+        # objects a comparison is not the judge's to answer (== falls back to identity).
+        if op in _COMPARISONS and not _judge_only(args[0]):
+            return NotImplemented
         return _judge_op(self, op, *args)
 
     method.__name__ = f"__{op}__"
     return method
+
+
+def _judge_only(value: Any) -> bool:
+    """Whether `value` is data and the judge's own objects, nothing of this worker's."""
+
+    def ref(obj: Any) -> Any:
+        if isinstance(obj, JudgeObject | JudgeFunction) or builtin_name(obj) is not None:
+            return wire.Ref(JUDGE_OBJ, 0)
+        raise wire.WireError("an object of the worker's")
+
+    try:
+        wire.encode(value, ref)
+    except (wire.WireError, RecursionError):
+        return False
+    return True
 
 
 def _call(self: JudgeObject, *args: Any, **kwargs: Any) -> Any:

@@ -143,6 +143,10 @@ def things(f):
     return f(Thing(1))
 
 
+def equals_a_thing(obj):
+    return obj == Thing(1), obj != Thing(1)
+
+
 def walk(obj, names):
     # The worst a library can do: skip the proxy and ask the judge by hand.
     conn = object.__getattribute__(obj, "_pj_conn")
@@ -302,6 +306,10 @@ def test_a_callback_returns_judge_objects():
     assert [type(b) for b in got] == [Box, Box] and [b.n for b in got] == [1, 2]
 
 
+def test_against_the_workers_objects_equality_is_identity():
+    assert mylib.equals_a_thing(Key(1)) == (False, True)
+
+
 def test_objects_without_equality_compare_by_identity():
     a, b = object(), object()
     assert mylib.dedupe([a, a, b]) == 2
@@ -339,7 +347,7 @@ def test_nothing_private_or_new_can_be_set():
 def test_judge_objects_cross_as_judge_handles(tmp_path: Path) -> None:
     proc = run_judge(tmp_path, IDIOMS, library=LIBRARY)
     got = outcomes(proc)
-    assert len(got) == 15, proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert len(got) == 16, proc.stdout[-6000:] + proc.stderr[-2000:]
     assert set(got.values()) == {"PASSED"}, proc.stdout[-6000:] + proc.stderr[-2000:]
 
 
