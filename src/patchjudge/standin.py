@@ -4,11 +4,12 @@ Loaded into the judge's pytest (`-p patchjudge.standin`) when the gate sets
 $PATCHJUDGE_ORACLE. Importing a name the tested tree provides gives a
 stand-in module whose attributes live in a worker process (worker.py, one a
 property module); everything the worker sends is decoded by wire.py and
-checked here: a reply must answer the call in flight, a judge function it
-asks for must be one the judge gave it, a handle is an id into its table and
-nothing more. A worker that crashes, stalls past the per-call deadline, sends
-what wire.py refuses or breaks the protocol is killed, and the property that
-was running fails with the reason, whatever the property did with the error.
+checked here: a reply must answer the call in flight, a judge object it
+asks for must be one the judge gave it and the operation one of JUDGE_OPS,
+with data only; a handle is an id into its table and nothing more. A
+worker that crashes, stalls past the per-call deadline, sends what wire.py
+refuses or breaks the protocol is killed, and the property that was running
+fails with the reason, whatever the property did with the error.
 """
 
 from __future__ import annotations

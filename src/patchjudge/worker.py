@@ -10,7 +10,8 @@ ends the judge gave it, TREE the scratch tree, PATH and COVER os.pathsep
 separated: the tree's pythonpath and the tree-relative files whose executed
 lines coverage.py measures. Everything it sends is data or the id of an
 object in its own table; what it is sent is decoded by the same pure code.
-A judge-side function reaches it as an id it may only ask the judge to call.
+A judge-side object reaches it as an id it may only ask the judge to call or
+to answer one of a fixed set of protocol operations (JudgeObject).
 """
 
 # os.path, not pathlib: the worker imports as little as it can before the tested code.

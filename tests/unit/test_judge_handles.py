@@ -171,6 +171,12 @@ def walk_function(f, names):
     return found
 
 
+def forge(obj, op, ident=None):
+    conn = object.__getattribute__(obj, "_pj_conn")
+    given = object.__getattribute__(obj, "_pj_id")
+    return conn.judge_op(given if ident is None else ident, op, ())
+
+
 def set_private(obj):
     conn = object.__getattribute__(obj, "_pj_conn")
     ident = object.__getattribute__(obj, "_pj_id")
@@ -394,6 +400,26 @@ def test_a_handle_given_to_a_callback_fails():
 def test_data_given_to_a_callback_passes():
     assert mylib.apply(lambda x: x + 1, [1, 2]) == [2, 3]
 """,
+    "test_forged_op.py": """
+import mylib
+
+
+def test_an_operation_outside_the_table_kills_the_worker():
+    try:
+        mylib.forge(iter([1]), "__class__")
+    except Exception:
+        pass
+""",
+    "test_forged_id.py": """
+import mylib
+
+
+def test_an_object_never_given_kills_the_worker():
+    try:
+        mylib.forge(iter([1]), "next", ident=10**6)
+    except Exception:
+        pass
+""",
     "test_drawn.py": """
 from hypothesis import given, strategies as st
 
@@ -472,10 +498,14 @@ def test_a_judge_verdict_stands_and_callbacks_get_data(tmp_path: Path) -> None:
         "test_a_drawn_list_is_never_overwritten": "PASSED",
         "test_a_copy_sees_the_in_place_change": "PASSED",
         "test_checking_a_drawn_list_in_place_says_why_it_fails": "FAILED",
+        "test_an_operation_outside_the_table_kills_the_worker": "FAILED",
+        "test_an_object_never_given_kills_the_worker": "FAILED",
     }, text[-6000:]
     assert "did not return what the judge's function check raised: AssertionError" in text
     assert "the judge's functions get data only" in text
     assert "changed argument 0 of a call in place, a value hypothesis drew" in text
+    assert "broke the protocol: asked a judge object for '__class__'" in text
+    assert "broke the protocol: asked for judge object 1000000, not given" in text
 
 
 class Mine:
