@@ -49,6 +49,9 @@ MEANING = {
     "execute; above 0, fewer fails the properties lane (`0`: report only)",
     "properties.review_timeout_s": "time budget in seconds for all the review's mutants; those "
     "not tried within it are shown as not tried, never as killed",
+    "properties.call_timeout_s": "out of process, the longest one call into the code under "
+    "test may take, in seconds of the worker's time; past it the property fails naming the "
+    "worker (`0`: the lane's `timeout_s`)",
     "fixtures.roots": "folders whose every file is locked by digest",
     "fixtures.lock": "the fixture lock `patchjudge lock` writes",
     "fixtures.canonical_json": "`*.json` fixtures are hashed in RFC 8785 canonical form, so "

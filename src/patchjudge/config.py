@@ -47,6 +47,8 @@ class PropertiesSettings:
     review_mutants: int = 20
     min_changed_lines_executed: float = 0.0
     review_timeout_s: int = 60
+    # Out of process, one call's deadline in the worker's time; 0: the lane's timeout_s (issue 17).
+    call_timeout_s: int = 0
     # Where this run's `seed` came from (issue 18): "pinned" as parsed; the run
     # replaces seed and source with the key's when PATCHJUDGE_SEED_KEY is set.
     seed_source: str = "pinned"
@@ -151,6 +153,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
         "review_mutants": ("uint", 20),
         "min_changed_lines_executed": ("fraction", 0.0),
         "review_timeout_s": ("posint", 60),
+        "call_timeout_s": ("uint", 0),
     },
     "fixtures": {
         "roots": ("paths", ["tests/fixtures"]),

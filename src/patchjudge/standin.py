@@ -4,11 +4,12 @@ Loaded into the judge's pytest (`-p patchjudge.standin`) when the gate sets
 $PATCHJUDGE_ORACLE. Importing a name the tested tree provides gives a
 stand-in module whose attributes live in a worker process (worker.py, one a
 property module); everything the worker sends is decoded by wire.py and
-checked here: a reply must answer the call in flight, a judge function it
-asks for must be one the judge gave it, a handle is an id into its table and
-nothing more. A worker that crashes, stalls past the per-call deadline, sends
-what wire.py refuses or breaks the protocol is killed, and the property that
-was running fails with the reason, whatever the property did with the error.
+checked here: a reply must answer the call in flight, a judge object it
+asks for must be one the judge gave it and the operation one of JUDGE_OPS,
+with data only; a handle is an id into its table and nothing more. A
+worker that crashes, stalls past the per-call deadline, sends what wire.py
+refuses or breaks the protocol is killed, and the property that was running
+fails with the reason, whatever the property did with the error.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from __future__ import annotations
 import atexit
 import builtins
 import contextlib
+import functools
 import importlib.abc
 import importlib.machinery
 import inspect
 import json
+import operator
 import os
 import secrets
 import select
@@ -38,6 +41,8 @@ from patchjudge import proc, pytest_plugin, sandbox, wire
 
 ENV = "PATCHJUDGE_ORACLE"
 HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds, as worker.py numbers them
+# The judge's objects as handles; "argument N of the call in flight"; a builtin by name.
+JUDGE_OBJ, ARGUMENT, BUILTIN = 3, 4, 5
 # Per call, counted while the worker has the turn (not while a judge function runs).
 DEFAULT_CALL_TIMEOUT_S = 10.0
 _WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM", "USER", "LOGNAME")
@@ -102,6 +107,10 @@ class _Frame:
 
     ident: int
     raised: dict[int, BaseException] = field(default_factory=dict)
+    call: tuple[Any, ...] | None = None  # (target, args, kwargs) of a call
+    # What the judge's functions raised that is the judge's verdict (an assert, pytest.fail,
+    # assume, the property's own exception), by token, until it comes back to the judge.
+    verdicts: dict[int, str] = field(default_factory=dict)
 
 
 class Worker:
@@ -207,7 +216,7 @@ class Worker:
             self.start()
             if self.spec.coverage and self.context is not None and op != "context":
                 self.request("context", self.context)
-        frame = _Frame(self.next_id)
+        frame = _Frame(self.next_id, call=args if op == "call" else None)
         self.next_id += 1
         self.frames.append(frame)
         try:
@@ -222,6 +231,9 @@ class Worker:
             return self._await(frame, args if op == "call" else None)
         finally:
             self.frames.pop()
+            # Issue 18: the library may not swallow the judge's verdict on its behalf.
+            for verdict in frame.verdicts.values():
+                self.incidents.append(f"the worker for {self.label} {verdict}")
 
     def _await(self, frame: _Frame, call: tuple[Any, ...] | None) -> Any:
         while True:
@@ -240,6 +252,9 @@ class Worker:
             if kind == "cb" and len(message) == 5:
                 self._callback(*message[1:])
                 continue
+            if kind == "jop" and len(message) == 5:
+                self._judge_op(*message[1:])
+                continue
             raise self.fail(f"broke the protocol: a {kind!r} message of {len(message)} fields")
 
     def _callback(self, ident: int, fn_id: Any, args: Any, kwargs: Any) -> None:
@@ -250,12 +265,41 @@ class Worker:
             )
         if type(args) is not tuple or type(kwargs) is not dict:
             raise self.fail("broke the protocol: a callback's arguments are not a tuple and a dict")
+        self._serve_judge(ident, f"function {_name_of(fn)}", fn, args, kwargs)
+
+    def _judge_op(self, ident: int, obj_id: Any, op: Any, args: Any) -> None:
+        obj = self.functions.get(obj_id) if type(obj_id) is int else None
+        if obj is None:
+            raise self.fail(f"broke the protocol: asked for judge object {obj_id!r}, not given")
+        operation = JUDGE_OPS.get(op) if type(op) is str else None
+        if operation is None or type(args) is not tuple:
+            raise self.fail(f"broke the protocol: asked a judge object for {op!r}")
+        self._serve_judge(ident, f"{op} of {_name_of(obj)}", operation, (obj, *args), {})
+
+    def _serve_judge(
+        self, ident: int, what: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Any
+    ) -> None:
+        """Run one of the judge's functions for the worker; what it raises goes back by token."""
         try:
+            if _holds_worker_object((args, kwargs)):
+                # SPEC: callbacks get data only; a handle is an object the code could make lie.
+                reason = (
+                    f"passed an object of the code under test to the judge's {what}: the judge's "
+                    "functions get data only (pass plain values, or list the file in "
+                    "[properties] in_process)"
+                )
+                self.incidents.append(f"the worker for {self.label} {reason}")
+                raise TypeError(reason)
             result = fn(*args, **kwargs)
         except BaseException as exc:
             token = self.next_id
             self.next_id += 1
             self.frames[-1].raised[token] = exc
+            if _is_verdict(exc):
+                self.frames[-1].verdicts[token] = (
+                    f"did not return what the judge's {what} raised: "
+                    f"{type(exc).__name__}: {_text(exc)} (the judge's verdict stands)"
+                )
             if type(exc).__module__ == "builtins" and isinstance(exc, Exception):
                 args_ = exc.args if wire.is_data(exc.args) else (str(exc),)
                 desc: tuple[Any, ...] = ("builtin", token, type(exc).__name__, args_)
@@ -266,7 +310,10 @@ class Worker:
         try:
             payload = wire.encode(("ok", ident, result, ()), self._to_ref)
         except wire.WireError as exc:
-            payload = wire.encode(("err", ident, ("builtin", 0, "TypeError", (str(exc),))))
+            token = self.next_id
+            self.next_id += 1
+            self.frames[-1].raised[token] = TypeError(str(exc))
+            payload = wire.encode(("err", ident, ("builtin", token, "TypeError", (str(exc),))))
         self._send(payload)
 
     def _copy_back(self, call: tuple[Any, ...], mutated: Any) -> None:
@@ -285,6 +332,11 @@ class Worker:
             else:
                 raise self.fail(f"broke the protocol: changed argument {key!r} was not passed")
             if type(original) is not type(value):
+                continue
+            if _state is not None and _state.drawn.get(id(original)) is original:
+                # Issue 18: a callee never overwrites what hypothesis drew; it is reported.
+                if not _same(original, value):
+                    _state.mutations.append(f"argument {key!r}")
                 continue
             if type(original) is list:
                 original[:] = value
@@ -309,6 +361,8 @@ class Worker:
             raised = next((f.raised[desc[1]] for f in self.frames if desc[1] in f.raised), None)
             if raised is None:
                 return self.fail(f"broke the protocol: named judge exception {desc[1]!r}")
+            for f in self.frames:
+                f.verdicts.pop(desc[1], None)  # back to the judge: the property sees it
             return raised
         if kind == "uncrossable" and len(desc) == 2:
             reason = f"returned a value that cannot cross: {str(desc[1])[:200]}"
@@ -324,21 +378,35 @@ class Worker:
             if worker is not self:
                 raise wire.WireError("a handle from another property module's worker")
             return wire.Ref(HANDLE, ident)
-        if callable(obj) and not isinstance(obj, type):
-            known = self.function_ids.get(id(obj))
-            if known is None:
-                known = self.next_id
-                self.next_id += 1
-                self.functions[known] = obj
-                self.function_ids[id(obj)] = known
+        if isinstance(obj, types.ModuleType):
+            raise wire.WireError(f"module {obj.__name__} (a judge-side module) cannot cross")
+        name = builtin_name(obj)
+        if name is not None:
+            return wire.Ref(BUILTIN, 0, name)  # the worker's own `int`: `except ValueError` works
+        # A judge object the worker may only ask for protocol operations (issue 17):
+        # kept for the worker's life, like a function, since a lazy iterator uses it later.
+        known = self.function_ids.get(id(obj))
+        if known is None or self.functions.get(known) is not obj:
+            known = self.next_id
+            self.next_id += 1
+            self.functions[known] = obj
+            self.function_ids[id(obj)] = known
+        if _is_function(obj):
             return wire.Ref(JUDGE_FN, known)
-        raise wire.WireError(f"{type(obj).__name__} (a judge-side object) cannot cross")
+        return wire.Ref(JUDGE_OBJ, known, judge_capabilities(obj))
 
     def _from_ref(self, ref: wire.Ref) -> Any:
-        if ref.kind == JUDGE_FN:
+        if ref.kind in (JUDGE_FN, JUDGE_OBJ):
             if ref.id in self.functions:
                 return self.functions[ref.id]
-            raise wire.WireError(f"judge function {ref.id} was never given to this worker")
+            raise wire.WireError(f"judge object {ref.id} was never given to this worker")
+        if ref.kind == ARGUMENT:
+            return self._argument(ref.meta)
+        if ref.kind == BUILTIN:
+            found = getattr(builtins, ref.meta, None) if type(ref.meta) is str else None
+            if found is None or builtin_name(found) != ref.meta:
+                raise wire.WireError(f"no builtin {ref.meta!r}")
+            return found
         if ref.kind != HANDLE:
             raise wire.WireError(f"reference of kind {ref.kind}")
         meta = ref.meta
@@ -352,11 +420,22 @@ class Worker:
         if proxy is not None:
             self.counts[ref.id] += 1
             return proxy
-        proxy = Handle._make(self, ref.id)
+        proxy = Handle._pj_make(self, ref.id)
         self.proxies[ref.id] = proxy
         self.counts[ref.id] = 1
         weakref.finalize(proxy, self._forget, ref.id)
         return proxy
+
+    def _argument(self, key: Any) -> Any:
+        """The call in flight's own argument, returned by the code: `f(xs) is xs` holds."""
+        call = self.frames[-1].call if self.frames else None
+        if call is not None:
+            _, args, kwargs = call
+            if type(key) is int and 0 <= key < len(args):
+                return args[key]
+            if type(key) is str and key in kwargs:
+                return kwargs[key]
+        raise wire.WireError(f"argument {key!r} was not passed to the call in flight")
 
     def _forget(self, ident: int) -> None:
         if self.proc is not None and self.failure is None:
@@ -429,6 +508,180 @@ def _owner(obj: Any) -> tuple[Worker, int] | None:
     return None
 
 
+# --- judge objects ----------------------------------------------------------------
+
+# The protocol operations a duck-typed library uses, and only those (issue 17): no
+# dunder, private or module attribute, so the worker cannot walk from a judge object
+# to `__class__`, `__globals__` or `__subclasses__`. Every result crosses again.
+_CAPABILITIES = ("iter", "next", "len", "getitem", "contains", "eq", "ne", "lt", "le", "gt",
+                 "ge", "hash", "bool")  # fmt: skip
+
+
+def judge_capabilities(obj: Any) -> tuple[str, ...]:
+    """Pure: the operations `obj`'s type defines itself (object's defaults are identity)."""
+    cls = type(obj)
+    found = ["call"] if callable(obj) else []
+    for cap in _CAPABILITIES:
+        own = getattr(cls, f"__{cap}__", None)
+        if own is not None and own is not getattr(object, f"__{cap}__", None):
+            found.append(cap)
+    return tuple(sorted(found))
+
+
+def builtin_name(obj: Any) -> str | None:
+    """The name under which `builtins` holds `obj` itself (a type or function), or None."""
+    name = getattr(obj, "__name__", None) if isinstance(obj, type | type(len)) else None
+    if type(name) is str and not name.startswith("_") and getattr(builtins, name, None) is obj:
+        return name
+    return None
+
+
+def _is_function(obj: Any) -> bool:
+    """A plain function or method (the judge functions of v2): it is only ever called."""
+    return callable(obj) and not isinstance(obj, type) and type(obj).__module__ == "builtins"
+
+
+def judge_attribute(obj: Any, name: Any, judge_class: Callable[[type], bool]) -> bool:
+    """Pure: may the worker read or set `name` on `obj`? A public attribute it has itself.
+
+    That is one in the object's own `__dict__` (for an instance of a class the
+    judge's files define, a function, a SimpleNamespace) or in the `__dict__`
+    of a class the judge's files define on its MRO: never a builtin type's
+    (a generator's `gi_frame`) nor a library's (a Path's `write_text`).
+    """
+    if type(name) is not str or not name.isidentifier() or name.startswith("_"):
+        return False
+    if isinstance(obj, types.ModuleType):
+        return False
+    if isinstance(obj, type):
+        mro: tuple[type, ...] = obj.__mro__
+    else:
+        mro = type(obj).__mro__
+        own = getattr(obj, "__dict__", None)
+        plain = judge_class(type(obj)) or isinstance(
+            obj, types.FunctionType | types.SimpleNamespace
+        )
+        if plain and type(own) is dict and name in own:
+            return True
+    return any(judge_class(cls) and name in cls.__dict__ for cls in mro)
+
+
+def _judge_getattr(obj: Any, name: Any) -> Any:
+    if not judge_attribute(obj, name, _judge_class):
+        raise AttributeError(f"{name!r}: not a public attribute of the judge's object")
+    value = getattr(obj, name)
+    if isinstance(value, types.ModuleType):
+        raise AttributeError(f"{name!r}: a module of the judge's")
+    return value
+
+
+def _judge_setattr(obj: Any, name: Any, value: Any) -> None:
+    if not judge_attribute(obj, name, _judge_class):
+        raise AttributeError(f"{name!r}: not a public attribute of the judge's object")
+    setattr(obj, name, value)
+
+
+def _judge_class(cls: type) -> bool:
+    """Whether a file of the judge's tree (a property file, its helpers) defines `cls`."""
+    root = _state.judge_root if _state is not None else None
+    module = sys.modules.get(getattr(cls, "__module__", "") or "")
+    if root is None or module is None or isinstance(module, StandinModule):
+        return False
+    path = module.__dict__.get("__file__")
+    return type(path) is str and _under(path, root)
+
+
+@functools.lru_cache(maxsize=256)
+def _under(path: str, root: str) -> bool:
+    return str(Path(path).resolve()).startswith(root + os.sep)
+
+
+JUDGE_OPS: dict[str, Callable[..., Any]] = {
+    "iter": iter, "next": next, "len": len, "getitem": operator.getitem,
+    "contains": operator.contains, "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
+    "le": operator.le, "gt": operator.gt, "ge": operator.ge, "hash": hash, "bool": bool,
+    "str": str, "repr": repr, "getattr": _judge_getattr, "setattr": _judge_setattr,
+}  # fmt: skip
+
+
+def _holds_worker_object(value: Any, depth: int = 0) -> bool:
+    """Whether a decoded value holds a handle or stand-in: something the code built."""
+    if isinstance(value, Handle | StandinModule):
+        return True
+    if isinstance(value, type):
+        return "_pj_worker" in value.__dict__
+    if isinstance(value, BaseException):
+        return "_pj_handle" in getattr(value, "__dict__", {})
+    if type(value) in (list, tuple) and depth < wire.MAX_DEPTH:
+        return any(_holds_worker_object(v, depth + 1) for v in value)
+    if type(value) is dict and depth < wire.MAX_DEPTH:
+        return any(_holds_worker_object(v, depth + 1) for v in value.values())
+    return False
+
+
+def _is_verdict(exc: BaseException) -> bool:
+    """An exception that is the judge's verdict, not a protocol signal a library may catch.
+
+    Builtin exceptions other than AssertionError are how protocols talk
+    (StopIteration ends a loop, `map_except(int, xs, ValueError)`); an assert,
+    pytest's outcomes, hypothesis's `assume` and the property's own classes are not.
+    """
+    builtin = type(exc).__module__ == "builtins" and isinstance(exc, Exception)
+    return isinstance(exc, AssertionError) or not builtin
+
+
+def _name_of(obj: Any) -> str:
+    name = getattr(obj, "__qualname__", None) if not isinstance(obj, Handle) else None
+    return name if type(name) is str else f"{type(obj).__name__} object"
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)[:200]
+    except Exception:
+        return "<unprintable>"
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return wire.same(a, b)
+    except Exception:
+        return False
+
+
+def _mutable_parts(value: Any, found: dict[int, Any], depth: int = 0) -> dict[int, Any]:
+    """Every list, dict and set in `value`, by id (the objects kept, so ids stay theirs)."""
+    if type(value) in (list, dict, set):
+        found[id(value)] = value
+    if depth < wire.MAX_DEPTH and type(value) in (list, tuple):
+        for v in value:
+            _mutable_parts(v, found, depth + 1)
+    elif depth < wire.MAX_DEPTH and type(value) is dict:
+        for v in value.values():
+            _mutable_parts(v, found, depth + 1)
+    return found
+
+
+def _record_drawn(item: pytest.Item) -> None:
+    """Note the containers hypothesis draws for each example (its `inner_test` hook)."""
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
+    inner = getattr(handle, "inner_test", None)
+    if inner is None or getattr(inner, "_pj_drawn", False):
+        return
+
+    def test(*args: Any, **kwargs: Any) -> Any:
+        assert _state is not None
+        _state.drawn = _mutable_parts((args, kwargs), {})
+        _state.mutations = []
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            _state.drawn = {}
+
+    test._pj_drawn = True  # type: ignore[attr-defined]
+    handle.inner_test = test  # type: ignore[union-attr]
+
+
 def _is_exception_meta(meta: Any) -> bool:
     return (
         type(meta) is tuple
@@ -489,6 +742,9 @@ def _op(name: str) -> Callable[..., Any]:
 
 
 _LOCAL = frozenset({"__wrapped__", "__signature__", "__annotations__", "__origin__"})
+# The handle's own: `isinstance` reads `__class__` of everything (a round trip each
+# time would cost every check pytest and hypothesis make); copy and pickle hooks.
+_OWN = frozenset({"__class__", "__copy__", "__deepcopy__", "__reduce_ex__", "__reduce__"})
 _BUILTIN_TYPES = {t.__name__: t for t in (int, float, str, bytes, bool, list, tuple, dict, set)}
 
 
@@ -498,21 +754,24 @@ class Handle:
     __slots__ = ("__weakref__", "_pj_id", "_pj_worker")
 
     @classmethod
-    def _make(cls, worker: Worker, ident: int) -> Handle:
+    def _pj_make(cls, worker: Worker, ident: int) -> Handle:
         proxy = object.__new__(cls)
         object.__setattr__(proxy, "_pj_worker", worker)
         object.__setattr__(proxy, "_pj_id", ident)
         return proxy
 
-    def _pj(self, op: str, *args: Any) -> Any:
+    def _pj_request(self, op: str, *args: Any) -> Any:
         return object.__getattribute__(self, "_pj_worker").request(op, *args)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattribute__(self, name: str) -> Any:
+        # Every name is the object's (`__doc__`, `__slots__`, a method called `_make`,
+        # `hasattr(h, "__delitem__")`), but the handle's own `_pj_*` and what Python's
+        # machinery asks every object for (issue 17).
+        if name.startswith("_pj_") or name in _OWN:
+            return object.__getattribute__(self, name)
         if name in _LOCAL:
-            return self._pj_local(name)
-        if name.startswith("_pj_"):
-            raise AttributeError(name)
-        return self._pj("getattr", self, name)
+            return object.__getattribute__(self, "_pj_local")(name)
+        return object.__getattribute__(self, "_pj_request")("getattr", self, name)
 
     def _pj_local(self, name: str) -> Any:
         if name == "__signature__":
@@ -528,7 +787,7 @@ class Handle:
 
     def _pj_signature(self) -> inspect.Signature:
         try:
-            params = self._pj("op", "signature", self, ())
+            params = self._pj_request("op", "signature", self, ())
         except (TypeError, ValueError):
             raise AttributeError("__signature__") from None
         built = []
@@ -544,35 +803,47 @@ class Handle:
         return inspect.Signature(built)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self._pj("setattr", self, name, value)
+        self._pj_request("setattr", self, name, value)
+
+    def __copy__(self) -> Any:
+        return self._pj_request("op", "copy", self, ())
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self._pj_request("op", "deepcopy", self, ())
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(
+            "a handle of the code under test cannot be pickled in the judge: pickle it in "
+            "the code under test, or list the file in [properties] in_process"
+        )
 
     def __delattr__(self, name: str) -> None:
-        self._pj("delattr", self, name)
+        self._pj_request("delattr", self, name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._pj("call", self, args, kwargs)
+        return self._pj_request("call", self, args, kwargs)
 
     def __repr__(self) -> str:
         try:
-            text = self._pj("op", "repr", self, ())
+            text = self._pj_request("op", "repr", self, ())
         except Exception:
             return f"<handle {object.__getattribute__(self, '_pj_id')} (no repr)>"
         return text if type(text) is str else "<handle>"
 
     def __bool__(self) -> bool:
-        return bool(self._pj("op", "bool", self, ()))
+        return bool(self._pj_request("op", "bool", self, ()))
 
     def __hash__(self) -> int:
-        value = self._pj("op", "hash", self, ())
+        value = self._pj_request("op", "hash", self, ())
         if type(value) is not int:
             raise TypeError("hash did not return an int")
         return value
 
     def __iter__(self) -> Iterator[Any]:
-        return self._pj("op", "iter", self, ())  # type: ignore[no-any-return]
+        return self._pj_request("op", "iter", self, ())  # type: ignore[no-any-return]
 
     def __exit__(self, *exc: object) -> Any:
-        return self._pj("op", "exit", self, ())
+        return self._pj_request("op", "exit", self, ())
 
     __str__ = _op("str")
     __len__ = _op("len")
@@ -697,6 +968,9 @@ class _State:
         self.modules: dict[str, dict[str, types.ModuleType]] = {}
         self.key = "<session>"
         self.incidents: list[str] = []
+        self.judge_root: str | None = None  # the judge's tree: classes it defines are its own
+        self.drawn: dict[int, Any] = {}  # what hypothesis drew for the example running now
+        self.mutations: list[str] = []  # drawn arguments the code changed in place
         # Opaque per-run names for the tests the worker measures: a node id sent in
         # clear told the patch which property was watching (issue 18).
         self.tokens: dict[str, str] = {}
@@ -803,6 +1077,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # package goes too (pytest_plugin._prefer_tree does the same in process).
     if _state is not None:
         _forget_judge_modules(_state, keep=set())
+        _state.judge_root = str(Path(config.rootpath).resolve())
 
 
 # At import (`-p`), before pytest loads the judge tree's initial conftests: a
@@ -876,7 +1151,19 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     if _state is None:
         return (yield)
     seen = len(_state.incidents)
-    result = yield
+    _record_drawn(item)
+    _state.mutations = []
+    try:
+        result = yield
+    except BaseException as exc:
+        if _state.mutations:
+            exc.add_note(
+                "note: the code under test changed "
+                + ", ".join(sorted(set(_state.mutations)))
+                + " of a call in place, a value hypothesis drew: the property sees the value"
+                " it drew; to check an in-place change, pass a copy (ys = list(xs))"
+            )
+        raise
     # The property may have caught the error (pytest.raises(Exception), a bare
     # except): what the worker could not do still fails it.
     if len(_state.incidents) > seen:

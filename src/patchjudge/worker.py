@@ -10,7 +10,8 @@ ends the judge gave it, TREE the scratch tree, PATH and COVER os.pathsep
 separated: the tree's pythonpath and the tree-relative files whose executed
 lines coverage.py measures. Everything it sends is data or the id of an
 object in its own table; what it is sent is decoded by the same pure code.
-A judge-side function reaches it as an id it may only ask the judge to call.
+A judge-side object reaches it as an id it may only ask the judge to call or
+to answer one of a fixed set of protocol operations (JudgeObject).
 """
 
 # os.path, not pathlib: the worker imports as little as it can before the tested code.
@@ -29,6 +30,9 @@ from collections.abc import Callable
 from typing import Any
 
 HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds: an object of this worker's, a function of the judge's
+# An object of the judge's (iterator, instance, class...), "argument N of the call in flight",
+# and a builtin by name (`int`, `ValueError`, `len`): each side's own, so `except exc` works.
+JUDGE_OBJ, ARGUMENT, BUILTIN = 3, 4, 5
 
 wire: Any = None  # the wire module, loaded by file path in main()
 
@@ -81,6 +85,9 @@ OPS: dict[str, Callable[..., Any]] = {
     "enter": lambda o: o.__enter__(), "exit": lambda o: o.__exit__(None, None, None),
     "bytes": bytes, "typename": lambda o: f"{type(o).__module__}.{type(o).__qualname__}",
     "signature": _signature,
+    # Copies are the worker's: the object's own __copy__ or state, never the judge's proxy.
+    "copy": lambda o: __import__("copy").copy(o),
+    "deepcopy": lambda o: __import__("copy").deepcopy(o),
 }  # fmt: skip
 
 
@@ -150,10 +157,103 @@ class JudgeFunction:
         return f"<judge function {self._id}>"
 
 
+class JudgeObject:
+    """An object of the judge's: each protocol operation is a request the judge answers.
+
+    The judge says which operations its object has (the capabilities in the
+    Ref's meta); the proxy class defines exactly those, so `callable`,
+    `hasattr(x, "__len__")` and `isinstance(x, Iterator)` tell what the object
+    is. Equality and hashing the object does not define are identity here too.
+    """
+
+    __slots__ = ("__weakref__", "_pj_conn", "_pj_id")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _judge_op(self, "getattr", name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):
+            raise AttributeError(f"{name}: a judge object has no private attributes to set")
+        _judge_op(self, "setattr", name, value)
+
+    def __repr__(self) -> str:
+        return str(_judge_op(self, "repr"))
+
+    def __str__(self) -> str:
+        return str(_judge_op(self, "str"))
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("the code under test cannot copy or pickle an object of the judge's")
+
+
+def _judge_op(proxy: JudgeObject, op: str, *args: Any) -> Any:
+    conn = object.__getattribute__(proxy, "_pj_conn")
+    return conn.judge_op(object.__getattribute__(proxy, "_pj_id"), op, args)
+
+
+_COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
+
+
+def _forward(op: str) -> Callable[..., Any]:
+    def method(self: JudgeObject, *args: Any) -> Any:
+        # The judge takes data and its own objects only: against one of this worker's
+        # objects a comparison is not the judge's to answer (== falls back to identity).
+        if op in _COMPARISONS and not _judge_only(args[0]):
+            return NotImplemented
+        return _judge_op(self, op, *args)
+
+    method.__name__ = f"__{op}__"
+    return method
+
+
+def _judge_only(value: Any) -> bool:
+    """Whether `value` is data and the judge's own objects, nothing of this worker's."""
+
+    def ref(obj: Any) -> Any:
+        if isinstance(obj, JudgeObject | JudgeFunction) or builtin_name(obj) is not None:
+            return wire.Ref(JUDGE_OBJ, 0)
+        raise wire.WireError("an object of the worker's")
+
+    try:
+        wire.encode(value, ref)
+    except (wire.WireError, RecursionError):
+        return False
+    return True
+
+
+def _call(self: JudgeObject, *args: Any, **kwargs: Any) -> Any:
+    conn = object.__getattribute__(self, "_pj_conn")
+    return conn.callback(object.__getattribute__(self, "_pj_id"), args, kwargs)
+
+
+# What a judge object may be asked, by the name the judge's table (standin.JUDGE_OPS) knows.
+JUDGE_CAPABILITIES = ("call", "iter", "next", "len", "getitem", "contains", "eq", "ne",
+                      "lt", "le", "gt", "ge", "hash", "bool")  # fmt: skip
+_proxy_classes: dict[tuple[str, ...], type] = {}
+
+
+def _proxy_class(capabilities: tuple[str, ...]) -> type:
+    """The proxy class for one set of capabilities, built once."""
+    cls = _proxy_classes.get(capabilities)
+    if cls is None:
+        body: dict[str, Any] = {"__slots__": ()}
+        for cap in capabilities:
+            body[f"__{cap}__"] = _call if cap == "call" else _forward(cap)
+        if "hash" not in capabilities:
+            # Unhashable unless it has a hash of its own or keeps identity equality.
+            body["__hash__"] = None if "eq" in capabilities else object.__hash__
+        cls = _proxy_classes[capabilities] = type("JudgeObject", (JudgeObject,), body)
+    return cls
+
+
 class Connection:
     def __init__(self, fd_in: int, fd_out: int, coverage: Any) -> None:
         self.fd_in, self.fd_out = fd_in, fd_out
         self.table = Table()
+        # The judge's objects by id: one proxy each, so `is` holds between their uses.
+        self.judge_objects: dict[int, Any] = {}
         self.buffer = bytearray()
         self.next_id = 1
         self.coverage = coverage
@@ -161,7 +261,7 @@ class Connection:
 
     # --- frames ---
     def send(self, message: tuple[Any, ...]) -> None:
-        data = wire.frame(wire.encode(message, self.table.to_ref))
+        data = wire.frame(wire.encode(message, self.to_ref))
         while data:
             data = data[os.write(self.fd_out, data) :]
 
@@ -175,12 +275,45 @@ class Connection:
                 raise SystemExit(0)  # the judge is gone
             self.buffer += chunk
 
+    def to_ref(self, obj: Any) -> Any:
+        if isinstance(obj, wire.Ref):
+            return obj  # an ARGUMENT reference built by answer()
+        # A judge object goes back as itself: the judge gets its own object, not a handle.
+        if isinstance(obj, JudgeObject):
+            return wire.Ref(JUDGE_OBJ, object.__getattribute__(obj, "_pj_id"))
+        if isinstance(obj, JudgeFunction):
+            return wire.Ref(JUDGE_FN, obj._id)
+        name = builtin_name(obj)
+        if name is not None:
+            return wire.Ref(BUILTIN, 0, name)
+        return self.table.to_ref(obj)
+
     def from_ref(self, ref: Any) -> Any:
         if ref.kind == HANDLE:
             return self.table.get(ref.id)
+        if ref.kind in (JUDGE_FN, JUDGE_OBJ):
+            known = self.judge_objects.get(ref.id)
+            if known is None:
+                known = self.judge_objects[ref.id] = self.judge_proxy(ref)
+            return known
+        if (
+            ref.kind == BUILTIN
+            and type(ref.meta) is str
+            and builtin_name(found := getattr(builtins, ref.meta, None))
+        ):
+            return found
+        raise wire.WireError(f"unknown reference kind {ref.kind}")
+
+    def judge_proxy(self, ref: Any) -> Any:
         if ref.kind == JUDGE_FN:
             return JudgeFunction(self, ref.id)
-        raise wire.WireError(f"unknown reference kind {ref.kind}")
+        caps = ref.meta
+        if type(caps) is not tuple or not set(caps) <= set(JUDGE_CAPABILITIES):
+            raise wire.WireError(f"judge object {ref.id} with capabilities {caps!r}")
+        proxy: Any = object.__new__(_proxy_class(tuple(sorted(caps))))
+        object.__setattr__(proxy, "_pj_conn", self)
+        object.__setattr__(proxy, "_pj_id", ref.id)
+        return proxy
 
     # --- serving ---
     def serve(self, until: int | None = None) -> Any:
@@ -208,6 +341,13 @@ class Connection:
         self.send(("cb", ident, fn, tuple(args), dict(kwargs)))
         return self.serve(until=ident)
 
+    def judge_op(self, obj: int, op: str, args: tuple[Any, ...]) -> Any:
+        """One protocol operation on a judge object, answered by the judge."""
+        ident = self.next_id
+        self.next_id += 1
+        self.send(("jop", ident, obj, op, tuple(args)))
+        return self.serve(until=ident)
+
     def answer(self, message: tuple[Any, ...]) -> None:
         ident, op, args = message[1], message[2], message[3:]
         mutated: tuple[Any, ...] = ()
@@ -216,6 +356,7 @@ class Connection:
                 target, call_args, call_kwargs = args
                 result = target(*call_args, **call_kwargs)
                 mutated = _containers(call_args, call_kwargs)
+                result = _as_argument(result, call_args, call_kwargs)
             else:
                 result = self.operation(op, args)
         except BaseException as exc:
@@ -304,6 +445,23 @@ def _containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...
     """The list, dict and set arguments as they are after the call: the judge copies them back."""
     pairs = [(i, a) for i, a in enumerate(args)] + list(kwargs.items())
     return tuple((key, value) for key, value in pairs if type(value) in (list, dict, set))
+
+
+def builtin_name(obj: Any) -> str | None:
+    """The name under which `builtins` holds `obj` itself (a type or function), or None."""
+    name = getattr(obj, "__name__", None) if isinstance(obj, type | type(len)) else None
+    if type(name) is str and not name.startswith("_") and getattr(builtins, name, None) is obj:
+        return name
+    return None
+
+
+def _as_argument(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """An argument returned as itself crosses as "argument N": the judge's own object comes back."""
+    pairs = [*enumerate(args), *kwargs.items()]
+    for key, value in pairs:
+        if value is result and type(value) in wire.DATA_TYPES:
+            return wire.Ref(ARGUMENT, 0, key)
+    return result
 
 
 def _judge_exception(desc: Any) -> BaseException:

@@ -206,8 +206,13 @@ CASES = {
     ),
     "sleeps past the deadline": (
         {"src/calc/__init__.py": SLEEPS},
-        None,
-        f"the worker for {TOTAL} did not answer within the 10 s call deadline",
+        # The deadline is the lane's timeout_s unless the ledger names one (issue 17).
+        {
+            "eval/gate.toml": fast_ledger().replace(
+                "review_mutants", "call_timeout_s = 5\nreview_mutants"
+            )
+        },
+        f"the worker for {TOTAL} did not answer within the 5 s call deadline",
     ),
     "forged reply": (
         {"src/calc/__init__.py": FORGED_REPLY},

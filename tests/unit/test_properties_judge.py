@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from patchjudge.config import PropertiesSettings
-from patchjudge.lanes.properties import is_test_file, judge_outcomes, thin_reason
+from patchjudge.lanes.properties import (
+    TOOLS,
+    is_test_file,
+    judge_outcomes,
+    needs_process,
+    thin_reason,
+)
 from patchjudge.testrun import Outcome, TestRun
 
 GOOD = b"""
@@ -110,3 +116,43 @@ def test_judge_outcomes(run: TestRun, fragment: str | None) -> None:
         assert problems == []
     else:
         assert any(fragment in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    ("source", "fragment"),
+    [
+        (b"import mylib\n\ndef test_x():\n    assert mylib.f()\n", None),
+        (b"import attr\n\n@attr.s\nclass P:\n    x = attr.ib()\n", "class P (line 4) decorated with attr.s"),
+        (b"from attr import define\n\n@define(frozen=True)\nclass P:\n    pass\n",
+         "decorated with define(frozen=True)"),
+        (b"import mylib.base as b\n\nclass P(b.Base):\n    pass\n", "class P (line 3) subclasses b.Base"),
+        (b"from mylib import Meta\n\nclass P(metaclass=Meta):\n    pass\n", "has the metaclass Meta"),
+        (b"import mylib\n\ndef test_x():\n    class Local(mylib.Base):\n        pass\n",
+         "class Local (line 4) subclasses mylib.Base"),
+        (b"from mylib import Base\n\nclass P(Base[int]):\n    pass\n", "subclasses Base[int]"),
+        (b"import weakref\n", "imports weakref (line 1)"),
+        (b"from weakref import ref\n", "imports weakref"),
+        # The standard library, the test tools and the judge's own helpers are not the code.
+        (b"import dataclasses\n\n@dataclasses.dataclass\nclass P:\n    x: int = 0\n", None),
+        (b"import abc\n\nclass P(abc.ABC):\n    pass\n", None),
+        (b"from hypothesis.stateful import RuleBasedStateMachine as M\n\nclass P(M):\n    pass\n",
+         None),
+        (b"import pytest\n\n@pytest.mark.slow\nclass TestP:\n    pass\n", None),
+        (b"from helpers import Base\n\nclass P(Base):\n    pass\n", None),
+        (b"from . import Base\n\nclass P(Base):\n    pass\n", None),
+        (b"import mylib\n\nclass P:\n    pass\n\nx = mylib.register(P)\n", None),
+        (b"def test_x(:\n", None),
+    ],
+)  # fmt: skip
+def test_needs_process(source: bytes, fragment: str | None) -> None:
+    reason = needs_process(source, judge={"helpers", "conftest"})
+    if fragment is None:
+        assert reason is None
+    else:
+        assert reason is not None and fragment in reason, reason
+
+
+def test_the_tools_are_the_judges() -> None:
+    from patchjudge.standin import JUDGE_TOOLS
+
+    assert TOOLS <= JUDGE_TOOLS

@@ -24,6 +24,9 @@ NAME = "properties"
 MIN_LINES = 8
 ORACLE_ENV = "PATCHJUDGE_ORACLE"  # read by standin.py in the judge's pytest
 _WORKER_FAILURE = re.compile(r"WorkerFailure: (the worker for [^\n]*)")
+# The judge's test tools (standin.JUDGE_TOOLS): never the code under test.
+TOOLS = frozenset({"pytest", "_pytest", "hypothesis", "coverage"})
+LEDGER_REASON = "listed in [properties] in_process"
 
 
 def is_test_file(path: str) -> bool:
@@ -118,6 +121,87 @@ def worker_reason(longrepr: str) -> str:
     return found.group(1).strip() if found else ""
 
 
+def needs_process(source: bytes, judge: Collection[str]) -> str | None:
+    """Pure: why a property file must share the tested code's process (its AST), or None.
+
+    Decided from the base's file alone, before any code runs (issue 17): a
+    decorator, base class or metaclass of the code under test applied to a
+    class the file defines needs the class whole in the code's process, and
+    a weak reference would watch a stand-in. "The code under test" is any
+    absolute import that is not the standard library, a test tool or one of
+    the judge's own modules (`judge`), so nothing the head adds changes it.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    library: set[str] = set()
+    for node in ast.walk(tree):
+        roots: list[tuple[str, str]] = []
+        if isinstance(node, ast.Import):
+            roots = [
+                (a.asname or a.name.partition(".")[0], a.name.partition(".")[0]) for a in node.names
+            ]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots = [(a.asname or a.name, node.module.partition(".")[0]) for a in node.names]
+        for bound, module in roots:
+            if module == "weakref":
+                line = getattr(node, "lineno", 0)
+                return f"imports weakref (line {line}): a weak reference would watch a stand-in"
+            if module not in sys.stdlib_module_names and module not in TOOLS | set(judge):
+                library.add(bound)
+    for node in sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)), key=lambda n: n.lineno
+    ):
+        uses = [
+            *(("decorated with", d) for d in node.decorator_list),
+            *(("subclasses", b) for b in node.bases),
+            *(("has the metaclass", k.value) for k in node.keywords),
+        ]
+        for how, expr in uses:
+            if _root_name(expr) in library:
+                return (
+                    f"class {node.name} (line {node.lineno}) {how} {ast.unparse(expr)}, "
+                    "of the code under test"
+                )
+    return None
+
+
+def _root_name(expr: ast.expr) -> str | None:
+    while True:
+        if isinstance(expr, ast.Call):
+            expr = expr.func
+        elif isinstance(expr, ast.Attribute | ast.Subscript):
+            expr = expr.value
+        elif isinstance(expr, ast.Name):
+            return expr.id
+        else:
+            return None
+
+
+def in_process_files(run: Run) -> dict[str, str]:
+    """The property files that run in the tested process, each with why: the ledger or the AST."""
+    found = dict.fromkeys(run.ledger.properties.in_process, LEDGER_REASON)
+    judge = _base_judge_names(run)
+    for path, source in property_files(run).items():
+        if path not in found and (why := needs_process(source, judge)):
+            found[path] = why
+    return dict(sorted(found.items()))
+
+
+def _base_judge_names(run: Run) -> set[str]:
+    """Names the judge's own base files provide (as _judge_names reads the judge's tree)."""
+    names = set()
+    paths = run.ledger.properties.paths
+    for entry in run.judge_entries(run.base_entries):
+        names.add(entry.path.split("/", 1)[0].split(".", 1)[0])
+        for path in paths:
+            rest = entry.path[len(path) :].lstrip("/") if under(entry.path, (path,)) else ""
+            if rest:
+                names.add(rest.split("/", 1)[0].split(".", 1)[0])
+    return names
+
+
 def thin_files(files: Mapping[str, bytes]) -> list[str]:
     return [r for path, src in sorted(files.items()) if (r := thin_reason(path, src))]
 
@@ -150,7 +234,7 @@ def run_properties(
     """
     settings = run.ledger.properties
     targets = tuple(args) if args is not None else settings.paths
-    inside = tuple(f for f in settings.in_process if under(f, targets))
+    inside = tuple(f for f in in_process_files(run) if under(f, targets))
     outside = [f for f in property_files(run) if under(f, targets) and f not in inside]
     runs = []
     with run.scratch() as scratch:
@@ -242,6 +326,8 @@ def _out_of_process(
         ),
         "pythonpath": list(pythonpath),
         "coverage": list(coverage),
+        # A slow first call (a library's import) is bounded by the lane, not a fixed 10 s.
+        "call_timeout_s": settings.call_timeout_s or settings.timeout_s,
         "box": None
         if box is None
         else {
@@ -258,7 +344,13 @@ def _out_of_process(
         seed=settings.seed,
         max_examples=settings.max_examples,
         timeout_s=settings.timeout_s,
-        extra=(*(f"--ignore={f}" for f in inside), *(("-x",) if edit is not None else ())),
+        # One file that cannot be collected (a module-level line that cannot cross) is that
+        # file's error, not the session's: the other property files still run (issue 17).
+        extra=(
+            "--continue-on-collection-errors",
+            *(f"--ignore={f}" for f in inside),
+            *(("-x",) if edit is not None else ()),
+        ),
         env=((ORACLE_ENV, json.dumps(spec)),),
     )
     return testrun.run(
@@ -332,7 +424,8 @@ def _judge_sources(judge: Path, paths: Sequence[str]) -> list[bytes]:
 
 def run(run: Run) -> LaneReport:
     settings = run.ledger.properties
-    inside = sorted(settings.in_process)
+    why = in_process_files(run)
+    inside = sorted(why)
     details: dict[str, Any] = {
         "seed": settings.seed,
         "max_examples": settings.max_examples,
@@ -341,6 +434,7 @@ def run(run: Run) -> LaneReport:
         if inside and set(inside) >= set(property_files(run))
         else "out_of_process",
         "in_process": inside,
+        "in_process_why": why,
     }
     if not run.forces(NAME):
         return not_forced(run, NAME, details)

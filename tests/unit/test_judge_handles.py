@@ -1,0 +1,572 @@
+"""Judge-side objects as judge handles, through a real worker (issues 17 and 18).
+
+Each idiom is a property a third-party suite writes: a judge iterator,
+generator, callable, instance or class of the property's passed to the code
+under test, which may only ask it for protocol operations. The walking case
+is the library at its worst: it reaches past the proxy to the worker's
+connection and asks the judge for `__class__`, `__globals__` and the like.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from patchjudge import standin
+from tests.unit.test_standin import outcomes, run_judge
+
+LIBRARY = """
+import copy
+
+
+def first(it):
+    return next(iter(it))
+
+
+def total(xs):
+    return sum(xs)
+
+
+def take(n, it):
+    it = iter(it)
+    return [next(it) for _ in range(n)]
+
+
+def identity(x):
+    return x
+
+
+def same(a, b):
+    return a is b
+
+
+def read(obj, name):
+    return getattr(obj, name)
+
+
+def write(obj, name, value):
+    setattr(obj, name, value)
+
+
+def call(f, *args):
+    return f(*args)
+
+
+def apply(f, xs):
+    return [f(x) for x in xs]
+
+
+def protocols(obj):
+    return (len(obj), obj[1], 2 in obj, list(obj), bool(obj), callable(obj), str(obj), repr(obj))
+
+
+def dedupe(xs):
+    return len(set(xs))
+
+
+def smallest(xs):
+    return min(xs)
+
+
+def keyed_max(xs, key):
+    return max(xs, key=key)
+
+
+def sort_in_place(xs):
+    xs.sort()
+
+
+def truncate(xs):
+    xs.clear()
+
+
+def try_copy(obj):
+    try:
+        copy.copy(obj)
+    except TypeError as exc:
+        return str(exc)
+    return "copied"
+
+
+def swallow(f, x):
+    try:
+        f(x)
+    except BaseException:
+        return "swallowed"
+    return "returned"
+
+
+def wrap(f, x):
+    try:
+        return f(x)
+    except Exception as exc:
+        raise RuntimeError("wrapped") from exc
+
+
+def map_except(f, xs, exc):
+    out = []
+    for x in xs:
+        try:
+            out.append(f(x))
+        except exc:
+            pass
+    return out
+
+
+class Thing:
+    def __init__(self, n):
+        self.n = n
+
+
+class Slotted:
+    "A slotted record."
+
+    __slots__ = ("items",)
+
+    def __init__(self):
+        self.items = [1]
+
+    def _make(self):
+        return "made"
+
+    def add(self, x):
+        self.items.append(x)
+
+    def __eq__(self, other):
+        return isinstance(other, Slotted) and other.items == self.items
+
+    __hash__ = None
+
+
+def things(f):
+    return f(Thing(1))
+
+
+def equals_a_thing(obj):
+    return obj == Thing(1), obj != Thing(1)
+
+
+def walk(obj, names):
+    # The worst a library can do: skip the proxy and ask the judge by hand.
+    conn = object.__getattribute__(obj, "_pj_conn")
+    ident = object.__getattribute__(obj, "_pj_id")
+    found = {}
+    for name in names:
+        try:
+            found[name] = repr(conn.judge_op(ident, "getattr", (name,)))
+        except AttributeError:
+            found[name] = "refused"
+    return found
+
+
+def walk_function(f, names):
+    conn, ident = f._conn, f._id
+    found = {}
+    for name in names:
+        try:
+            found[name] = repr(conn.judge_op(ident, "getattr", (name,)))
+        except AttributeError:
+            found[name] = "refused"
+    return found
+
+
+def forge(obj, op, ident=None):
+    conn = object.__getattribute__(obj, "_pj_conn")
+    given = object.__getattribute__(obj, "_pj_id")
+    return conn.judge_op(given if ident is None else ident, op, ())
+
+
+def set_private(obj):
+    conn = object.__getattribute__(obj, "_pj_conn")
+    ident = object.__getattribute__(obj, "_pj_id")
+    for name in ("__class__", "_secret", "fresh"):
+        try:
+            conn.judge_op(ident, "setattr", (name, 1))
+        except AttributeError:
+            pass
+"""
+
+IDIOMS = """
+import itertools
+import os
+import types
+
+import pytest
+from hypothesis import given, strategies as st
+
+import mylib
+
+
+class Box:
+    kind = "box"
+
+    def __init__(self, n):
+        self.n = n
+        self._secret = "s"
+        self.os = os
+
+    def double(self):
+        return self.n * 2
+
+
+class Seq:
+    def __len__(self):
+        return 3
+
+    def __getitem__(self, i):
+        if i >= 3:
+            raise IndexError(i)
+        return i * 10
+
+    def __contains__(self, x):
+        return x == 2
+
+    def __bool__(self):
+        return False
+
+    def __str__(self):
+        return "seq"
+
+    def __repr__(self):
+        return "Seq()"
+
+
+class Key:
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, other):
+        return isinstance(other, Key) and other.n == self.n
+
+    def __hash__(self):
+        return hash(self.n)
+
+    def __lt__(self, other):
+        return self.n < other.n
+
+
+def gen(xs):
+    yield from xs
+
+
+def test_a_list_iterator():
+    assert mylib.first(iter([4, 5])) == 4
+    assert mylib.total(iter([1, 2, 3])) == 6
+
+
+def test_a_generator_and_tee():
+    assert mylib.take(2, gen([7, 8, 9])) == [7, 8]
+    a, b = itertools.tee([1, 2, 3])
+    assert mylib.total(a) == 6 and list(b) == [1, 2, 3]
+
+
+@given(st.iterables(st.integers(), max_size=5))
+def test_hypothesis_iterables(it):
+    assert isinstance(mylib.total(it), int)
+
+
+def test_a_callable_keeps_its_identity():
+    def f(x):
+        return x
+
+    assert mylib.same(f, f) is True
+    assert mylib.identity(f) is f
+    box = Box(1)
+    assert mylib.identity(box) is box and mylib.same(box, box)
+
+
+def test_a_returned_argument_is_the_judges_own_object():
+    xs, s = [3, 1], {1}
+    assert mylib.identity(xs) is xs
+    assert mylib.identity(s) is s
+
+
+def test_an_instance_of_the_propertys_class():
+    box = Box(3)
+    assert mylib.read(box, "n") == 3 and mylib.read(box, "kind") == "box"
+    assert mylib.call(mylib.read(box, "double")) == 6
+    mylib.write(box, "n", 5)
+    assert box.n == 5
+
+
+def test_the_propertys_class_itself():
+    made = mylib.call(Box, 4)
+    assert isinstance(made, Box) and made.n == 4
+    assert mylib.read(Box, "kind") == "box"
+
+
+def test_protocol_operations():
+    assert mylib.protocols(Seq()) == (3, 10, True, [0, 10, 20], False, False, "seq", "Seq()")
+
+
+def test_hash_and_order_the_objects_define():
+    assert mylib.dedupe([Key(1), Key(1), Key(2)]) == 2
+    low = Key(0)
+    assert mylib.smallest([Key(3), low, Key(5)]) is low
+    assert mylib.keyed_max([1, 3, 2], key=lambda x: Key(-x)) == 1
+
+
+def test_a_callback_returns_judge_objects():
+    got = mylib.apply(lambda x: Box(x), [1, 2])
+    assert [type(b) for b in got] == [Box, Box] and [b.n for b in got] == [1, 2]
+
+
+def test_against_the_workers_objects_equality_is_identity():
+    assert mylib.equals_a_thing(Key(1)) == (False, True)
+
+
+def test_objects_without_equality_compare_by_identity():
+    a, b = object(), object()
+    assert mylib.dedupe([a, a, b]) == 2
+
+
+def test_a_judge_object_is_not_copied_in_the_worker():
+    assert "cannot copy" in mylib.try_copy(Box(1))
+
+
+def test_a_protocol_signal_may_be_caught():
+    assert mylib.map_except(int, ["1", "x", "2"], ValueError) == [1, 2]
+
+
+def test_nothing_can_be_walked_to():
+    names = ["__class__", "__globals__", "__dict__", "__subclasses__", "__init__", "_secret",
+             "os", "missing", "gi_frame", "gi_code", "mro", "write_text"]
+    found = mylib.walk(Box(1), names)
+    assert found == dict.fromkeys(names, "refused")
+    assert mylib.walk(gen([1]), names) == dict.fromkeys(names, "refused")
+    assert mylib.walk(Box, names) == dict.fromkeys(names, "refused")
+
+    def f():
+        pass
+
+    assert mylib.walk_function(f, names) == dict.fromkeys(names, "refused")
+
+
+def test_nothing_private_or_new_can_be_set():
+    box = Box(1)
+    mylib.set_private(box)
+    assert box._secret == "s" and not hasattr(box, "fresh") and type(box) is Box
+"""
+
+
+def test_judge_objects_cross_as_judge_handles(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, IDIOMS, library=LIBRARY)
+    got = outcomes(proc)
+    assert len(got) == 16, proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert set(got.values()) == {"PASSED"}, proc.stdout[-6000:] + proc.stderr[-2000:]
+
+
+VERDICTS = {
+    "test_verdicts.py": """
+import pytest
+
+import mylib
+
+
+def check(x):
+    assert x < 0, "the judge says no"
+
+
+def test_a_swallowed_assert_fails():
+    assert mylib.swallow(check, 1) == "swallowed"
+
+
+def test_a_wrapped_assert_fails():
+    with pytest.raises(RuntimeError):
+        mylib.wrap(check, 1)
+
+
+def test_a_swallowed_pytest_fail_fails():
+    mylib.swallow(lambda x: pytest.fail("no"), 1)
+
+
+def test_a_returned_assert_is_the_propertys_to_handle():
+    with pytest.raises(AssertionError, match="the judge says no"):
+        mylib.call(check, 1)
+
+
+def test_a_builtin_error_may_be_swallowed():
+    assert mylib.swallow(lambda x: {}[x], 1) == "swallowed"
+""",
+    "test_data_only.py": """
+import mylib
+
+
+def test_a_handle_given_to_a_callback_fails():
+    mylib.things(lambda t: t.n)
+
+
+def test_data_given_to_a_callback_passes():
+    assert mylib.apply(lambda x: x + 1, [1, 2]) == [2, 3]
+""",
+    "test_forged_op.py": """
+import mylib
+
+
+def test_an_operation_outside_the_table_kills_the_worker():
+    try:
+        mylib.forge(iter([1]), "__class__")
+    except Exception:
+        pass
+""",
+    "test_forged_id.py": """
+import mylib
+
+
+def test_an_object_never_given_kills_the_worker():
+    try:
+        mylib.forge(iter([1]), "next", ident=10**6)
+    except Exception:
+        pass
+""",
+    "test_drawn.py": """
+from hypothesis import given, strategies as st
+
+import mylib
+
+
+@given(st.lists(st.integers(), min_size=1))
+def test_a_drawn_list_is_never_overwritten(xs):
+    mylib.truncate(xs)
+    assert xs
+
+
+@given(st.lists(st.integers()))
+def test_a_copy_sees_the_in_place_change(xs):
+    ys = list(xs)
+    mylib.sort_in_place(ys)
+    assert ys == sorted(xs)
+
+
+@given(st.lists(st.integers(), min_size=2, unique=True))
+def test_checking_a_drawn_list_in_place_says_why_it_fails(xs):
+    mylib.sort_in_place(xs)
+    assert xs == sorted(xs)
+""",
+}
+
+
+HANDLE_NAMES = """
+import copy
+import pickle
+
+import pytest
+
+import mylib
+
+
+def test_a_handle_forwards_every_name_but_its_own():
+    h = mylib.Slotted()
+    assert h.__doc__ == "A slotted record." and h.__slots__ == ("items",)
+    assert h.__module__ == "mylib" and h._make() == "made"
+    assert not hasattr(h, "__delitem__") and hasattr(h, "__eq__")
+    assert isinstance(h, mylib.Slotted) and not isinstance(h, int)
+
+
+def test_copies_are_the_workers():
+    h = mylib.Slotted()
+    shallow, deep = copy.copy(h), copy.deepcopy(h)
+    assert shallow == h and deep == h and shallow is not h and deep is not h
+    h.add(2)
+    assert shallow.items == [1, 2] and deep.items == [1]
+
+
+def test_a_handle_is_not_pickled_in_the_judge():
+    with pytest.raises(TypeError, match="cannot be pickled in the judge"):
+        pickle.dumps(mylib.Slotted())
+"""
+
+
+def test_worker_handles_are_the_objects_they_stand_for(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, HANDLE_NAMES, library=LIBRARY)
+    got = outcomes(proc)
+    assert len(got) == 3 and set(got.values()) == {"PASSED"}, proc.stdout[-6000:]
+
+
+def test_a_judge_verdict_stands_and_callbacks_get_data(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, VERDICTS, library=LIBRARY)
+    got, text = outcomes(proc), proc.stdout
+    assert got == {
+        "test_a_swallowed_assert_fails": "FAILED",
+        "test_a_wrapped_assert_fails": "FAILED",
+        "test_a_swallowed_pytest_fail_fails": "FAILED",
+        "test_a_returned_assert_is_the_propertys_to_handle": "PASSED",
+        "test_a_builtin_error_may_be_swallowed": "PASSED",
+        "test_a_handle_given_to_a_callback_fails": "FAILED",
+        "test_data_given_to_a_callback_passes": "PASSED",
+        "test_a_drawn_list_is_never_overwritten": "PASSED",
+        "test_a_copy_sees_the_in_place_change": "PASSED",
+        "test_checking_a_drawn_list_in_place_says_why_it_fails": "FAILED",
+        "test_an_operation_outside_the_table_kills_the_worker": "FAILED",
+        "test_an_object_never_given_kills_the_worker": "FAILED",
+    }, text[-6000:]
+    assert "did not return what the judge's function check raised: AssertionError" in text
+    assert "the judge's functions get data only" in text
+    assert "changed argument 0 of a call in place, a value hypothesis drew" in text
+    assert "broke the protocol: asked a judge object for '__class__'" in text
+    assert "broke the protocol: asked for judge object 1000000, not given" in text
+
+
+class Mine:
+    x = 1
+
+    def __init__(self) -> None:
+        self.y = 2
+        self._z = 3
+
+
+def _mine(cls: type) -> bool:
+    return cls is Mine
+
+
+@pytest.mark.parametrize(
+    ("obj", "name", "allowed"),
+    [
+        (Mine(), "y", True),  # its own attribute
+        (Mine(), "x", True),  # its class's, a class of the judge's files
+        (Mine, "x", True),
+        (Mine(), "_z", False),  # private
+        (Mine(), "__class__", False),
+        (Mine(), "__dict__", False),
+        (Mine, "__subclasses__", False),
+        (Mine, "mro", False),  # type's, not the judge's
+        (Mine(), "missing", False),
+        (Mine(), 3, False),
+        (lambda: 0, "__globals__", False),
+        (iter([1]), "__length_hint__", False),
+        ((x for x in []), "gi_frame", False),
+        (Path(), "write_text", False),  # a library's method: not the object's own
+        (pytest, "fail", False),  # a module
+        (__import__("types").SimpleNamespace(a=1), "a", True),
+    ],
+)
+def test_which_attributes_a_judge_object_offers(obj: object, name: object, allowed: bool) -> None:
+    assert standin.judge_attribute(obj, name, _mine) is allowed
+
+
+class Ordered:
+    def __lt__(self, other: object) -> bool:
+        return True
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize(
+    ("obj", "capabilities"),
+    [
+        (object(), ()),
+        (iter([1]), ("iter", "next")),
+        (lambda: 0, ("call",)),
+        (Mine, ("call",)),
+        (Ordered(), ("eq", "lt")),
+        ({1: 2}.keys(), ("contains", "eq", "ge", "gt", "iter", "le", "len", "lt", "ne")),
+    ],
+)
+def test_judge_capabilities_are_what_the_type_defines(
+    obj: object, capabilities: tuple[str, ...]
+) -> None:
+    assert standin.judge_capabilities(obj) == capabilities
