@@ -18,7 +18,7 @@ A judge-side function reaches it as an id it may only ask the judge to call.
 
 from __future__ import annotations
 
-import builtins
+import enum
 import importlib
 import importlib.util
 import inspect
@@ -122,19 +122,44 @@ class Table:
 
 
 def _meta(obj: Any) -> Any:
-    """What the judge needs to know to stand in for `obj`: exception classes and modules."""
-    if isinstance(obj, type) and issubclass(obj, BaseException) and obj.__module__ != "builtins":
-        chain = []
-        builtin = "Exception"
-        for cls in obj.__mro__:
-            if cls.__module__ == "builtins":
-                builtin = cls.__name__
-                break
-            chain.append((str(cls.__module__), str(cls.__qualname__)))
-        return ("exc", tuple(chain), builtin)
+    """What the judge needs to know to stand in for `obj`: exception classes, modules, enums."""
+    if isinstance(obj, type) and issubclass(obj, BaseException) and not _is_builtin(obj):
+        return ("exc", _bases_graph(obj))
     if type(obj) is type(sys):
         return ("module", str(obj.__name__), hasattr(obj, "__path__"))
+    if isinstance(obj, enum.Enum):
+        # A parametrize id is str(member) in process (_pytest.python._idval): the same here.
+        try:
+            text = str(obj)
+        except Exception:
+            return None
+        return ("enum", text[:200]) if type(text) is str else None
     return None
+
+
+def _is_builtin(cls: type) -> bool:
+    """The builtin class itself, as the worker had it before the tested code ran (not by name)."""
+    return wire.BUILTIN_CLASSES.get(cls.__name__) is cls
+
+
+def _bases_graph(cls: type) -> tuple[Any, ...]:
+    """The class and its non-builtin ancestors in MRO order, each with its direct bases.
+
+    A base is ("b", name) for a builtin class, ("c", i) for entry i: the judge
+    rebuilds the same graph, so a class with two bases is caught by both (issue 18).
+    """
+    order = [c for c in cls.__mro__ if not _is_builtin(c)]
+    index = {id(c): i for i, c in enumerate(order)}
+    return tuple(
+        (
+            str(c.__module__),
+            str(c.__qualname__),
+            tuple(
+                ("b", b.__name__) if _is_builtin(b) else ("c", index[id(b)]) for b in c.__bases__
+            ),
+        )
+        for c in order
+    )
 
 
 class JudgeFunction:
@@ -278,7 +303,8 @@ class Connection:
             return ("judge", token)
         cls = type(exc)
         message = _safe_str(exc)
-        if cls.__module__ == "builtins":
+        # By identity: a class of the code's named builtins.ValueError is the code's (issue 18).
+        if _is_builtin(cls):
             args = exc.args if wire.is_data(exc.args) else (message,)
             return ("builtin", cls.__name__, args)
         return ("foreign", cls, exc, message)
@@ -310,7 +336,7 @@ def _judge_exception(desc: Any) -> BaseException:
     kind, token = desc[0], desc[1]
     exc: BaseException
     if kind == "builtin":
-        cls = getattr(builtins, desc[2], None)
+        cls = wire.BUILTIN_CLASSES.get(desc[2]) if type(desc[2]) is str else None
         if isinstance(cls, type) and issubclass(cls, Exception):
             try:
                 exc = cls(*desc[3])
