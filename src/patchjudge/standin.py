@@ -13,6 +13,7 @@ was running fails with the reason, whatever the property did with the error.
 
 from __future__ import annotations
 
+import abc
 import atexit
 import builtins
 import contextlib
@@ -852,7 +853,33 @@ def _install(spec: Spec) -> _State:
     state = _State(spec)
     _forget_judge_modules(state, keep=_own_chain())
     sys.meta_path.insert(0, _Finder(state))
+    abc.ABCMeta.__instancecheck__ = _abc_instancecheck  # type: ignore[method-assign]
+    abc.ABCMeta.__subclasscheck__ = _abc_subclasscheck  # type: ignore[method-assign]
     return state
+
+
+_ABC_INSTANCECHECK = abc.ABCMeta.__instancecheck__
+_ABC_SUBCLASSCHECK = abc.ABCMeta.__subclasscheck__
+
+
+# The ABCs of collections.abc answer from the methods a class has: a handle
+# has every operator, so judge side it would be Sized, Iterable, Reversible
+# whatever it stands for. The worker answers for the classes that cross by name.
+def _abc_instancecheck(cls: abc.ABCMeta, instance: Any) -> bool:
+    if type(instance) is Handle and wire.stdlib_code(cls) is not None:
+        return _asked(instance, "instancecheck", cls)
+    return bool(_ABC_INSTANCECHECK(cls, instance))
+
+
+def _abc_subclasscheck(cls: abc.ABCMeta, subclass: Any) -> bool:
+    if type(subclass) is Handle and wire.stdlib_code(cls) is not None:
+        return _asked(subclass, "subclasscheck", cls)
+    return bool(_ABC_SUBCLASSCHECK(cls, subclass))
+
+
+def _asked(handle: Handle, op: str, cls: type) -> bool:
+    worker = object.__getattribute__(handle, "_pj_worker")
+    return worker.request("op", op, cls, (handle,)) is True
 
 
 def _own_chain() -> set[str]:
