@@ -324,7 +324,8 @@ class Worker:
     def _interrupted(self, name: str) -> WorkerFailure:
         """An interrupt from the code: the property fails even if it catches what is raised."""
         self.incidents.append(
-            f"the code under test raised {name} (an interrupt fails the property)"
+            f"the worker for {self.label}: the code under test raised {name}"
+            " (an interrupt fails the property)"
         )
         return WorkerFailure(self.incidents[-1])
 

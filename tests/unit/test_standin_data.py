@@ -219,4 +219,4 @@ def test_values_exceptions_and_checks_cross_as_in_process(tmp_path: Path) -> Non
     assert {n for n, o in got.items() if o != "PASSED"} == interrupts, text
     assert len(got) == 13, got
     for name in ("KeyboardInterrupt", "GeneratorExit", "SystemExit"):
-        assert f"the code under test raised {name} (an interrupt fails the property)" in text
+        assert f"test_props.py: the code under test raised {name} (an interrupt fails" in text
