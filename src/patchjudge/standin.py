@@ -206,7 +206,7 @@ class Worker:
             raise WorkerFailure(self.failure)
         if self.proc is None:
             self.start()
-            if self.spec.coverage and self.context is not None and op != "context":
+            if self.context is not None and op != "context":
                 self.request("context", self.context)
         frame = _Frame(self.next_id)
         self.next_id += 1
@@ -812,6 +812,13 @@ class _State:
                 executed = {}
             for nodeid, lines in _executed_lines(executed).items():
                 pytest_plugin.emit("executed", nodeid=nodeid, lines=lines)
+        if worker.proc is not None and worker.failure is None:
+            try:
+                used = worker.request("dunders")
+            except Exception:
+                used = {}
+            for nodeid, names in _dunder_names(used).items():
+                pytest_plugin.emit("dunders", nodeid=nodeid, names=names)
         worker.close()
 
 
@@ -829,6 +836,17 @@ def _executed_lines(found: Any) -> dict[str, dict[str, list[int]]]:
         for nodeid, files in found.items()
         if type(nodeid) is str and type(files) is dict
     }  # fmt: skip
+
+
+def _dunder_names(found: Any) -> dict[str, list[str]]:
+    """The worker's record of the code's dunders per node id, kept where it has its shape."""
+    if type(found) is not dict:
+        return {}
+    return {
+        nodeid: sorted({n[:300] for n in names if type(n) is str})
+        for nodeid, names in found.items()
+        if type(nodeid) is str and type(names) is tuple
+    }
 
 
 _state: _State | None = None
@@ -956,7 +974,8 @@ def pytest_runtest_protocol(
     _state.switch(key)
     worker = _state.current()
     worker.context = item.nodeid
-    if _state.spec.coverage and worker.proc is not None:
+    # Always, not only for coverage: the worker records the code's dunders per node id.
+    if worker.proc is not None:
         with contextlib.suppress(WorkerFailure):
             worker.request("context", item.nodeid)
     try:

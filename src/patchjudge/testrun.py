@@ -92,6 +92,8 @@ class TestRun:
     executed: Mapping[str, Mapping[str, tuple[int, ...]]] = field(default_factory=dict)
     # Why `executed` is not a measurement ("": it is), when Plan.coverage asked for one.
     coverage_error: str = ""
+    # node id -> the code's own dunders its outcome used through a handle (issue 18).
+    dunders: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
@@ -196,6 +198,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
     errors: dict[str, str] = {}
     outcomes: list[Outcome] = []
     executed: dict[str, dict[str, tuple[int, ...]]] = {}
+    dunders: dict[str, tuple[str, ...]] = {}
     parsed: dict[str, Any] = {"started": False, "finished": False, "garbled": 0}
     for line in data.decode("utf-8", "surrogateescape").splitlines():
         try:
@@ -232,6 +235,12 @@ def parse_channel(data: bytes) -> dict[str, Any]:
                 _add_executed(executed, rec)
             except (KeyError, TypeError, ValueError, AttributeError):
                 parsed["garbled"] += 1
+        elif event == "dunders":
+            try:
+                names = {*dunders.get(str(rec["nodeid"]), ()), *map(str, rec["names"])}
+                dunders[str(rec["nodeid"])] = tuple(sorted(names))
+            except (KeyError, TypeError):
+                parsed["garbled"] += 1
         elif event == "finish":
             parsed["finished"] = True
             parsed["finish_status"] = rec["exitstatus"]
@@ -247,6 +256,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
         collect_errors=errors,
         outcomes=outcomes,
         executed=executed,
+        dunders=dunders,
     )
     return parsed
 
@@ -315,6 +325,7 @@ def run(
         escaped=result.escaped,
         executed=parsed["executed"],
         coverage_error=_coverage_error(plan, parsed),
+        dunders=parsed["dunders"],
     )
 
 

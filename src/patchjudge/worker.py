@@ -84,6 +84,13 @@ OPS: dict[str, Callable[..., Any]] = {
 }  # fmt: skip
 
 
+# The operators a property's comparisons use (issue 18): where one of the code's own classes
+# defines it, the outcome was decided by the code, and the judge records that.
+DUNDER_OPS = frozenset(
+    {"eq", "ne", "lt", "le", "gt", "ge", "bool", "len", "contains", "hash", "iter"}
+)
+
+
 class Table:
     """Handle id -> object; an object sent N times stays until the judge releases it N times."""
 
@@ -183,6 +190,8 @@ class Connection:
         self.next_id = 1
         self.coverage = coverage
         self.tree = ""
+        self.context = ""  # the node id running now, as the judge names it
+        self.dunders: dict[str, set[str]] = {}  # node id -> "module.Class.__eq__", ...
 
     # --- frames ---
     def send(self, message: tuple[Any, ...]) -> None:
@@ -267,14 +276,31 @@ class Connection:
             fn = OPS.get(name)
             if fn is None:
                 raise LookupError(f"no operation {name!r}")
+            if name in DUNDER_OPS:
+                self.note_dunder(name, target)
             return fn(target, *operands)
         if op == "context":
+            self.context = str(args[0])
             if self.coverage is not None:
                 self.coverage.switch_context(args[0])
             return None
         if op == "executed":
             return self.executed()
+        if op == "dunders":
+            return {k: tuple(sorted(v)) for k, v in sorted(self.dunders.items()) if k}
         raise LookupError(f"no request {op!r}")
+
+    def note_dunder(self, name: str, target: Any) -> None:
+        """Record `name` if the class that defines it for `target` is one of the tree's."""
+        dunder = f"__{name}__"
+        owner = next((c for c in type(target).__mro__ if dunder in c.__dict__), None)
+        if owner is None or _is_builtin(owner):
+            return
+        module = sys.modules.get(owner.__module__)
+        path = getattr(module, "__file__", None)
+        if type(path) is str and os.path.abspath(path).startswith(self.tree + os.sep):
+            where = f"{owner.__module__}.{owner.__qualname__}.{dunder}"
+            self.dunders.setdefault(self.context, set()).add(where)
 
     def executed(self) -> dict[str, dict[str, list[int]]]:
         if self.coverage is None:
@@ -388,7 +414,7 @@ def main(argv: list[str]) -> int:
     # The code's prints must not land on the judge's wire (fd 1 is the judge's stdout anyway).
     os.dup2(2, 1)
     conn = Connection(*fds, coverage)
-    conn.tree = tree
+    conn.tree = os.path.abspath(tree)
     try:
         conn.serve()
     except SystemExit as exc:

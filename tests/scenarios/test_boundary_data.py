@@ -9,7 +9,9 @@ interrupt from the code fails the property even where it is caught.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,3 +165,59 @@ def test_the_attack_is_rejected(tmp_path: Path, name: str) -> None:
 def test_an_honest_namedtuple_and_builtin_subclass_are_accepted(tmp_path: Path) -> None:
     judged = attack(tmp_path, {"src/calc/__init__.py": HONEST}, base=BASE)
     assert judged.decision == "accept_for_review", judged.explain()
+    # Pair compares judge side as a tuple: no dunder of the code decided anything.
+    assert properties_details(judged)["dunders"] == {}
+
+
+MONEY_CALC = (
+    BASE_CALC
+    + """
+
+class Money:
+    def __init__(self, cents):
+        self.cents = cents
+
+    def __eq__(self, other):
+        return isinstance(other, Money) and self.cents == other.cents
+
+    __hash__ = None
+
+
+def price(cents):
+    return Money(cents)
+"""
+)
+
+MONEY_PROPERTY = """
+from hypothesis import given, strategies as st
+
+from calc import price
+
+
+@given(st.integers(0, 100))
+def test_price_is_its_cents(cents):
+    assert price(cents) == price(cents)
+
+
+@given(st.integers(0, 100))
+def test_cents_are_data(cents):
+    assert price(cents).cents == cents
+"""
+
+
+def properties_details(judged: Any) -> dict[str, Any]:
+    return dict(
+        json.loads((judged.repo / ".patchjudge" / "properties.json").read_text())["details"]
+    )
+
+
+def test_the_lane_records_which_outcomes_the_codes_dunders_decided(tmp_path: Path) -> None:
+    money = "eval/properties/test_money.py"
+    judged = attack(
+        tmp_path,
+        {"src/calc/__init__.py": MONEY_CALC},
+        base={**BASE, money: MONEY_PROPERTY},
+    )
+    dunders = properties_details(judged)["dunders"]
+    # The comparison went through the code's Money.__eq__; reading .cents is data.
+    assert dunders == {f"{money}::test_price_is_its_cents": ["calc.Money.__eq__"]}, dunders
