@@ -25,6 +25,7 @@ import os
 import select
 import subprocess
 import sys
+import threading
 import types
 import weakref
 from collections.abc import Callable, Generator, Iterator
@@ -40,6 +41,9 @@ ENV = "PATCHJUDGE_ORACLE"
 HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds, as worker.py numbers them
 # Per call, counted while the worker has the turn (not while a judge function runs).
 DEFAULT_CALL_TIMEOUT_S = 10.0
+# What the judge keeps of one worker's stderr (its prints): the rest is counted, not kept,
+# so a worker that writes a GiB there cannot fill the judge's capture file (issue 18).
+STDERR_KEPT = 1 << 20
 _WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM")
 # Never catchable in the property: from the code under test they fail it (issue 18).
 _INTERRUPTS = (KeyboardInterrupt, GeneratorExit, SystemExit)
@@ -166,9 +170,13 @@ class Worker:
             pass_fds=keep,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             env=env,
             cwd=self.spec.tree,
         )
+        assert self.proc.stderr is not None
+        stderr = self.proc.stderr.fileno()
+        threading.Thread(target=_drain, args=(stderr, STDERR_KEPT), daemon=True).start()
         _started.append(self)
         os.close(to_worker_r)
         os.close(from_worker_w)
@@ -443,6 +451,23 @@ class Worker:
                 code = self.proc.wait()
                 raise self.fail(f"crashed (exit {code})")
             self.buffer += chunk
+
+
+def _drain(fd: int, kept: int) -> None:
+    """Copy the first `kept` bytes of a worker's stderr to the judge's; count the rest."""
+    dropped = 0
+    try:
+        while chunk := os.read(fd, 1 << 16):
+            part = chunk[:kept]
+            kept -= len(part)
+            dropped += len(chunk) - len(part)
+            if part:
+                os.write(2, part)
+        if dropped:
+            note = f"\n[patchjudge: {dropped} more bytes of the worker's stderr dropped]\n"
+            os.write(2, note.encode())
+    except OSError:
+        pass  # the judge's stderr is gone: nothing to copy to
 
 
 def _owner(obj: Any) -> tuple[Worker, int] | None:

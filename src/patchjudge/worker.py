@@ -24,6 +24,7 @@ import importlib.util
 import inspect
 import operator
 import os
+import resource
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -89,6 +90,19 @@ OPS: dict[str, Callable[..., Any]] = {
 DUNDER_OPS = frozenset(
     {"eq", "ne", "lt", "le", "gt", "ge", "bool", "len", "contains", "hash", "iter"}
 )
+
+
+# Limits set before the code under test runs, soft and hard (unprivileged, it cannot raise
+# them): a file it writes, and its address space (issue 18).
+FSIZE_LIMIT = 256 << 20
+AS_LIMIT = 4 << 30
+
+
+def _limit_resources() -> None:
+    for kind, cap in ((resource.RLIMIT_FSIZE, FSIZE_LIMIT), (resource.RLIMIT_AS, AS_LIMIT)):
+        hard = resource.getrlimit(kind)[1]
+        limit = cap if hard == resource.RLIM_INFINITY else min(cap, hard)
+        resource.setrlimit(kind, (limit, limit))
 
 
 class Table:
@@ -391,6 +405,7 @@ def main(argv: list[str]) -> int:
     wire_path, fd_in, fd_out, tree, pythonpath, cover = argv[1:7]
     here = os.path.dirname(os.path.abspath(__file__))
     wire = _load_wire(wire_path)
+    _limit_resources()
     coverage = None
     files = [os.path.join(tree, f) for f in cover.split(os.pathsep) if f]
     if files:
