@@ -14,6 +14,7 @@ fails with the reason, whatever the property did with the error.
 
 from __future__ import annotations
 
+import abc
 import atexit
 import builtins
 import contextlib
@@ -28,6 +29,7 @@ import secrets
 import select
 import subprocess
 import sys
+import threading
 import types
 import weakref
 from collections.abc import Callable, Generator, Iterator
@@ -45,8 +47,12 @@ HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds, as worker.py numbers them
 JUDGE_OBJ, ARGUMENT, BUILTIN = 3, 4, 5
 # Per call, counted while the worker has the turn (not while a judge function runs).
 DEFAULT_CALL_TIMEOUT_S = 10.0
+# What the judge keeps of one worker's stderr (its prints): the rest is counted, not kept,
+# so a worker that writes a GiB there cannot fill the judge's capture file (issue 18).
+STDERR_KEPT = 1 << 20
 _WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM", "USER", "LOGNAME")
-_INTERRUPTS = (KeyboardInterrupt, GeneratorExit)
+# Never catchable in the property: from the code under test they fail it (issue 18).
+_INTERRUPTS = (KeyboardInterrupt, GeneratorExit, SystemExit)
 # The judge's test tools stay the judge's even where the tree provides them:
 # property files import them to judge with, not as code under test.
 JUDGE_TOOLS = frozenset(
@@ -127,7 +133,8 @@ class Worker:
         self.proxies: weakref.WeakValueDictionary[int, Handle] = weakref.WeakValueDictionary()
         self.counts: dict[int, int] = {}
         self.released: list[tuple[int, int]] = []
-        self.exception_classes: dict[tuple[str, str], type[BaseException]] = {}
+        self.exception_classes: dict[tuple[str, str], type] = {}
+        self.id_texts: dict[int, str] = {}  # handle id -> its parametrize id (enum members)
         self.packages: dict[int, bool] = {}
         self.modules: dict[str, Handle] = {}  # module name -> its handle, for stand-in modules
         # Judge functions given to this worker, by the id it may ask for: kept for the
@@ -174,9 +181,13 @@ class Worker:
                 pass_fds=(*keep, *fds),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
                 env=env,
                 cwd=self.spec.tree,
             )
+        assert self.proc.stderr is not None
+        stderr = self.proc.stderr.fileno()
+        threading.Thread(target=_drain, args=(stderr, STDERR_KEPT), daemon=True).start()
         _started.append(self)
         os.close(to_worker_r)
         os.close(from_worker_w)
@@ -214,7 +225,7 @@ class Worker:
             raise WorkerFailure(self.failure)
         if self.proc is None:
             self.start()
-            if self.spec.coverage and self.context is not None and op != "context":
+            if self.context is not None and op != "context":
                 self.request("context", self.context)
         frame = _Frame(self.next_id, call=args if op == "call" else None)
         self.next_id += 1
@@ -349,11 +360,15 @@ class Worker:
             return self.fail("broke the protocol: an error that is not described")
         kind = desc[0]
         if kind == "builtin" and len(desc) == 3 and type(desc[1]) is str:
+            if issubclass(getattr(builtins, desc[1], Exception), _INTERRUPTS):
+                return self._interrupted(desc[1])
             return _builtin_exception(desc[1], desc[2])
         if kind == "foreign" and len(desc) == 4 and isinstance(desc[1], type):
             cls, instance, message = desc[1], desc[2], desc[3]
             if not issubclass(cls, BaseException) or not hasattr(cls, "_pj_worker"):
                 return self.fail("broke the protocol: raised something that is not its exception")
+            if not issubclass(cls, Exception):
+                return self._interrupted(f"{cls.__module__}.{cls.__qualname__}")
             exc = cls(str(message))
             exc._pj_handle = instance  # type: ignore[attr-defined]
             return exc
@@ -370,14 +385,24 @@ class Worker:
             return WorkerFailure(self.incidents[-1])
         return self.fail(f"broke the protocol: an error of kind {kind!r}")
 
+    def _interrupted(self, name: str) -> WorkerFailure:
+        """An interrupt from the code: the property fails even if it catches what is raised."""
+        self.incidents.append(
+            f"the worker for {self.label}: the code under test raised {name}"
+            " (an interrupt fails the property)"
+        )
+        return WorkerFailure(self.incidents[-1])
+
     # --- references ---
-    def _to_ref(self, obj: Any) -> wire.Ref:
+    def _to_ref(self, obj: Any) -> wire.Ref | None:
         owner = _owner(obj)
         if owner is not None:
             worker, ident = owner
             if worker is not self:
                 raise wire.WireError("a handle from another property module's worker")
             return wire.Ref(HANDLE, ident)
+        if wire.data_base(type(obj)) is not None:
+            return None  # the judge's own list (or other data) subclass: crosses as its data
         if isinstance(obj, types.ModuleType):
             raise wire.WireError(f"module {obj.__name__} (a judge-side module) cannot cross")
         name = builtin_name(obj)
@@ -412,18 +437,26 @@ class Worker:
         meta = ref.meta
         if meta is not None:
             if _is_exception_meta(meta):
-                return self._exception_class(ref.id, meta[1], meta[2])
-            if not _is_module_meta(meta):
+                return self._exception_class(ref.id, meta[1])
+            if _is_enum_meta(meta):
+                self.id_texts[ref.id] = meta[1]
+            elif _is_module_meta(meta):
+                self.packages[ref.id] = meta[2]
+            else:
                 raise wire.WireError("a handle with a description the judge does not know")
-            self.packages[ref.id] = meta[2]
-        proxy = self.proxies.get(ref.id)
+        if ref.data is not wire.NO_DATA:
+            return _view(self._handle(ref.id), ref.data)
+        return self._handle(ref.id)
+
+    def _handle(self, ident: int) -> Handle:
+        proxy = self.proxies.get(ident)
         if proxy is not None:
-            self.counts[ref.id] += 1
+            self.counts[ident] += 1
             return proxy
-        proxy = Handle._pj_make(self, ref.id)
-        self.proxies[ref.id] = proxy
-        self.counts[ref.id] = 1
-        weakref.finalize(proxy, self._forget, ref.id)
+        proxy = Handle._pj_make(self, ident)
+        self.proxies[ident] = proxy
+        self.counts[ident] = 1
+        weakref.finalize(proxy, self._forget, ident)
         return proxy
 
     def _argument(self, key: Any) -> Any:
@@ -441,16 +474,16 @@ class Worker:
         if self.proc is not None and self.failure is None:
             self.released.append((ident, self.counts.pop(ident, 1)))
 
-    def _exception_class(
-        self, ident: int, chain: tuple[tuple[str, str], ...], builtin: str
-    ) -> type[BaseException]:
-        base = getattr(builtins, builtin, None)
-        if not (isinstance(base, type) and issubclass(base, Exception)):
-            base = Exception
-        cls: type[BaseException] = base
-        for module, qualname in reversed(chain):
+    def _exception_class(self, ident: int, graph: tuple[Any, ...]) -> type[BaseException]:
+        """Stand-ins for the class and its ancestors, with the worker's bases graph (issue 18)."""
+        built: list[type] = [object] * len(graph)
+        for i in reversed(range(len(graph))):
+            module, qualname, bases = graph[i]
+            resolved = tuple(
+                getattr(builtins, ref) if kind == "b" else built[ref] for kind, ref in bases
+            )
             known = self.exception_classes.get((module, qualname))
-            if known is None or known.__bases__ != (cls,):
+            if known is None or known.__bases__ != resolved:
                 body = {
                     "__module__": module,
                     "__qualname__": qualname,
@@ -458,11 +491,17 @@ class Worker:
                     "_pj_worker": self,
                     "_pj_id": None,
                 }
-                known = types.new_class(
-                    qualname.rsplit(".", 1)[-1], (cls,), exec_body=_filler(body)
-                )
+                try:
+                    known = types.new_class(
+                        qualname.rsplit(".", 1)[-1], resolved, exec_body=_filler(body)
+                    )
+                except TypeError as exc:
+                    raise wire.WireError(f"an exception class it cannot have: {exc}") from None
                 self.exception_classes[(module, qualname)] = known
-            cls = known
+            built[i] = known
+        cls = built[0]
+        if not issubclass(cls, BaseException):
+            raise wire.WireError("an exception class that is not an exception")
         type.__setattr__(cls, "_pj_id", ident)
         return cls
 
@@ -495,6 +534,23 @@ class Worker:
             self.buffer += chunk
 
 
+def _drain(fd: int, kept: int) -> None:
+    """Copy the first `kept` bytes of a worker's stderr to the judge's; count the rest."""
+    dropped = 0
+    try:
+        while chunk := os.read(fd, 1 << 16):
+            part = chunk[:kept]
+            kept -= len(part)
+            dropped += len(chunk) - len(part)
+            if part:
+                os.write(2, part)
+        if dropped:
+            note = f"\n[patchjudge: {dropped} more bytes of the worker's stderr dropped]\n"
+            os.write(2, note.encode())
+    except OSError:
+        pass  # the judge's stderr is gone: nothing to copy to
+
+
 def _owner(obj: Any) -> tuple[Worker, int] | None:
     """The worker and id behind a handle, a stand-in module, exception class or instance."""
     if isinstance(obj, Handle):
@@ -503,7 +559,7 @@ def _owner(obj: Any) -> tuple[Worker, int] | None:
         return _owner(_module_handle(obj))
     if isinstance(obj, type) and isinstance(obj.__dict__.get("_pj_id"), int):
         return obj.__dict__["_pj_worker"], obj.__dict__["_pj_id"]
-    if isinstance(obj, BaseException) and "_pj_handle" in getattr(obj, "__dict__", {}):
+    if isinstance(obj, (BaseException, *_VIEWS)) and "_pj_handle" in getattr(obj, "__dict__", {}):
         return _owner(obj.__dict__["_pj_handle"])
     return None
 
@@ -683,17 +739,34 @@ def _record_drawn(item: pytest.Item) -> None:
 
 
 def _is_exception_meta(meta: Any) -> bool:
-    return (
-        type(meta) is tuple
-        and len(meta) == 3
-        and meta[0] == "exc"
-        and type(meta[1]) is tuple
-        and all(
-            type(p) is tuple and len(p) == 2 and all(type(s) is str and s for s in p)
-            for p in meta[1]
-        )
-        and type(meta[2]) is str
-    )
+    """("exc", graph): (module, qualname, bases) entries; a base: ("b", name) or ("c", i > own)."""
+    if not (type(meta) is tuple and len(meta) == 2 and meta[0] == "exc"):
+        return False
+    graph = meta[1]
+    if type(graph) is not tuple or not graph:
+        return False
+    for i, entry in enumerate(graph):
+        if not (type(entry) is tuple and len(entry) == 3 and type(entry[2]) is tuple):
+            return False
+        if not all(type(s) is str and s for s in entry[:2]) or not entry[2]:
+            return False
+        for base in entry[2]:
+            if not (type(base) is tuple and len(base) == 2):
+                return False
+            kind, ref = base
+            if kind == "b" and not (
+                type(ref) is str and isinstance(getattr(builtins, ref, None), type)
+            ):
+                return False
+            if kind == "c" and not (type(ref) is int and i < ref < len(graph)):
+                return False
+            if kind not in ("b", "c"):
+                return False
+    return True
+
+
+def _is_enum_meta(meta: Any) -> bool:
+    return type(meta) is tuple and len(meta) == 2 and meta[0] == "enum" and type(meta[1]) is str
 
 
 def _is_module_meta(meta: Any) -> bool:
@@ -887,6 +960,41 @@ for _name in (
     setattr(Handle, f"__i{_name}__", _op("i" + _name))
 
 
+# --- views ----------------------------------------------------------------------
+
+
+def _view_getattr(self: Any, name: str) -> Any:
+    handle = self.__dict__.get("_pj_handle")
+    if handle is None or name.startswith("_pj_"):
+        raise AttributeError(name)
+    return getattr(handle, name)
+
+
+def _view_class(base: type) -> type:
+    """A `base` whose value is the judge's data and whose other attributes are the worker's.
+
+    Comparison, hashing, iteration, length and indexing are `base`'s own on
+    the data read through `base` in the worker, so the code's `__eq__` never
+    decides a property (issue 18); what `base` lacks (a namedtuple's fields,
+    the subclass's methods) is read from the worker's object.
+    """
+    doc = f"A {base.__name__} of the code under test: its data here, its other attributes there."
+    body = {"__getattr__": _view_getattr, "__module__": __name__, "__doc__": doc}
+    return type(f"{base.__name__}_view", (base,), body)
+
+
+_VIEW_OF = {
+    base: _view_class(base) for base in (list, tuple, dict, set, frozenset, str, bytes, int, float)
+}
+_VIEWS = tuple(_VIEW_OF.values())
+
+
+def _view(handle: Handle, data: Any) -> Any:
+    view = _VIEW_OF[type(data)](data)
+    view.__dict__["_pj_handle"] = handle
+    return view
+
+
 # --- modules --------------------------------------------------------------------
 
 
@@ -1016,6 +1124,14 @@ class _State:
             for token, lines in _executed_lines(executed).items():
                 if token in self.tokens:  # a context the judge never named is the worker's
                     pytest_plugin.emit("executed", nodeid=self.tokens[token], lines=lines)
+        if worker.proc is not None and worker.failure is None:
+            try:
+                used = worker.request("dunders")
+            except Exception:
+                used = {}
+            for token, names in _dunder_names(used).items():
+                if token in self.tokens:
+                    pytest_plugin.emit("dunders", nodeid=self.tokens[token], names=names)
         worker.close()
 
 
@@ -1033,6 +1149,17 @@ def _executed_lines(found: Any) -> dict[str, dict[str, list[int]]]:
         for nodeid, files in found.items()
         if type(nodeid) is str and type(files) is dict
     }  # fmt: skip
+
+
+def _dunder_names(found: Any) -> dict[str, list[str]]:
+    """The worker's record of the code's dunders per node id, kept where it has its shape."""
+    if type(found) is not dict:
+        return {}
+    return {
+        nodeid: sorted({n[:300] for n in names if type(n) is str})
+        for nodeid, names in found.items()
+        if type(nodeid) is str and type(names) is tuple
+    }
 
 
 _state: _State | None = None
@@ -1058,7 +1185,33 @@ def _install(spec: Spec) -> _State:
     state = _State(spec)
     _forget_judge_modules(state, keep=_own_chain())
     sys.meta_path.insert(0, _Finder(state))
+    abc.ABCMeta.__instancecheck__ = _abc_instancecheck  # type: ignore[method-assign]
+    abc.ABCMeta.__subclasscheck__ = _abc_subclasscheck  # type: ignore[method-assign]
     return state
+
+
+_ABC_INSTANCECHECK = abc.ABCMeta.__instancecheck__
+_ABC_SUBCLASSCHECK = abc.ABCMeta.__subclasscheck__
+
+
+# The ABCs of collections.abc answer from the methods a class has: a handle
+# has every operator, so judge side it would be Sized, Iterable, Reversible
+# whatever it stands for. The worker answers for the classes that cross by name.
+def _abc_instancecheck(cls: abc.ABCMeta, instance: Any) -> bool:
+    if type(instance) is Handle and wire.stdlib_code(cls) is not None:
+        return _asked(instance, "instancecheck", cls)
+    return bool(_ABC_INSTANCECHECK(cls, instance))
+
+
+def _abc_subclasscheck(cls: abc.ABCMeta, subclass: Any) -> bool:
+    if type(subclass) is Handle and wire.stdlib_code(cls) is not None:
+        return _asked(subclass, "subclasscheck", cls)
+    return bool(_ABC_SUBCLASSCHECK(cls, subclass))
+
+
+def _asked(handle: Handle, op: str, cls: type) -> bool:
+    worker = object.__getattribute__(handle, "_pj_worker")
+    return worker.request("op", op, cls, (handle,)) is True
 
 
 def _own_chain() -> set[str]:
@@ -1135,7 +1288,8 @@ def pytest_runtest_protocol(
     _state.switch(key)
     worker = _state.current()
     worker.context = _state.token(item.nodeid)
-    if _state.spec.coverage and worker.proc is not None:
+    # Always, not only for coverage: the worker records the code's dunders per test.
+    if worker.proc is not None:
         with contextlib.suppress(WorkerFailure):
             worker.request("context", worker.context)
     try:
@@ -1169,6 +1323,14 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     if len(_state.incidents) > seen:
         raise WorkerFailure(_state.incidents[seen])
     return result
+
+
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """An enum member of the code under test gets the id it has in process: str(member)."""
+    if _state is None or not isinstance(val, Handle):
+        return None
+    owner = _owner(val)
+    return None if owner is None else owner[0].id_texts.get(owner[1])
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -105,6 +105,8 @@ class TestRun:
     executed: Mapping[str, Mapping[str, tuple[int, ...]]] = field(default_factory=dict)
     # Why `executed` is not a measurement ("": it is), when Plan.coverage asked for one.
     coverage_error: str = ""
+    # node id -> the code's own dunders its outcome used through a handle (issue 18).
+    dunders: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
@@ -212,6 +214,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
     errors: dict[str, str] = {}
     outcomes: list[Outcome] = []
     executed: dict[str, dict[str, tuple[int, ...]]] = {}
+    dunders: dict[str, tuple[str, ...]] = {}
     parsed: dict[str, Any] = {"started": False, "finished": False, "garbled": 0}
     for line in data.decode("utf-8", "surrogateescape").splitlines():
         try:
@@ -248,6 +251,12 @@ def parse_channel(data: bytes) -> dict[str, Any]:
                 _add_executed(executed, rec)
             except (KeyError, TypeError, ValueError, AttributeError):
                 parsed["garbled"] += 1
+        elif event == "dunders":
+            try:
+                names = {*dunders.get(str(rec["nodeid"]), ()), *map(str, rec["names"])}
+                dunders[str(rec["nodeid"])] = tuple(sorted(names))
+            except (KeyError, TypeError):
+                parsed["garbled"] += 1
         elif event == "finish":
             parsed["finished"] = True
             parsed["finish_status"] = rec["exitstatus"]
@@ -263,6 +272,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
         collect_errors=errors,
         outcomes=outcomes,
         executed=executed,
+        dunders=dunders,
     )
     return parsed
 
@@ -333,6 +343,7 @@ def run(
         escaped=result.escaped,
         executed=parsed["executed"],
         coverage_error=_coverage_error(plan, parsed),
+        dunders=parsed["dunders"],
     )
 
 

@@ -2,12 +2,18 @@
 
 Pure code, no I/O, and nothing is unpickled or evaluated: a frame holds one
 value in a small tagged binary form. Data crosses as itself (None, bool, int,
-float, str, bytes, list, tuple, dict, set, frozenset, exact types only);
-anything else is a reference the caller turns into bytes and back through
-two functions it passes in, so this module never holds an object of either
-side. The judge and the worker (worker.py, standin.py) import this module
-and nothing of each other. Limits are strict because the worker's side is
-the patch's code: a frame past them is malformed, not slow.
+float, str, bytes, list, tuple, dict, set, frozenset, exact types only), and
+the standard library's plain values (slice, range, complex, Decimal,
+Fraction, the datetime types, pure paths, OrderedDict, bytearray, Ellipsis,
+a few stdlib enums, builtin and collections.abc classes) as a code from one
+fixed table and the data their constructor is rebuilt from (issue 17); a
+subclass of a data type is a view: a reference with its base type's data,
+read through the base type (issue 18). Anything else is a reference the
+caller turns into bytes and back through two functions it passes in, so
+this module never holds an object of either side. The judge and the worker
+(worker.py, standin.py) import this module and nothing of each other.
+Limits are strict because the worker's side is the patch's code: a frame
+past them is malformed, not slow.
 
 Layout: a frame is a 4-byte big-endian length and a payload; a payload is
 one value. A value is a tag byte then:
@@ -21,6 +27,8 @@ one value. A value is a tag byte then:
     l t S z <u32 n>  list, tuple, set, frozenset of n values
     d <u32 n>        dict of n key, value pairs
     r <u8 kind> <u64 id> <value meta>   a reference (kind: caller-defined)
+    v <u8 kind> <u64 id> <value meta> <value data>   a view: a reference and its base data
+    o <u8 code> <value args>   a stdlib value: STDLIB[code] rebuilt from the args tuple
 
 Set members and dict keys must be hashable data: no reference in them, so
 decoding never runs a hash that would have to cross the boundary.
@@ -28,10 +36,22 @@ decoding never runs a hash that would have to cross the boundary.
 
 from __future__ import annotations
 
+# The stdlib value types, imported before the code under test runs (the worker
+# loads this module first), so the classes below are the real ones.
+import builtins
+import collections
+import collections.abc
+import datetime
+import decimal
+import fractions
+import http
 import math
+import pathlib
+import re
+import signal
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 MAX_FRAME = 32 * 1024 * 1024  # bytes in one payload
 MAX_DEPTH = 64  # containers nested in one value
@@ -56,30 +76,201 @@ class WireError(ValueError):
     """Bytes that are not a value this module writes, or a value it will not write."""
 
 
+NO_DATA: Any = type("NoData", (), {"__repr__": lambda self: "NO_DATA"})()
+
+
 class Ref:
-    """A reference as it crosses: who defines `kind` and `id` is the caller."""
+    """A reference as it crosses: who defines `kind` and `id` is the caller.
 
-    __slots__ = ("id", "kind", "meta")
+    `data` is a view's base-type data (NO_DATA for a plain reference).
+    """
 
-    def __init__(self, kind: int, id: int, meta: Any = None) -> None:
-        self.kind, self.id, self.meta = kind, id, meta
+    __slots__ = ("data", "id", "kind", "meta")
+
+    def __init__(self, kind: int, id: int, meta: Any = None, data: Any = NO_DATA) -> None:
+        self.kind, self.id, self.meta, self.data = kind, id, meta, data
 
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, Ref)
             and (self.kind, self.id) == (other.kind, other.id)
             and same(self.meta, other.meta)
+            and same(self.data, other.data)
         )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Ref({self.kind}, {self.id}, {self.meta!r})"
+        data = "" if self.data is NO_DATA else f", data={self.data!r}"
+        return f"Ref({self.kind}, {self.id}, {self.meta!r}{data})"
+
+
+# --- the standard library's values ----------------------------------------------
+
+# Classes that cross by qualified name: every builtin class (exceptions
+# included) and collections.abc, captured when this module loads, so a class
+# the code under test names `builtins.ValueError` is not one of them.
+_NAMED_MODULES = (
+    ("builtins", builtins), ("collections.abc", collections.abc), ("collections", collections),
+    ("decimal", decimal), ("fractions", fractions), ("datetime", datetime), ("pathlib", pathlib),
+    ("http", http), ("re", re), ("signal", signal),
+)  # fmt: skip
+_NAMED_IN = {
+    "builtins": None,  # every class
+    "collections.abc": None,
+    "collections": ("OrderedDict",),
+    "decimal": ("Decimal",),
+    "fractions": ("Fraction",),
+    "datetime": ("date", "time", "datetime", "timedelta", "timezone", "tzinfo"),
+    "pathlib": ("PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath"),
+    "http": ("HTTPStatus",),
+    "re": ("RegexFlag", "Pattern", "Match"),
+    "signal": ("Signals",),
+}
+CLASSES: dict[str, type] = {
+    f"{prefix}.{name}": obj
+    for prefix, module in _NAMED_MODULES
+    for name, obj in sorted(vars(module).items())
+    if isinstance(obj, type)
+    and not name.startswith("_")
+    and (_NAMED_IN[prefix] is None or name in (_NAMED_IN[prefix] or ()))
+}
+_CLASS_NAMES: dict[int, str] = {id(cls): name for name, cls in CLASSES.items()}
+BUILTIN_CLASSES: dict[str, type] = {
+    name.removeprefix("builtins."): cls for name, cls in CLASSES.items()
+    if name.startswith("builtins.")
+}  # fmt: skip
+_ENUMS: dict[str, type] = {
+    "http.HTTPStatus": http.HTTPStatus, "re.RegexFlag": re.RegexFlag,
+    "signal.Signals": signal.Signals,
+}  # fmt: skip
+
+
+class _Kind(NamedTuple):
+    """One stdlib type that crosses: its args as data, its constructor, what the args are."""
+
+    cls: type
+    args: Callable[[Any], tuple[Any, ...]]
+    build: Callable[..., Any]
+    shape: tuple[tuple[type, ...], ...]  # allowed exact types, one entry per argument
+    hashable: bool
+
+
+def _named_class(name: str) -> type:
+    cls = CLASSES.get(name)
+    if cls is None:
+        raise WireError(f"no class {name!r} crosses by name")
+    return cls
+
+
+def _enum_member(name: str, value: int) -> Any:
+    cls = _ENUMS.get(name)
+    if cls is None:
+        raise WireError(f"no enum {name!r} crosses by name")
+    return cls(value)
+
+
+def _timezone(offset: datetime.timedelta, name: str) -> datetime.timezone:
+    return datetime.timezone(offset, name)
+
+
+_NONE = (type(None),)
+_INT = (int,)
+_OPT_INT = (int, type(None))
+_TZ = (datetime.timezone, type(None))
+_SLICE_PART = (type(None), int, bool, float, str, bytes)
+STDLIB: dict[int, _Kind] = {
+    1: _Kind(slice, lambda v: (v.start, v.stop, v.step), slice, (_SLICE_PART,) * 3, False),
+    2: _Kind(range, lambda v: (v.start, v.stop, v.step), range, (_INT,) * 3, True),
+    3: _Kind(complex, lambda v: (v.real, v.imag), complex, ((float,),) * 2, True),
+    4: _Kind(decimal.Decimal, lambda v: (str(v),), decimal.Decimal, ((str,),), True),
+    5: _Kind(
+        fractions.Fraction, lambda v: (v.numerator, v.denominator), fractions.Fraction,
+        (_INT,) * 2, True,
+    ),
+    6: _Kind(datetime.date, lambda v: (v.year, v.month, v.day), datetime.date, (_INT,) * 3, True),
+    7: _Kind(
+        datetime.time,
+        lambda v: (v.hour, v.minute, v.second, v.microsecond, v.tzinfo, v.fold),
+        lambda h, m, s, us, tz, fold: datetime.time(h, m, s, us, tz, fold=fold),
+        (*(_INT,) * 4, _TZ, _INT), True,
+    ),
+    8: _Kind(
+        datetime.datetime,
+        lambda v: (v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond,
+                   v.tzinfo, v.fold),
+        lambda y, mo, d, h, mi, s, us, tz, fold: datetime.datetime(
+            y, mo, d, h, mi, s, us, tz, fold=fold
+        ),
+        (*(_INT,) * 7, _TZ, _INT), True,
+    ),
+    9: _Kind(
+        datetime.timedelta, lambda v: (v.days, v.seconds, v.microseconds), datetime.timedelta,
+        (_INT,) * 3, True,
+    ),
+    10: _Kind(
+        datetime.timezone, lambda v: (v.utcoffset(None), v.tzname(None)), _timezone,
+        ((datetime.timedelta,), (str,)), True,
+    ),
+    11: _Kind(pathlib.PurePosixPath, lambda v: (str(v),), pathlib.PurePosixPath, ((str,),), True),
+    12: _Kind(pathlib.PosixPath, lambda v: (str(v),), pathlib.PosixPath, ((str,),), True),
+    13: _Kind(
+        pathlib.PureWindowsPath, lambda v: (str(v),), pathlib.PureWindowsPath, ((str,),), True
+    ),
+    14: _Kind(
+        collections.OrderedDict, lambda v: (dict(v),), collections.OrderedDict, ((dict,),), False
+    ),
+    15: _Kind(bytearray, lambda v: (bytes(v),), bytearray, ((bytes,),), False),
+    16: _Kind(type(...), lambda v: (), lambda: ..., (), True),
+    17: _Kind(type, lambda v: (_CLASS_NAMES[id(v)],), _named_class, ((str,),), True),
+    18: _Kind(
+        type(http.HTTPStatus.OK), lambda v: (f"{type(v).__module__}.{type(v).__qualname__}",
+                                             int(v)),
+        _enum_member, ((str,), _INT), True,
+    ),
+}  # fmt: skip
+_CODES: dict[type, int] = {kind.cls: code for code, kind in STDLIB.items() if code not in (17, 18)}
+# The data types a subclass of crosses as (through the base type's own methods).
+_READ_AS_BASE: dict[type, Callable[[Any], Any]] = {
+    list: lambda v: list(list.__iter__(v)),
+    tuple: lambda v: tuple(tuple.__iter__(v)),
+    dict: lambda v: dict(dict.items(v)),
+    set: lambda v: set(set.__iter__(v)),
+    frozenset: lambda v: frozenset(frozenset.__iter__(v)),
+    str: str.__str__,
+    bytes: bytes.__bytes__,
+    int: int.__int__,
+    float: float.__float__,
+}
+_ERRORS = (ValueError, TypeError, OverflowError, ArithmeticError, KeyError)
+
+
+def stdlib_code(value: Any) -> int | None:
+    """The STDLIB code `value` crosses under, or None (exact types; classes and enums by name)."""
+    kind = type(value)
+    code = _CODES.get(kind)
+    if code is not None:
+        return code
+    if _CLASS_NAMES.get(id(value)) is not None and CLASSES[_CLASS_NAMES[id(value)]] is value:
+        return 17
+    name = f"{kind.__module__}.{kind.__qualname__}"
+    if _ENUMS.get(name) is kind:
+        return 18
+    return None
+
+
+def data_base(kind: type) -> type | None:
+    """The data type a strict subclass `kind` crosses as, or None."""
+    for base in kind.__mro__[1:]:
+        if base in _READ_AS_BASE:
+            return base
+    return None
 
 
 # --- encoding -----------------------------------------------------------------
 
-ToRef = Callable[[Any], Ref]
+# None: no reference, the value crosses as data if it can (a judge-side list subclass).
+ToRef = Callable[[Any], Ref | None]
 
 
 def encode(value: Any, to_ref: ToRef | None = None) -> bytes:
@@ -142,13 +333,77 @@ def _encode(  # noqa: PLR0917  (recursive; the state rides along)
             member = hashed or kind in (set, frozenset)
             for item in value:
                 _encode(item, None if member else to_ref, out, depth + 1, member, budget)
-    elif to_ref is not None and not hashed:
-        ref = to_ref(value)
-        out += (b"r", _REF.pack(ref.kind, ref.id))
-        _encode(ref.meta, None, out, depth + 1, False, budget)
-    else:
+    elif not _encode_other(value, to_ref, out, depth, hashed, budget):
         where = "a set member or dict key" if hashed else "data"
         raise WireError(f"{kind.__name__} cannot cross as {where}")
+
+
+def _encode_other(  # noqa: PLR0917
+    value: Any, to_ref: ToRef | None, out: list[bytes], depth: int, hashed: bool, budget: list[int]
+) -> bool:
+    """A stdlib value, a view or a reference; False if `value` is none of them here."""
+    code = stdlib_code(value)
+    if code is not None and _encode_stdlib(code, value, out, depth, hashed, budget):
+        return True
+    base = data_base(type(value))
+    if base is not None and _encode_view(base, value, to_ref, out, depth, hashed, budget):
+        return True
+    if to_ref is None or hashed:
+        return False
+    ref = to_ref(value)
+    if ref is None:
+        return False
+    out += (b"r", _REF.pack(ref.kind, ref.id))
+    _encode(ref.meta, None, out, depth + 1, False, budget)
+    return True
+
+
+def _encode_stdlib(  # noqa: PLR0917
+    code: int, value: Any, out: list[bytes], depth: int, hashed: bool, budget: list[int]
+) -> bool:
+    """`value` as its STDLIB code and args; False (nothing written) if its args are not data."""
+    kind = STDLIB[code]
+    if hashed and not kind.hashable:
+        raise WireError(f"unhashable {type(value).__name__} as a set member or dict key")
+    if depth >= MAX_DEPTH:
+        raise WireError(f"value nested deeper than {MAX_DEPTH}")
+    args: list[bytes] = []
+    try:
+        _encode(kind.args(value), None, args, depth + 1, False, budget)
+    except WireError:
+        if depth + 1 >= MAX_DEPTH:
+            raise
+        return False  # a datetime with a zoneinfo tz, an OrderedDict of objects: a reference
+    out += (b"o", bytes([code]), *args)
+    return True
+
+
+def _encode_view(  # noqa: PLR0917
+    base: type,
+    value: Any,
+    to_ref: ToRef | None,
+    out: list[bytes],
+    depth: int,
+    hashed: bool,
+    budget: list[int],
+) -> bool:
+    """A subclass of a data type: its base type's data, read through the base type's methods.
+
+    With a reference maker, a view (the reference and the data); as a key,
+    member or without one, the data alone. False if the base type's methods refuse it.
+    """
+    try:
+        plain = _READ_AS_BASE[base](value)
+    except Exception:  # a layout the base type's methods refuse: a reference
+        return False
+    ref = None if to_ref is None or hashed else to_ref(value)
+    if ref is None:
+        _encode(plain, None, out, depth, hashed, budget)
+        return True
+    out += (b"v", _REF.pack(ref.kind, ref.id))
+    _encode(ref.meta, None, out, depth + 1, False, budget)
+    _encode(plain, to_ref, out, depth + 1, False, budget)
+    return True
 
 
 # --- decoding -----------------------------------------------------------------
@@ -257,13 +512,43 @@ class _Reader:
             if len(built) != n:
                 raise WireError("set with a repeated member")
             return built
-        if tag == 0x72:  # r
+        if tag in (0x72, 0x76):  # r v
             if hashed:
                 raise WireError("a reference as a set member or dict key")
+            if depth >= MAX_DEPTH:
+                raise WireError(f"value nested deeper than {MAX_DEPTH}")
             kind, ident = _REF.unpack(self.take(_REF.size))
             ref = Ref(kind, ident, self.value(depth + 1, False))
+            if tag == 0x76:
+                ref.data = self.value(depth + 1, False)
+                if type(ref.data) not in _READ_AS_BASE:
+                    raise WireError(f"a view of {type(ref.data).__name__}, not of a data type")
             return ref if self.from_ref is None else self.from_ref(ref)
+        if tag == 0x6F:  # o
+            return self.stdlib(depth, hashed)
         raise WireError(f"unknown tag {bytes([tag])!r} at byte {pos}")
+
+    def stdlib(self, depth: int, hashed: bool) -> Any:
+        code = self.take(1)[0]
+        kind = STDLIB.get(code)
+        if kind is None:
+            raise WireError(f"unknown stdlib code {code}")
+        if hashed and not kind.hashable:
+            raise WireError(f"unhashable {kind.cls.__name__} as a set member or dict key")
+        if depth >= MAX_DEPTH:
+            raise WireError(f"value nested deeper than {MAX_DEPTH}")
+        args = self.value(depth + 1, False)
+        if type(args) is not tuple or len(args) != len(kind.shape):
+            raise WireError(f"{kind.cls.__name__} needs {len(kind.shape)} argument(s)")
+        for arg, allowed in zip(args, kind.shape, strict=True):
+            if type(arg) not in allowed:
+                raise WireError(f"{kind.cls.__name__} from a {type(arg).__name__}")
+        try:
+            return kind.build(*args)
+        except WireError:
+            raise
+        except _ERRORS as exc:
+            raise WireError(f"{kind.cls.__name__}{args!r} refused: {exc}") from None
 
 
 _CONTAINERS = frozenset(b"ltSzd")
@@ -327,4 +612,8 @@ def same(a: Any, b: Any) -> bool:
         return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
     if isinstance(a, Ref):
         return bool(a == b)
+    code = stdlib_code(a)
+    if code is not None:
+        kind = STDLIB[code]
+        return same(kind.args(a), kind.args(b))
     return bool(a == b)

@@ -20,11 +20,13 @@ to answer one of a fixed set of protocol operations (JudgeObject).
 from __future__ import annotations
 
 import builtins
+import enum
 import importlib
 import importlib.util
 import inspect
 import operator
 import os
+import resource
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -91,6 +93,26 @@ OPS: dict[str, Callable[..., Any]] = {
 }  # fmt: skip
 
 
+# The operators a property's comparisons use (issue 18): where one of the code's own classes
+# defines it, the outcome was decided by the code, and the judge records that.
+DUNDER_OPS = frozenset(
+    {"eq", "ne", "lt", "le", "gt", "ge", "bool", "len", "contains", "hash", "iter"}
+)
+
+
+# Limits set before the code under test runs, soft and hard (unprivileged, it cannot raise
+# them): a file it writes, and its address space (issue 18).
+FSIZE_LIMIT = 256 << 20
+AS_LIMIT = 4 << 30
+
+
+def _limit_resources() -> None:
+    for kind, cap in ((resource.RLIMIT_FSIZE, FSIZE_LIMIT), (resource.RLIMIT_AS, AS_LIMIT)):
+        hard = resource.getrlimit(kind)[1]
+        limit = cap if hard == resource.RLIM_INFINITY else min(cap, hard)
+        resource.setrlimit(kind, (limit, limit))
+
+
 class Table:
     """Handle id -> object; an object sent N times stays until the judge releases it N times."""
 
@@ -129,19 +151,44 @@ class Table:
 
 
 def _meta(obj: Any) -> Any:
-    """What the judge needs to know to stand in for `obj`: exception classes and modules."""
-    if isinstance(obj, type) and issubclass(obj, BaseException) and obj.__module__ != "builtins":
-        chain = []
-        builtin = "Exception"
-        for cls in obj.__mro__:
-            if cls.__module__ == "builtins":
-                builtin = cls.__name__
-                break
-            chain.append((str(cls.__module__), str(cls.__qualname__)))
-        return ("exc", tuple(chain), builtin)
+    """What the judge needs to know to stand in for `obj`: exception classes, modules, enums."""
+    if isinstance(obj, type) and issubclass(obj, BaseException) and not _is_builtin(obj):
+        return ("exc", _bases_graph(obj))
     if type(obj) is type(sys):
         return ("module", str(obj.__name__), hasattr(obj, "__path__"))
+    if isinstance(obj, enum.Enum):
+        # A parametrize id is str(member) in process (_pytest.python._idval): the same here.
+        try:
+            text = str(obj)
+        except Exception:
+            return None
+        return ("enum", text[:200]) if type(text) is str else None
     return None
+
+
+def _is_builtin(cls: type) -> bool:
+    """The builtin class itself, as the worker had it before the tested code ran (not by name)."""
+    return wire.BUILTIN_CLASSES.get(cls.__name__) is cls
+
+
+def _bases_graph(cls: type) -> tuple[Any, ...]:
+    """The class and its non-builtin ancestors in MRO order, each with its direct bases.
+
+    A base is ("b", name) for a builtin class, ("c", i) for entry i: the judge
+    rebuilds the same graph, so a class with two bases is caught by both (issue 18).
+    """
+    order = [c for c in cls.__mro__ if not _is_builtin(c)]
+    index = {id(c): i for i, c in enumerate(order)}
+    return tuple(
+        (
+            str(c.__module__),
+            str(c.__qualname__),
+            tuple(
+                ("b", b.__name__) if _is_builtin(b) else ("c", index[id(b)]) for b in c.__bases__
+            ),
+        )
+        for c in order
+    )
 
 
 class JudgeFunction:
@@ -258,6 +305,8 @@ class Connection:
         self.next_id = 1
         self.coverage = coverage
         self.tree = ""
+        self.context = ""  # the node id running now, as the judge names it
+        self.dunders: dict[str, set[str]] = {}  # node id -> "module.Class.__eq__", ...
 
     # --- frames ---
     def send(self, message: tuple[Any, ...]) -> None:
@@ -383,14 +432,31 @@ class Connection:
             fn = OPS.get(name)
             if fn is None:
                 raise LookupError(f"no operation {name!r}")
+            if name in DUNDER_OPS:
+                self.note_dunder(name, target)
             return fn(target, *operands)
         if op == "context":
+            self.context = str(args[0])
             if self.coverage is not None:
                 self.coverage.switch_context(args[0])
             return None
         if op == "executed":
             return self.executed()
+        if op == "dunders":
+            return {k: tuple(sorted(v)) for k, v in sorted(self.dunders.items()) if k}
         raise LookupError(f"no request {op!r}")
+
+    def note_dunder(self, name: str, target: Any) -> None:
+        """Record `name` if the class that defines it for `target` is one of the tree's."""
+        dunder = f"__{name}__"
+        owner = next((c for c in type(target).__mro__ if dunder in c.__dict__), None)
+        if owner is None or _is_builtin(owner):
+            return
+        module = sys.modules.get(owner.__module__)
+        path = getattr(module, "__file__", None)
+        if type(path) is str and os.path.abspath(path).startswith(self.tree + os.sep):
+            where = f"{owner.__module__}.{owner.__qualname__}.{dunder}"
+            self.dunders.setdefault(self.context, set()).add(where)
 
     def executed(self) -> dict[str, dict[str, list[int]]]:
         if self.coverage is None:
@@ -420,7 +486,8 @@ class Connection:
             return ("judge", token)
         cls = type(exc)
         message = _safe_str(exc)
-        if cls.__module__ == "builtins":
+        # By identity: a class of the code's named builtins.ValueError is the code's (issue 18).
+        if _is_builtin(cls):
             args = exc.args if wire.is_data(exc.args) else (message,)
             return ("builtin", cls.__name__, args)
         return ("foreign", cls, exc, message)
@@ -469,7 +536,7 @@ def _judge_exception(desc: Any) -> BaseException:
     kind, token = desc[0], desc[1]
     exc: BaseException
     if kind == "builtin":
-        cls = getattr(builtins, desc[2], None)
+        cls = wire.BUILTIN_CLASSES.get(desc[2]) if type(desc[2]) is str else None
         if isinstance(cls, type) and issubclass(cls, Exception):
             try:
                 exc = cls(*desc[3])
@@ -498,6 +565,7 @@ def main(argv: list[str]) -> int:
     wire_path, fd_in, fd_out, tree, pythonpath, cover = argv[1:7]
     here = os.path.dirname(os.path.abspath(__file__))
     wire = _load_wire(wire_path)
+    _limit_resources()
     coverage = None
     files = [os.path.join(tree, f) for f in cover.split(os.pathsep) if f]
     if files:
@@ -521,7 +589,7 @@ def main(argv: list[str]) -> int:
     # The code's prints must not land on the judge's wire (fd 1 is the judge's stdout anyway).
     os.dup2(2, 1)
     conn = Connection(*fds, coverage)
-    conn.tree = tree
+    conn.tree = os.path.abspath(tree)
     try:
         conn.serve()
     except SystemExit as exc:

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import collections
+import collections.abc
+import datetime
+import decimal
+import http
 import math
+import pathlib
+import re
+import signal
 import struct
 from typing import Any
 
@@ -109,9 +117,9 @@ def test_what_is_not_data_is_a_reference_the_caller_makes() -> None:
     [
         (Opaque(), "Opaque cannot cross as data"),
         ([1, object()], "object cannot cross as data"),
-        (True.__class__, "type cannot cross as data"),
+        (type("Mine", (), {}), "type cannot cross as data"),
         (1 << (8 * wire.MAX_INT_BYTES), "int too large"),
-        (MyList := type("MyList", (list,), {})(), "MyList cannot cross"),
+        (collections.OrderedDict(k=Opaque()), "Opaque cannot cross as data"),
     ],
 )
 def test_refused_without_a_reference_maker(value: Any, reason: str) -> None:
@@ -178,3 +186,168 @@ def test_floats_keep_sign_nan_and_infinity() -> None:
 
 def test_lone_surrogates_cross() -> None:
     assert wire.decode(wire.encode("\udcff")) == "\udcff"
+
+
+# --- the standard library's values (issue 17) -------------------------------------
+
+timezones = st.builds(
+    datetime.timezone,
+    st.timedeltas(datetime.timedelta(hours=-23), datetime.timedelta(hours=23)),
+    st.text(max_size=8),
+) | st.just(datetime.UTC)
+small = st.none() | st.integers() | st.booleans() | st.text(max_size=4)
+stdlib_values = st.one_of(
+    st.builds(slice, small, small, small),
+    st.builds(range, st.integers(), st.integers(), st.integers().filter(bool)),
+    st.complex_numbers(),
+    st.decimals(),
+    st.fractions(),
+    st.dates(),
+    st.times(timezones=st.none() | timezones).map(lambda t: t.replace(fold=t.microsecond % 2)),
+    st.datetimes(timezones=st.none() | timezones),
+    st.timedeltas(),
+    timezones,
+    st.builds(pathlib.PurePosixPath, st.text(max_size=8).filter(lambda t: "\0" not in t)),
+    st.builds(pathlib.PosixPath, st.text(max_size=8).filter(lambda t: "\0" not in t)),
+    st.builds(pathlib.PureWindowsPath, st.text(max_size=8)),
+    st.builds(collections.OrderedDict, st.dictionaries(hashable, data, max_size=3)),
+    st.builds(bytearray, st.binary(max_size=8)),
+    st.just(...),
+    st.sampled_from(sorted(wire.CLASSES.values(), key=repr)),
+    st.sampled_from([*http.HTTPStatus, *signal.Signals, re.I | re.M, re.ASCII]),
+)
+
+
+@given(stdlib_values)
+def test_stdlib_values_round_trip(value: Any) -> None:
+    back = wire.decode(wire.encode(value))
+    assert type(back) is type(value) and wire.same(back, value)
+    if isinstance(value, type):
+        assert back is value  # classes by name: the very class
+    # Inside data too, and as keys where the type is hashable.
+    assert wire.same(wire.decode(wire.encode([value, (value,)])), [value, (value,)])
+
+
+@given(st.sampled_from([range(3), 1j, decimal.Decimal(1), datetime.date(2026, 1, 1), int]))
+def test_hashable_stdlib_values_are_keys_and_members(value: Any) -> None:
+    assert wire.same(
+        wire.decode(wire.encode({value: frozenset({value})})), {value: frozenset({value})}
+    )
+
+
+@given(stdlib_values, st.data())
+def test_a_flipped_stdlib_payload_is_junk_or_a_value(value: Any, draw: st.DataObject) -> None:
+    payload = wire.encode(value)
+    with pytest.raises(wire.WireError):
+        wire.decode(payload[: draw.draw(st.integers(0, len(payload) - 1))])
+    flipped = bytearray(payload)
+    at = draw.draw(st.integers(0, len(payload) - 1))
+    flipped[at] ^= draw.draw(st.integers(1, 255))
+    try:
+        again = wire.decode(bytes(flipped))
+    except wire.WireError:
+        return
+    assert wire.same(wire.decode(wire.encode(again)), again)
+
+
+@given(st.integers(0, 255), data)
+@settings(max_examples=300)
+def test_any_code_with_any_args_is_a_wire_error_or_a_value(code: int, args: Any) -> None:
+    try:
+        value = wire.decode(b"o" + bytes([code]) + wire.encode(args))
+    except wire.WireError:
+        return
+    assert wire.same(wire.decode(wire.encode(value)), value)
+
+
+def stdlib(code: int, args: Any) -> bytes:
+    return b"o" + bytes([code]) + wire.encode(args)
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        (b"o", "ends inside"),
+        (b"o\x00N", "unknown stdlib code 0"),
+        (b"o\xffN", "unknown stdlib code 255"),
+        (stdlib(1, [1, 2, 3]), "needs 3 argument"),
+        (stdlib(2, (1, 2)), "needs 3 argument"),
+        (stdlib(2, (1, 2, 0)), "arg 3 must not be zero"),
+        (stdlib(2, (1.0, 2, 1)), "range from a float"),
+        (stdlib(4, ("1e",)), "Decimal"),
+        (stdlib(5, (1, 0)), "Fraction"),
+        (stdlib(6, (2026, 13, 1)), "month must be in 1..12"),
+        (stdlib(7, (1, 2, 3, 4, "UTC", 0)), "time from a str"),
+        (stdlib(7, (1, 2, 3, 4, None, 2)), "fold must be either 0 or 1"),
+        (stdlib(10, (datetime.timedelta(days=2), "x")), "timezone"),
+        (stdlib(14, ([("k", 1)],)), "OrderedDict from a list"),
+        (stdlib(17, ("os.system",)), "no class 'os.system' crosses by name"),
+        (stdlib(17, ("builtins.__import__",)), "no class"),
+        (stdlib(18, ("enum.Enum", 1)), "no enum 'enum.Enum'"),
+        (stdlib(18, ("http.HTTPStatus", 7)), "not a valid HTTPStatus"),
+        (b"d\x00\x00\x00\x01" + stdlib(1, (1, 2, 3)) + b"N", "unhashable slice"),
+        (b"v\x01" + b"\x00" * 8 + b"N" + b"o\x10" + wire.encode(()), "a view of ellipsis"),
+        (b"S\x00\x00\x00\x01v\x01" + b"\x00" * 8 + b"NN", "a reference as a set member"),
+    ],
+)
+def test_malformed_stdlib_payloads_are_refused(payload: bytes, reason: str) -> None:
+    with pytest.raises(wire.WireError, match=reason):
+        wire.decode(payload)
+
+
+def test_classes_cross_by_identity_not_by_name() -> None:
+    impostor = type("ValueError", (Exception,), {"__module__": "builtins"})
+    assert wire.stdlib_code(ValueError) == 17 and wire.stdlib_code(impostor) is None
+    assert wire.BUILTIN_CLASSES["ValueError"] is ValueError
+    assert wire.CLASSES["collections.abc.Mapping"] is collections.abc.Mapping
+    # Not every stdlib class: only the fixed table's, by the name it gives them.
+    assert "os.PathLike" not in wire.CLASSES and "builtins.type" in wire.CLASSES
+    enum_like = type("HTTPStatus", (), {"__module__": "http"})
+    assert wire.stdlib_code(enum_like()) is None
+
+
+class Point(tuple):  # type: ignore[type-arg]
+    def __iter__(self) -> Any:
+        return iter(())  # what the base type's data must not be read through
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = tuple.__hash__
+
+
+class Padded(list):  # type: ignore[type-arg]
+    def __iter__(self) -> Any:
+        return iter([x for x in list.__iter__(self) if x != "pad"])
+
+
+@pytest.mark.parametrize(
+    ("value", "base"),
+    [
+        (Point((1, 2)), (1, 2)),
+        (Padded([1, "pad"]), [1, "pad"]),
+        (type("S", (str,), {"__str__": lambda s: "lie"})("true"), "true"),
+        (type("I", (int,), {"__int__": lambda s: 0, "__index__": lambda s: 0})(7), 7),
+        (type("F", (float,), {"__float__": lambda s: 0.0})(1.5), 1.5),
+        (type("B", (bytes,), {"__bytes__": lambda s: b""})(b"ab"), b"ab"),
+        (type("D", (dict,), {"items": lambda s: []})(a=1), {"a": 1}),
+        (type("Z", (frozenset,), {"__iter__": lambda s: iter(())})({1}), frozenset({1})),
+        (collections.defaultdict(list, a=[1]), {"a": [1]}),
+        (collections.Counter("aab"), {"a": 2, "b": 1}),
+    ],
+)
+def test_a_subclass_of_a_data_type_crosses_as_its_base_types_data(value: Any, base: Any) -> None:
+    # Without a reference maker (or as a key), the data alone; with one, a view:
+    # the reference and the data, both read through the base type (issue 18).
+    assert wire.same(wire.decode(wire.encode(value)), base)
+    ref = wire.decode(wire.encode([value], lambda o: wire.Ref(1, 9, "meta")))[0]
+    assert ref == wire.Ref(1, 9, "meta", data=base)
+    if isinstance(value, tuple):
+        assert wire.same(wire.decode(wire.encode({value: 1}, lambda o: wire.Ref(1, 9))), {base: 1})
+
+
+def test_a_judge_side_reference_maker_may_decline_a_subclass() -> None:
+    # None from to_ref: the value crosses as its base data (a property's own list subclass).
+    assert wire.same(wire.decode(wire.encode(Padded(["pad"]), lambda o: None)), ["pad"])
+    with pytest.raises(wire.WireError, match="Opaque cannot cross"):
+        wire.encode(Opaque(), lambda o: None)
