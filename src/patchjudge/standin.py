@@ -1122,8 +1122,11 @@ class _State:
             except Exception:
                 executed = {}
             for token, lines in _executed_lines(executed).items():
-                if token in self.tokens:  # a context the judge never named is the worker's
-                    pytest_plugin.emit("executed", nodeid=self.tokens[token], lines=lines)
+                # "": outside any test (import time). Any other context the judge never named
+                # is the worker's invention.
+                nodeid = "" if token == "" else self.tokens.get(token)
+                if nodeid is not None:
+                    pytest_plugin.emit("executed", nodeid=nodeid, lines=lines)
         if worker.proc is not None and worker.failure is None:
             try:
                 used = worker.request("dunders")

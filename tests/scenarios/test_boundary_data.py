@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.attack_helpers import attack
+from tests.attack_helpers import attack, fast_ledger
 
 PROPS = "eval/properties/test_data.py"
 
@@ -163,7 +163,11 @@ def test_the_attack_is_rejected(tmp_path: Path, name: str) -> None:
 
 
 def test_an_honest_namedtuple_and_builtin_subclass_are_accepted(tmp_path: Path) -> None:
-    judged = attack(tmp_path, {"src/calc/__init__.py": HONEST}, base=BASE)
+    # The judge compares a tuple subclass as a tuple, so the class's own methods never
+    # run: with the default the untested-change rule holds it (undecided, naming them).
+    ledger = fast_ledger() + '\n[review]\nunexercised = "report"\n'
+    base = {**BASE, "eval/gate.toml": ledger}
+    judged = attack(tmp_path, {"src/calc/__init__.py": HONEST}, base=base)
     assert judged.decision == "accept_for_review", judged.explain()
     # Pair compares judge side as a tuple: no dunder of the code decided anything.
     assert properties_details(judged)["dunders"] == {}

@@ -146,8 +146,10 @@ import collections.abc
 
 import calc
 
-# A stand-in is not a class: this line cannot cross, so only this file errors.
-SIZED = issubclass(calc.Bag, collections.abc.Sized)
+# A name the code does not have: the import fails at collection, so only this file errors.
+from calc import no_such_name  # noqa: E402
+
+SIZED = issubclass(type(no_such_name), collections.abc.Sized)
 
 
 def test_a_bag_is_sized():
@@ -265,7 +267,10 @@ time.sleep(11)
 
 
 def test_a_slow_first_call_is_bounded_by_the_lanes_timeout(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    base = {"src/calc/__init__.py": LIB, "eval/gate.toml": fast_ledger(timeout=60)}
+    # The sleep's mutants survive (dropping it changes no result): this test is about
+    # the deadline, so the untested-change rule only reports.
+    ledger = fast_ledger(timeout=60) + '\n[review]\nunexercised = "report"\n'
+    base = {"src/calc/__init__.py": LIB, "eval/gate.toml": ledger}
     judged = attack(tmp_path, {"src/calc/__init__.py": SLOW_IMPORT}, base=base)
     assert not judged.says("call deadline"), judged.explain()
     assert judged.decision == "accept_for_review", judged.explain()
