@@ -249,6 +249,73 @@ def unexercised(
     return found
 
 
+def module_name(path: str, pythonpath: Sequence[str]) -> str | None:
+    """Pure: the import name of a tree-relative .py file on the pythonpath (None: not on it)."""
+    for root in sorted(pythonpath, key=len, reverse=True):
+        prefix = "" if root in ("", ".") else root.rstrip("/") + "/"
+        if not path.startswith(prefix) or not path.endswith(".py"):
+            continue
+        parts = path[len(prefix) : -len(".py")].split("/")
+        if parts[-1] == "__init__":
+            parts.pop()
+        if parts and all(part.isidentifier() for part in parts):
+            return ".".join(parts)
+    return None
+
+
+def changed_classes(f: ChangedFile) -> dict[str, int]:
+    """Pure: qualname -> line of each class whose body the patch adds to or changes."""
+    try:
+        tree = ast.parse(f.text)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, int] = {}
+
+    def walk(body: Iterable[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                name = prefix + node.name
+                span = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+                if any(n in span for n in f.changed):
+                    found[name] = node.lineno
+                walk(node.body, name + ".")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                walk(node.body, f"{prefix}{node.name}.<locals>.")
+
+    walk(tree.body, "")
+    return found
+
+
+def patch_dunders(
+    dunders: Mapping[str, Sequence[str]],
+    files: Sequence[ChangedFile],
+    pythonpath: Sequence[str],
+) -> list[str]:
+    """Pure: the code's dunders a property's outcome rested on, of classes the patch changes.
+
+    `dunders` is the worker's record (node id -> "module.Class.__eq__"); a
+    class the patch leaves alone answering `==` is the base's behaviour, not
+    the patch's (issue 18: an always-equal object the patch adds must not decide).
+    """
+    classes: dict[str, str] = {}
+    for f in files:
+        module = module_name(f.path, pythonpath)
+        if module is None:
+            continue
+        for qualname, line in changed_classes(f).items():
+            classes[f"{module}.{qualname}"] = f"{f.path}:{line}"
+    found: dict[str, set[str]] = {}
+    for nodeid, names in dunders.items():
+        for name in names:
+            owner = name.rpartition(".")[0]
+            if owner in classes:
+                found.setdefault(f"{name} ({classes[owner]})", set()).add(nodeid)
+    return [
+        f"{what}: {', '.join(sorted(nodeids)[:3])}" + (" and more" if len(nodeids) > 3 else "")
+        for what, nodeids in sorted(found.items())
+    ]
+
+
 def below_threshold(summary: Mapping[str, Any], minimum: float) -> str | None:
     """The properties lane's reason when fewer changed lines ran than the ledger asks."""
     total, ran = int(summary["total"]), int(summary["executed"])

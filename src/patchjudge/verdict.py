@@ -227,6 +227,8 @@ def suite_summary(details: Any) -> str:
     parts += [f"{len(excused)} frozen failed (excused)"] if excused else []
     parts += [f"{skipped} skipped"] if skipped else []
     return f"ran {ran}: " + ", ".join(parts)
+
+
 def _seeded(report: LaneReport | Unreadable | None, outcome: LaneOutcome, seed: int) -> LaneOutcome:
     """A properties report that ran another seed than this run's is stale (issue 18).
 
@@ -271,6 +273,16 @@ def review_findings(
         probes = list(raw_probes)
     else:
         held.append("the properties report does not say whether the changed lines probe the judge")
+    # Issue 18: an outcome decided by the patch's own __eq__ (or another dunder) through
+    # a handle is the patch grading itself. Absent (an older writer's report): none.
+    raw_dunders: Any = report.details.get("patch_dunders", [])
+    if not _strings(raw_dunders):
+        held.append("the properties report's patch_dunders is malformed")
+    else:
+        held += [
+            f"a property's outcome rested on {d}, a method of a class the patch adds or changes"
+            for d in raw_dunders[:MAX_SHOWN]
+        ]
     if unexercised and review.unexercised == "undecided":
         held.append(f"the properties never exercised {_ranges_shown(unexercised)}")
     if probes and review.probes == "undecided":

@@ -433,3 +433,73 @@ def test_import_time_lines_count_as_executed() -> None:
     f = changed("X = 1\ndef f():\n    return X\n", range(1, 4))
     executed = review.executed_lines({"": {"src/m.py": [1, 2]}, "t::a": {"src/m.py": [3]}}, [f])
     assert review.unexercised([f], executed, []) == []
+
+
+# --- the patch's own dunders (issue 18) -------------------------------------------
+
+DUNDER_SOURCE = """\
+class Money:
+    def __eq__(self, other):
+        return True
+
+
+class Kept:
+    def __eq__(self, other):
+        return self is other
+
+
+def factory():
+    class Local:
+        def __len__(self):
+            return 0
+
+    return Local()
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "pythonpath", "name"),
+    [
+        ("src/calc/__init__.py", ("src",), "calc"),
+        ("src/calc/core.py", ("src",), "calc.core"),
+        ("calc.py", (".",), "calc"),
+        ("lib/x/y.py", ("src", "lib"), "x.y"),
+        ("tests/test_x.py", ("src",), None),
+        ("src/my-lib/x.py", ("src",), None),
+        ("src/calc/data.txt", ("src",), None),
+    ],
+)
+def test_module_name(path: str, pythonpath: tuple[str, ...], name: str | None) -> None:
+    assert review.module_name(path, pythonpath) == name
+
+
+@pytest.mark.parametrize(
+    ("changed", "classes"),
+    [
+        ({3}, {"Money": 1}),
+        ({1}, {"Money": 1}),
+        ({8}, {"Kept": 6}),
+        ({14}, {"factory.<locals>.Local": 12}),
+        ({11}, {}),
+        (set(), {}),
+    ],
+)
+def test_changed_classes(changed: set[int], classes: dict[str, int]) -> None:
+    f = review.changed_file("src/calc/__init__.py", DUNDER_SOURCE.encode(), changed)
+    assert f is not None
+    assert review.changed_classes(f) == classes
+
+
+def test_only_the_dunders_of_classes_the_patch_changes_are_named() -> None:
+    f = review.changed_file("src/calc/__init__.py", DUNDER_SOURCE.encode(), {3})
+    assert f is not None
+    dunders = {
+        "eval/properties/test_m.py::test_a": ["calc.Money.__eq__", "calc.Kept.__eq__"],
+        "eval/properties/test_m.py::test_b": ["calc.Money.__eq__"],
+        "eval/properties/test_m.py::test_c": ["other.Money.__eq__"],
+    }
+    assert review.patch_dunders(dunders, [f], ("src",)) == [
+        "calc.Money.__eq__ (src/calc/__init__.py:1): "
+        "eval/properties/test_m.py::test_a, eval/properties/test_m.py::test_b"
+    ]
+    assert review.patch_dunders(dunders, [], ("src",)) == []

@@ -250,6 +250,12 @@ PROBE = ["src/calc/core.py:3: reads the call stack (sys._getframe)"]
 NEVER = "review: the properties never exercised src/calc/core.py:12-14"
 PROBED = "review: probe of the judge at src/calc/core.py:3: reads the call stack (sys._getframe)"
 
+DUNDER = "calc.Money.__eq__ (src/calc/core.py:4): eval/properties/test_m.py::test_eq"
+RESTED = (
+    f"review: a property's outcome rested on {DUNDER}, "
+    "a method of a class the patch adds or changes"
+)
+
 FINDINGS = [
     # (properties details over CLEAN, other lanes, [review], decision, reasons)
     ({}, {}, HELD, Decision.ACCEPT_FOR_REVIEW, ()),
@@ -259,6 +265,16 @@ FINDINGS = [
     ({"probes": PROBE}, {}, REPORTED, Decision.ACCEPT_FOR_REVIEW, ()),
     ({"probes": PROBE}, {}, ReviewSettings(probes="report"), Decision.ACCEPT_FOR_REVIEW, ()),
     ({"unexercised": GAP, "probes": PROBE}, {}, HELD, Decision.UNDECIDED, (NEVER, PROBED)),
+    # The patch's own dunder decided an outcome: held whatever [review] says (issue 18).
+    ({"patch_dunders": [DUNDER]}, {}, REPORTED, Decision.UNDECIDED, (RESTED,)),
+    ({"patch_dunders": []}, {}, HELD, Decision.ACCEPT_FOR_REVIEW, ()),
+    (
+        {"patch_dunders": "calc.Money.__eq__"},
+        {},
+        HELD,
+        Decision.UNDECIDED,
+        ("review: the properties report's patch_dunders is malformed",),
+    ),
     # Precedence (SPEC "The verdict"): a failed lane rejects, replay's undecided comes first.
     ({"unexercised": GAP}, {"freeze": F}, HELD, Decision.REJECT, ("freeze: why",)),
     ({"unexercised": GAP}, {"replay": F}, HELD, Decision.REJECT, ("replay: why",)),

@@ -483,4 +483,7 @@ def _review(
     # What the verdict holds as undecided under [review] (issue 18); figures here.
     details["unexercised"] = review.unexercised(changed, executed, fates)
     details["probes"] = review_run.probe_hits(run, changed)
+    details["patch_dunders"] = review.patch_dunders(
+        details.get("dunders", {}), changed, run.ledger.gate.pythonpath
+    )
     return found
