@@ -165,6 +165,8 @@ REASONS: tuple[tuple[str, str], ...] = (
     (r"gc\.|refcount|getrefcount|garbage", "object lifetime (gc) across the boundary"),
     (r"__slots__|__dict__", "object layout (__slots__, __dict__) of a handle"),
     (r"from_type|resolve .* strategy", "st.from_type of a stand-in"),
+    (r"\(a judge-side object\) cannot cross",
+     "a judge-side object sent to the code (a standard-library value, a judge object)"),
     (r"cannot cross|can not cross", "a value that cannot cross"),
     (r"unhashable", "hashing a judge object in the worker"),
     (r"crashed|did not answer|deadline", "worker crash or call deadline"),
