@@ -307,7 +307,7 @@ def fetch(suite: Suite, cache: Path) -> Path:
     return found[0]
 
 
-def ledger(suite: Suite) -> str:
+def ledger(suite: Suite, examples: int = MAX_EXAMPLES) -> str:
     return f"""\
 [gate]
 base = "main"
@@ -320,13 +320,13 @@ isolation = "sandbox"
 
 [properties]
 seed = {SEED}
-max_examples = {MAX_EXAMPLES}
+max_examples = {examples}
 timeout_s = 600
 review_mutants = 0
 """
 
 
-def adopt(suite: Suite, archive: Path, dest: Path) -> Path:
+def adopt(suite: Suite, archive: Path, dest: Path, examples: int = MAX_EXAMPLES) -> Path:
     """The project as a user adopting patchjudge makes it; a comment-only patch on `patch`."""
     unpacked = dest.parent / f"{dest.name}-unpacked"
     with tarfile.open(archive) as tar:
@@ -343,7 +343,7 @@ def adopt(suite: Suite, archive: Path, dest: Path) -> Path:
         if old not in text:
             raise RuntimeError(f"{suite.name}: adjustment not applicable to {target}: {old!r}")
         path.write_text(text.replace(old, new))
-    (dest / "eval" / "gate.toml").write_text(ledger(suite))
+    (dest / "eval" / "gate.toml").write_text(ledger(suite, examples))
     git(dest, "init", "-q", "-b", "main")
     commit(dest, f"{suite.name} {suite.version} with its hypothesis tests as properties")
     git(dest, "checkout", "-q", "-b", "patch")
@@ -356,15 +356,16 @@ def adopt(suite: Suite, archive: Path, dest: Path) -> Path:
 # Loaded with -p into the bare run: the judge's seed and example count as a
 # profile (set at configure time, before hypothesis is imported by a test
 # file), and each node id's outcome as pytest reports it, to a JSON file.
-BARE_PLUGIN = f"""
+BARE_PLUGIN = """
 import json, os
 
 
 def pytest_configure(config):
     from hypothesis import settings
 
+    examples = int(os.environ["COMPAT_EXAMPLES"])
     settings.register_profile(
-        "compat", max_examples={MAX_EXAMPLES}, database=None, deadline=None, derandomize=False
+        "compat", max_examples=examples, database=None, deadline=None, derandomize=False
     )
     settings.load_profile("compat")
 
@@ -380,15 +381,17 @@ def pytest_runtest_logreport(report):
 
 def pytest_unconfigure(config):
     with open(os.environ["COMPAT_OUTCOMES"], "w") as f:
-        json.dump({{"status": _OUT, "text": _TEXT}}, f)
+        json.dump({"status": _OUT, "text": _TEXT}, f)
 
 
-_OUT = {{}}
-_TEXT = {{}}
+_OUT = {}
+_TEXT = {}
 """
 
 
-def run_bare(suite: Suite, repo: Path, work: Path) -> tuple[Outcomes, float]:
+def run_bare(
+    suite: Suite, repo: Path, work: Path, examples: int = MAX_EXAMPLES
+) -> tuple[Outcomes, float]:
     """`pytest eval/properties` as the team runs it, the library importable; outcomes, seconds."""
     plugin_dir = work / "bare-plugin"
     plugin_dir.mkdir(exist_ok=True)
@@ -398,6 +401,8 @@ def run_bare(suite: Suite, repo: Path, work: Path) -> tuple[Outcomes, float]:
         {
             "PYTHONPATH": os.pathsep.join([str(repo / suite.pythonpath), str(plugin_dir)]),
             "COMPAT_OUTCOMES": str(out),
+            "COMPAT_EXAMPLES": str(examples),
+            # No __pycache__ in the repo; the lane compiles its fresh scratch copy each run too.
             "PYTHONDONTWRITEBYTECODE": "1",
         }
     )

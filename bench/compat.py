@@ -1,0 +1,127 @@
+"""Third-party hypothesis suites, bare against out of process (issue 17): shares and times.
+
+    python -m bench.compat [--runs 3] [--examples 100] [--work DIR]
+
+`compat_section(work, runs, results)` is what bench/run.py calls (`--only
+compat`). For each suite of tests/compat_helpers.py SUITES (pinned sdists,
+adopted under eval/properties/ as a user would) it runs bare pytest and
+`patchjudge properties` alternately, `runs` times after a warm-up, and
+reports: tests passing bare, those of them passing out of process, the
+share, the differences by idiom, and the lane's time over bare pytest's
+(median of the per-run ratios, wall and CPU). The example count is larger
+than the test's (10) so the properties' own work, not start-up, is timed.
+Nothing here asserts a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
+
+from bench.run import Pair, Results, Target, alternate_many  # noqa: E402
+from tests import compat_helpers as compat  # noqa: E402
+
+EXAMPLES = 100
+
+
+@dataclass(frozen=True)
+class SuiteFigures:
+    name: str
+    bare_passed: int
+    both_passed: int
+    by_idiom: dict[str, int]
+    pair: Pair
+
+    @property
+    def comparable(self) -> bool:
+        return self.bare_passed > 0 and self.both_passed == self.bare_passed
+
+    @property
+    def share(self) -> float:
+        return 100 * self.both_passed / self.bare_passed if self.bare_passed else 0.0
+
+
+def figures_line(f: SuiteFigures) -> str:
+    """Pure: one suite's figures, as a line of notes."""
+    why = "; ".join(f"{n} x {name}" for name, n in f.by_idiom.items()) or "none"
+    # A lane that ran fewer tests than bare did is not timed against it.
+    times = (
+        f"properties lane / bare pytest {f.pair.ratio:.2f}x wall, {f.pair.cpu_ratio:.2f}x CPU"
+        if f.comparable
+        else "time not comparable (the lane did not run all that bare ran)"
+    )
+    return (
+        f"compat {f.name}: {f.bare_passed} pass bare, {f.both_passed} of them out of process "
+        f"({f.share:.1f}%); {times}; differences: {why}"
+    )
+
+
+def targets(found: Sequence[SuiteFigures]) -> list[Target]:
+    """Pure: issue 17's goals over all suites: >= 98% pass; lane / bare <= 1.3 where comparable."""
+    bare = sum(f.bare_passed for f in found)
+    both = sum(f.both_passed for f in found)
+    share = 100 * both / bare if bare else 0.0
+    name = "compat: passing bare that pass out of process (all suites)"
+    out = [Target(name, share, 98, "%", False)]
+    timed = [f for f in found if f.comparable]
+    if timed:
+        worst = max(timed, key=lambda f: f.pair.ratio)
+        name = f"compat: properties lane / bare (worst of {len(timed)}: {worst.name})"
+        out.append(Target(name, worst.pair.ratio, 1.3, "x", True))
+    return out
+
+
+def suite_figures(suite: compat.Suite, work: Path, runs: int, examples: int) -> SuiteFigures:
+    repo = compat.adopt(suite, compat.fetch(suite, work / "sdists"), work / suite.name, examples)
+    seen: dict[str, compat.Outcomes] = {}
+
+    def bare() -> None:
+        seen["bare"] = compat.run_bare(suite, repo, work, examples)[0]
+
+    def oop() -> None:
+        seen["oop"] = compat.run_oop(repo)[0]
+
+    ours, theirs = alternate_many([oop, bare], runs)
+    pair = Pair(f"compat {suite.name}", ours, theirs, "properties lane", "bare pytest")
+    passed = seen["bare"].passed()
+    found = compat.differences(seen["bare"], seen["oop"])
+    return SuiteFigures(
+        suite.name, len(passed), len(passed) - len(found), compat.by_idiom(found), pair
+    )
+
+
+def compat_section(work: Path, runs: int, results: Results, examples: int = EXAMPLES) -> None:
+    found = [suite_figures(s, work / "compat", runs, examples) for s in compat.SUITES]
+    results.pairs += [f.pair for f in found]
+    results.notes += [figures_line(f) for f in found]
+    results.targets += targets(found)
+    if not any(f.comparable for f in found):
+        results.notes.append("compat: no suite passes whole out of process: lane / bare not timed")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--examples", type=int, default=EXAMPLES)
+    parser.add_argument("--work", type=Path, default=None)
+    args = parser.parse_args(argv)
+    work = args.work or Path(tempfile.mkdtemp(prefix="patchjudge-bench-compat-"))
+    results = Results(machine={})
+    compat_section(work, args.runs, results, args.examples)
+    for line in results.notes:
+        print(line)
+    for t in results.targets:
+        print(t.line())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,63 @@
+"""bench/compat.py's pure parts: the figures' line and issue 17's targets; no timing asserted."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_compat", ROOT / "bench" / "compat.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_compat"] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def figures(bench: ModuleType, name: str, bare: int, both: int, lane_s: float) -> object:
+    from bench.run import Pair, Timing
+
+    pair = Pair(f"compat {name}", Timing((lane_s,), (lane_s,)), Timing((1.0,), (2.0,)))
+    idioms = {"pickle of a handle": bare - both} if bare > both else {}
+    return bench.SuiteFigures(name, bare, both, idioms, pair)
+
+
+def test_a_suite_that_passes_whole_is_timed(bench: ModuleType) -> None:
+    line = bench.figures_line(figures(bench, "a", 10, 10, 1.2))
+    assert line == (
+        "compat a: 10 pass bare, 10 of them out of process (100.0%); "
+        "properties lane / bare pytest 1.20x wall, 0.60x CPU; differences: none"
+    )
+
+
+def test_a_suite_with_differences_names_them_and_is_not_timed(bench: ModuleType) -> None:
+    line = bench.figures_line(figures(bench, "b", 4, 1, 0.2))
+    assert line == (
+        "compat b: 4 pass bare, 1 of them out of process (25.0%); time not comparable "
+        "(the lane did not run all that bare ran); differences: 3 x pickle of a handle"
+    )
+
+
+def test_targets_share_over_all_suites_and_worst_comparable_ratio(bench: ModuleType) -> None:
+    found = [
+        figures(bench, "a", 10, 10, 1.2),
+        figures(bench, "b", 40, 39, 9.0),
+        figures(bench, "c", 50, 50, 1.4),
+    ]
+    share, ratio = bench.targets(found)
+    assert (share.figure, share.limit, share.met) == (99.0, 98, True)
+    assert ratio.name == "compat: properties lane / bare (worst of 2: c)"
+    assert (ratio.figure, ratio.met) == (1.4, False)
+
+
+def test_no_comparable_suite_gives_no_time_target(bench: ModuleType) -> None:
+    (share,) = bench.targets([figures(bench, "b", 4, 1, 0.2)])
+    assert (share.figure, share.met) == (25.0, False)
