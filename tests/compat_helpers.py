@@ -159,14 +159,14 @@ REASONS: tuple[tuple[str, str], ...] = (
      "a stand-in class where the judge needs a real class (issubclass, isinstance)"),
     (r"not type 'Handle'|not 'Handle'|'Handle' object",
      "a handle where the judge needs the real object (a standard-library or C API)"),
-    (r"cannot pickle|pickl", "pickle of a handle"),
-    (r"deepcopy|__deepcopy__|copy\.copy|__reduce", "copy of a handle"),
-    (r"weakref|weakly", "weak reference to a handle"),
-    (r"gc\.|refcount|getrefcount|garbage", "object lifetime (gc) across the boundary"),
-    (r"__slots__|__dict__", "object layout (__slots__, __dict__) of a handle"),
-    (r"from_type|resolve .* strategy", "st.from_type of a stand-in"),
     (r"\(a judge-side object\) cannot cross",
      "a judge-side object sent to the code (a standard-library value, a judge object)"),
+    (r"cannot pickle|pickl", "pickle of a handle"),
+    (r"deepcopy|__deepcopy__|copy\.copy|__reduce", "copy of a handle"),
+    (r"__slots__|__dict__|repeats slot", "object layout (__slots__, __dict__) of a handle"),
+    (r"weakref|weakly", "weak reference to a handle"),
+    (r"gc\.|refcount|getrefcount|garbage", "object lifetime (gc) across the boundary"),
+    (r"from_type|resolve .* strategy", "st.from_type of a stand-in"),
     (r"cannot cross|can not cross", "a value that cannot cross"),
     (r"unhashable", "hashing a judge object in the worker"),
     (r"crashed|did not answer|deadline", "worker crash or call deadline"),
@@ -174,14 +174,16 @@ REASONS: tuple[tuple[str, str], ...] = (
 
 
 def error_line(text: str) -> str:
-    """Pure: the failure's own words, one line: the first `E   ` line (or the last line)."""
-    for line in text.splitlines():
-        if line.startswith("E   "):
-            found = line[4:].strip()
-            break
-    else:
-        lines = [x.strip() for x in text.splitlines() if x.strip()]
-        found = lines[-1] if lines else "no output"
+    """Pure: the failure's own words, one line: its first `E   ` line naming an exception.
+
+    Else the first `E   ` line with a word in it (not an exception group's
+    frame, not a line of hypothesis's data), else the text's last line.
+    """
+    lines = [x[4:].strip() for x in text.splitlines() if x.startswith("E   ")]
+    named = [x for x in lines if re.match(r"[\w.]*(Error|Exception|Exit|Interrupt)\b", x)]
+    worded = [x for x in lines if re.search(r"[A-Za-z]{2}", x)]
+    rest = [x.strip() for x in text.splitlines() if x.strip()]
+    found = (named or worded or rest[-1:] or ["no output"])[0]
     # Addresses differ from run to run; the reason must not.
     found = re.sub(r"0x[0-9a-f]+", "0x...", found)
     return found[:200]

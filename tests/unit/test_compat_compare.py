@@ -29,6 +29,9 @@ G = "eval/properties/test_b.py"
         ("", "no output"),
         ("E   ValueError: <Handle at 0x7f00ab>", "ValueError: <Handle at 0x...>"),
         ("E   " + "x" * 300, "x" * 200),
+        ("E   'x',\nE   AssertionError: assert 1 == 2", "AssertionError: assert 1 == 2"),
+        ("E   +-------------\nE   | inner words", "| inner words"),
+        ("E   +-------------\nlast", "last"),
     ],
 )
 def test_error_line(text: str, line: str) -> None:
@@ -84,8 +87,13 @@ def test_reason_for_each_way_a_test_can_miss() -> None:
 
 def test_differences_are_what_passes_bare_and_not_out_of_process() -> None:
     bare = Outcomes({"a": "passed", "b": "passed", "c": "failed", "d": "passed"})
-    oop = Outcomes({"a": "passed", "b": "failed", "c": "passed", "e": "passed"}, {"b": "E   X"})
-    assert differences(bare, oop) == {"b": "other: X", "d": "not collected out of process"}
+    oop = Outcomes(
+        {"a": "passed", "b": "failed", "c": "passed", "e": "passed"}, {"b": "E   KeyError: 1"}
+    )
+    assert differences(bare, oop) == {
+        "b": "other: KeyError: 1",
+        "d": "not collected out of process",
+    }
 
 
 def test_ratchet_both_ways() -> None:
