@@ -61,3 +61,23 @@ def test_targets_share_over_all_suites_and_worst_comparable_ratio(bench: ModuleT
 def test_no_comparable_suite_gives_no_time_target(bench: ModuleType) -> None:
     (share,) = bench.targets([figures(bench, "b", 4, 1, 0.2)])
     assert (share.figure, share.met) == (25.0, False)
+
+
+def test_one_file_keeps_the_helpers_and_their_adjustments(bench: ModuleType) -> None:
+    from tests.compat_helpers import SUITES
+
+    bidict, _, dateutil = SUITES
+    alone = bench.one_file(dateutil, "test_rrule_prop.py")
+    assert list(alone.files.values()) == ["test_rrule_prop.py"]
+    assert alone.name == dateutil.name and alone.sha256 == dateutil.sha256
+    kept = bench.one_file(bidict, "test_properties.py")
+    assert kept.files == bidict.files and kept.adjustments == bidict.adjustments
+
+
+def test_a_file_that_passes_whole_is_timed_when_its_suite_is_not(bench: ModuleType) -> None:
+    suite = figures(bench, "d", 19, 2, 0.3)
+    alone = figures(bench, "d test_p.py alone", 2, 2, 1.1)
+    share, ratio = bench.targets([suite], [alone])
+    assert share.figure == 100 * 2 / 19
+    assert ratio.name == "compat: properties lane / bare (worst of 1: d test_p.py alone)"
+    assert (ratio.figure, ratio.met) == (1.1, True)
