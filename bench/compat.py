@@ -10,7 +10,9 @@ reports: tests passing bare, those of them passing out of process, the
 share, the differences by idiom, and the lane's time over bare pytest's
 (median of the per-run ratios, wall and CPU) where the lane ran all that
 bare ran: for a suite that does not pass whole, each of its test files
-alone (with its helpers) that does. The example count is larger
+alone (with its helpers) that does; and a stateful machine of the bench's
+own (VecMachine), the boundary's worst case, while no third-party machine
+passes whole. The example count is larger
 than the test's (10) so the properties' own work, not start-up, is timed.
 Nothing here asserts a timing.
 """
@@ -121,6 +123,112 @@ def figures_for(
     return SuiteFigures(label, len(passed), len(passed) - len(found), compat.by_idiom(found), pair)
 
 
+# A pyrsistent-shaped machine over a small library of the bench's own: no
+# third-party stateful machine passes whole out of process yet, and the
+# stateful idiom (many small calls per example) is the boundary's worst case.
+VEC = """
+class Vec:
+    def __init__(self, items=()):
+        self._items = tuple(items)
+
+    def append(self, x):
+        return Vec(self._items + (x,))
+
+    def set(self, i, x):
+        items = list(self._items)
+        items[i] = x
+        return Vec(items)
+
+    def __len__(self):
+        return len(self._items)
+
+    def __getitem__(self, i):
+        return self._items[i]
+
+    def tolist(self):
+        return list(self._items)
+"""
+
+MACHINE = """
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
+
+from vec import Vec
+
+
+class VecMachine(RuleBasedStateMachine):
+    vecs = Bundle("vecs")
+
+    @rule(target=vecs)
+    def empty(self):
+        return (Vec(), [])
+
+    @rule(target=vecs, pair=vecs, x=st.integers())
+    def append(self, pair, x):
+        v, model = pair
+        return (v.append(x), [*model, x])
+
+    @rule(target=vecs, pair=vecs, data=st.data())
+    def set(self, pair, data):
+        v, model = pair
+        if not model:
+            return pair
+        i = data.draw(st.integers(0, len(model) - 1))
+        x = data.draw(st.integers())
+        new = list(model)
+        new[i] = x
+        return (v.set(i, x), new)
+
+    @rule(pair=vecs)
+    def agrees(self, pair):
+        v, model = pair
+        assert len(v) == len(model) and v.tolist() == model
+        if model:
+            assert v[-1] == model[-1]
+
+
+TestVec = VecMachine.TestCase
+"""
+
+STATEFUL = compat.Suite(
+    name="stateful-machine",
+    version="-",
+    sha256="-",
+    top="-",
+    pythonpath="src",
+    package="src",
+    idioms="a stateful machine over persistent vectors (the bench's own)",
+    files={},
+)
+
+
+def stateful_figures(work: Path, runs: int, examples: int) -> SuiteFigures:
+    """VecMachine bare and out of process, alternately."""
+    from tests.helpers import commit, git, init_repo
+
+    ledger = compat.ledger(STATEFUL, examples)
+    files = {"src/vec.py": VEC, "eval/properties/test_vec.py": MACHINE, "eval/gate.toml": ledger}
+    work.mkdir(parents=True, exist_ok=True)
+    repo = init_repo(work / "repo", files)
+    git(repo, "checkout", "-q", "-b", "patch")
+    (repo / "src" / "vec.py").write_text(VEC + "\n# a comment-only patch\n")
+    commit(repo, "a comment-only patch")
+    seen: dict[str, compat.Outcomes] = {}
+
+    def bare() -> None:
+        seen["bare"] = compat.run_bare(STATEFUL, repo, work, examples)[0]
+
+    def oop() -> None:
+        seen["oop"] = compat.run_oop(repo)[0]
+
+    ours, theirs = alternate_many([oop, bare], runs)
+    passed = seen["bare"].passed()
+    found = compat.differences(seen["bare"], seen["oop"])
+    label = "stateful machine (bench's own VecMachine)"
+    pair = Pair(f"compat {label}", ours, theirs, "properties lane", "bare pytest")
+    return SuiteFigures(label, len(passed), len(passed) - len(found), compat.by_idiom(found), pair)
+
+
 def compat_section(work: Path, runs: int, results: Results, examples: int = EXAMPLES) -> None:
     found, files = [], []
     for suite in compat.SUITES:
@@ -133,6 +241,7 @@ def compat_section(work: Path, runs: int, results: Results, examples: int = EXAM
             where = work / "compat" / f"{suite.name}-{target.removesuffix('.py')}"
             label = f"{suite.name} {target} alone"
             files.append(figures_for(label, one_file(suite, target), where, runs, examples))
+    files.append(stateful_figures(work / "compat" / "stateful", runs, examples))
     results.notes += [figures_line(f) for f in [*found, *files]]
     results.pairs += [f.pair for f in [*found, *files] if f.comparable]
     results.targets += targets(found, files)
