@@ -1,12 +1,12 @@
 """Third-party hypothesis suites, judged bare and out of process (issue 17).
 
-    python -m tests.compat_helpers [--update] [--work DIR]
+    python -m tests.compat_helpers [--update] [--work NEW_DIR] [--cache DIR]
 
 Each suite is a pinned sdist (version and SHA-256, in SUITES below, the one
 place they are written) whose own hypothesis tests a new user would put under
 `eval/properties/`. `compare_suite` builds that project as a real git repo,
 runs the copied files under bare pytest and through `patchjudge properties`
-(out of process, in the sandbox where there is one) with the same seed and
+(out of process, `isolation = "sandbox"`: bwrap is needed) with the same seed and
 example count, and returns both outcomes per node id. Without `--update` the
 module prints the figures; with it, it rewrites KNOWN (known-differences.json)
 from what it saw: the boundary's work changes that list, a human reviews the
