@@ -110,6 +110,50 @@ SUITES = (
         },
     ),
     Suite(
+        name="attrs",
+        version="26.1.0",
+        sha256="d03ceb89cb322a8fd706d4fb91940737b6642aa36998fe130a9bc96c985eff32",
+        top="attrs-26.1.0",
+        pythonpath="src",
+        package="src/attr",
+        idioms="judge-defined classes: classes the property files define and decorate with "
+        "the library (@attr.s, attr.ib, make_class), its functions over them (asdict, evolve, "
+        "fields), strategies that build classes; attrs is also a judge dependency",
+        files={
+            "tests/test_funcs.py": "test_funcs.py",
+            "tests/test_functional.py": "test_functional.py",
+            "tests/strategies.py": "strategies.py",
+            "tests/utils.py": "utils.py",
+            "tests/conftest.py": "conftest.py",
+        },
+        adjustments=(
+            (
+                "test_funcs.py",
+                "from .strategies import",
+                "from strategies import",
+                "eval/properties is not a package: its helpers are files beside the tests",
+            ),
+            (
+                "strategies.py",
+                "from .utils import",
+                "from utils import",
+                "eval/properties is not a package: its helpers are files beside the tests",
+            ),
+            (
+                "conftest.py",
+                "def pytest_configure(config):",
+                "def _suite_profile(config):",
+                "the suite's own hypothesis profile would replace the judge's (the lane "
+                "refuses a max_examples other than the ledger's); its fixtures stay",
+            ),
+        ),
+        left_out={
+            "tests/test_make.py": "the largest of attrs's hypothesis files: left out to keep "
+            "the compat test near its CPU budget",
+            "tests/test_dunders.py": "as test_make.py",
+        },
+    ),
+    Suite(
         name="python-dateutil",
         version="4.0.0",
         sha256="d7295ff14fdc0f92f662100bfb6c551d160ca090f2939f1ec5b9794265c03f06",

@@ -66,7 +66,8 @@ def test_no_comparable_suite_gives_no_time_target(bench: ModuleType) -> None:
 def test_one_file_keeps_the_helpers_and_their_adjustments(bench: ModuleType) -> None:
     from tests.compat_helpers import SUITES
 
-    bidict, _, dateutil = SUITES
+    by_name = {s.name: s for s in SUITES}
+    bidict, dateutil = by_name["bidict"], by_name["python-dateutil"]
     alone = bench.one_file(dateutil, "test_rrule_prop.py")
     assert list(alone.files.values()) == ["test_rrule_prop.py"]
     assert alone.name == dateutil.name and alone.sha256 == dateutil.sha256
