@@ -1048,7 +1048,9 @@ def workdir(keep: Path | None) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-SECTIONS = ("gate", "nox", "hash", "flakes", "junit", "sandbox", "boundary", "review", "scale")
+SECTIONS = (
+    "gate", "nox", "hash", "flakes", "junit", "sandbox", "boundary", "review", "scale", "compat",
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1098,6 +1100,11 @@ def v2_sections(only: set[str], work: Path, runs: int, results: Results) -> None
         from bench.scale import scale_section
 
         scale_section(work / "scale", runs, results)
+    if "compat" in only:
+        print("bench: third-party hypothesis suites, bare vs out of process", flush=True)
+        from bench.compat import compat_section
+
+        compat_section(work, runs, results)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

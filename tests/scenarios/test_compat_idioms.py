@@ -1,0 +1,278 @@
+"""The idioms of the compat suites, one test each, through a real worker (issue 17).
+
+Each row is one idiom the third-party suites use (tests/compat_helpers.py
+SUITES): the property passes in process (the bare reference), and out of
+process it either passes or fails for the reason named in the row. A row
+whose outcome changes fails here, so a boundary change that fixes an idiom
+(or breaks one) updates this table in the same commit.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests import compat_helpers as compat
+from tests.attack_helpers import fast_ledger, require_sandbox
+from tests.helpers import cli, commit, example_repo, write
+
+pytestmark = pytest.mark.compat
+
+LIB = '''
+import datetime
+
+
+class Error(ValueError):
+    pass
+
+
+class Thing:
+    def __init__(self, n=0):
+        self.n = n
+
+    def __eq__(self, other):
+        return isinstance(other, Thing) and other.n == self.n
+
+    def __hash__(self):
+        return hash(self.n)
+
+
+class Base:
+    """A class the property subclasses (pyrsistent's PClass, bidict's namedbidict bases)."""
+
+    def __init__(self, **kw):
+        self.kw = kw
+
+
+class Box:
+    def __init__(self, x):
+        self.x = x
+
+    def get(self):
+        return self.x
+
+
+class Counter:
+    def __init__(self):
+        self.items = []
+
+    def push(self, x):
+        self.items.append(x)
+
+    def pop(self):
+        return self.items.pop()
+
+    def __len__(self):
+        return len(self.items)
+
+
+class Fixed(datetime.tzinfo):
+    def utcoffset(self, dt):
+        return datetime.timedelta(hours=1)
+
+    def dst(self, dt):
+        return datetime.timedelta(0)
+
+
+FIXED = Fixed()
+
+
+def parse(text):
+    return datetime.date.fromisoformat(text)
+
+
+def count_up(n):
+    i = n
+    while True:
+        yield i
+        i += 1
+
+
+def check(x):
+    if x < 0:
+        raise Error("negative")
+    return x
+'''
+
+HEADER = """
+import collections.abc
+import copy
+import datetime
+import itertools
+import pickle
+import weakref
+
+import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, rule
+
+import lib
+"""
+
+# idiom -> (the property, what out of process gives today: "passed" or the reason's idiom)
+IDIOMS: dict[str, tuple[str, str]] = {
+    "library classes built by hypothesis": (
+        """
+        @given(st.builds(lib.Thing, st.integers()))
+        def test_builds(t):
+            assert t == lib.Thing(t.n) and isinstance(t, lib.Thing)
+        """,
+        "passed",
+    ),
+    "library exceptions": (
+        """
+        @given(st.integers(max_value=-1))
+        def test_raises(x):
+            with pytest.raises(lib.Error, match="negative"):
+                lib.check(x)
+        """,
+        "passed",
+    ),
+    "lazy iterators": (
+        """
+        @given(st.integers(0, 100))
+        def test_iterator(n):
+            assert list(itertools.islice(lib.count_up(n), 3)) == [n, n + 1, n + 2]
+        """,
+        "passed",
+    ),
+    "a judge object kept by the library": (
+        """
+        def test_judge_object_kept():
+            o = object()
+            assert lib.Box(o).get() is o
+        """,
+        "a judge-side object sent to the code (a standard-library value, a judge object)",
+    ),
+    "a stateful machine over a library object": (
+        """
+        class CounterMachine(RuleBasedStateMachine):
+            def __init__(self):
+                super().__init__()
+                self.counter, self.model = lib.Counter(), []
+
+            values = Bundle("values")
+
+            @rule(target=values, x=st.integers())
+            def push(self, x):
+                self.counter.push(x)
+                self.model.append(x)
+                return x
+
+            @rule()
+            def pop(self):
+                if self.model:
+                    assert self.counter.pop() == self.model.pop()
+                assert len(self.counter) == len(self.model)
+
+
+        TestCounter = CounterMachine.TestCase
+        TestCounter.settings = settings(max_examples=5, stateful_step_count=10)
+        """,
+        "passed",
+    ),
+    "a judge class subclasses a library class": (
+        """
+        def test_subclass():
+            class Item(lib.Base):
+                pass
+
+            assert Item(a=1).kw == {"a": 1}
+        """,
+        "a judge class subclasses a worker class",
+    ),
+    "issubclass of a library class against an ABC": (
+        """
+        def test_issubclass_abc():
+            assert not issubclass(lib.Thing, collections.abc.Mapping)
+        """,
+        "a stand-in class where the judge needs a real class (issubclass, isinstance)",
+    ),
+    "a library tzinfo in a standard-library datetime": (
+        """
+        def test_tzinfo():
+            dt = datetime.datetime(2020, 1, 1, tzinfo=lib.FIXED)
+            assert dt.utcoffset() == datetime.timedelta(hours=1)
+        """,
+        "a handle where the judge needs the real object (a standard-library or C API)",
+    ),
+    "a standard-library value returned": (
+        """
+        @given(st.dates())
+        def test_date_round_trip(d):
+            assert lib.parse(d.isoformat()) == d
+        """,
+        "a judge-side object sent to the code (a standard-library value, a judge object)",
+    ),
+    "pickle of a library object": (
+        """
+        def test_pickle():
+            assert pickle.loads(pickle.dumps(lib.Thing(3))) == lib.Thing(3)
+        """,
+        "pickle of a handle",
+    ),
+    "deepcopy of a library object": (
+        """
+        def test_deepcopy():
+            assert copy.deepcopy(lib.Thing(3)) == lib.Thing(3)
+        """,
+        # deepcopy falls back on the pickle protocol: the same refusal.
+        "pickle of a handle",
+    ),
+    "a weak reference to a library object": (
+        """
+        def test_weakref():
+            t = lib.Thing(3)
+            assert weakref.ref(t)() is t
+        """,
+        "passed",
+    ),
+}
+
+FILE = "eval/properties/test_idioms.py"
+
+
+def property_file() -> str:
+    bodies = [textwrap.dedent(src).strip("\n") for src, _ in IDIOMS.values()]
+    return textwrap.dedent(HEADER).lstrip("\n") + "\n\n" + "\n\n\n".join(bodies) + "\n"
+
+
+def idiom_nodeid(src: str) -> str:
+    """An idiom's node id, read from its source: its test, or its machine's TestCase."""
+    found = re.search(r"^def (test_\w+)|^(Test\w+) = ", textwrap.dedent(src), re.MULTILINE)
+    assert found, src
+    test, machine = found.groups()
+    return f"{FILE}::{test}" if test else f"{FILE}::{machine}::runTest"
+
+
+def judged(tmp_path: Path, inside: bool) -> compat.Outcomes:
+    """The properties lane alone (`patchjudge properties`) on a comment-only patch."""
+    extra = f'in_process = ["{FILE}"]\n' if inside else ""
+    ledger = fast_ledger().replace("review_mutants = 2\n", "review_mutants = 0\n" + extra)
+    files = {"src/lib.py": LIB, FILE: property_file(), "eval/gate.toml": ledger}
+    repo = example_repo(tmp_path, **files)
+    write(repo, {"src/lib.py": LIB + "\n# patched\n"})
+    commit(repo, "a comment-only patch")
+    result = cli(repo, "properties", "--base", "main")
+    assert result.code in (0, 1), result
+    return compat.oop_outcomes(result.report(repo, "properties"))
+
+
+def test_each_idiom_passes_in_process_and_out_of_process_as_the_table_says(
+    tmp_path: Path,
+) -> None:
+    require_sandbox()
+    ids = {name: idiom_nodeid(src) for name, (src, _) in IDIOMS.items()}
+    inside = judged(tmp_path / "in", inside=True)
+    assert set(ids.values()) <= inside.passed(), inside
+    outside = judged(tmp_path / "out", inside=False)
+    got = {}
+    for name, nodeid in ids.items():
+        if outside.status.get(nodeid) == "passed":
+            got[name] = "passed"
+        else:
+            got[name] = compat.reason(nodeid, outside).partition(":")[0]
+    assert got == {name: expected for name, (_, expected) in IDIOMS.items()}
