@@ -224,7 +224,7 @@ def suite_summary(details: Any) -> str:
     if isinstance(problems, list) and problems:
         return "failed: " + str(problems[0]).removeprefix("suite: ")
     parts = [f"{passed} passed"]
-    parts += [f"{len(excused)} frozen failed (excused)"] if excused else []
+    parts += [f"{len(excused)} failed, excused (frozen or host-dependent)"] if excused else []
     parts += [f"{skipped} skipped"] if skipped else []
     return f"ran {ran}: " + ", ".join(parts)
 

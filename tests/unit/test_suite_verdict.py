@@ -15,6 +15,7 @@ from patchjudge.lanes.freeze import (
     ran_at,
     skipped_at_run,
     suite_verdict,
+    uses_hypothesis,
 )
 from patchjudge.lanes.pathfilter import collection_problems, uncollected_base_problems
 from patchjudge.report import Decision, LaneReport, RunKey, Status
@@ -129,7 +130,7 @@ SUMMARY_CASES = [
     ({**_counts(4, 4, 0, [], []), "problems": []}, "ran 4: 4 passed"),
     (
         {**_counts(5, 3, 1, [], [A]), "problems": []},
-        "ran 5: 3 passed, 1 frozen failed (excused), 1 skipped",
+        "ran 5: 3 passed, 1 failed, excused (frozen or host-dependent), 1 skipped",
     ),
     ({**_counts(4, 3, 0, [B], []), "problems": ["suite: 1 failed: ..."]}, f"failed: 1 of 4: {B}"),
     (
@@ -323,3 +324,16 @@ def test_verdict_md_adds_no_note_to_a_reject() -> None:
     assert verdict.decision is Decision.REJECT
     assert "not run here" not in render.markdown(verdict)
     assert r"- visible suite: not run: \[suite\] run = false" in render.markdown(verdict)
+
+
+@pytest.mark.parametrize(
+    ("sources", "uses"),
+    [
+        ([b"from hypothesis import given\n"], True),
+        ([b"def test_a():\n    assert True\n", b"pytest_plugins = ['hypothesis.extra']\n"], True),
+        ([b"def test_a():\n    assert True\n"], False),
+        ([], False),
+    ],
+)
+def test_uses_hypothesis(sources: list[bytes], uses: bool) -> None:
+    assert uses_hypothesis(sources) is uses

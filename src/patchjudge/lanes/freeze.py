@@ -16,6 +16,7 @@ from patchjudge.lanes import report
 from patchjudge.lanes.pathfilter import defined_at
 from patchjudge.lanes.properties import run_properties
 from patchjudge.paths import any_match, under
+from patchjudge.replay import nodeid_matches
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
 
@@ -231,6 +232,11 @@ def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[s
             timeout_s=ledger.suite.timeout_s,
         )
         paths = [p for p in ledger.suite.paths if (tree / p).exists()]
+        if not uses_hypothesis(_sources(tree, paths)):
+            # The judge's hypothesis plugin imports hypothesis and its own
+            # dependencies into the tested process, where the tree may be one
+            # of them (sortedcontainers, attrs): loaded only for a suite that uses it.
+            spec = dataclasses.replace(spec, seed=None)
         collected: tuple[str, ...] = ()
         states: Mapping[str, str] = {}
         outcomes: tuple[testrun.Outcome, ...] = ()
@@ -255,9 +261,25 @@ def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[s
         return said, {**empty, "problems": said}
     # Read only when nothing was collected: one `git show` a base test file.
     base_tests = 0 if collected else _base_tests(run)
-    problems, ran = suite_verdict(collected, outcomes, frozen, base_tests)
+    # Host-dependent tests (`[replay] nodeids`, the ledger's globs) are the
+    # replay lane's to decide on the trusted host, not this one's.
+    hosted = {n for n in collected if any(nodeid_matches(g, n) for g in ledger.replay.nodeids)}
+    problems, ran = suite_verdict(collected, outcomes, {*frozen, *hosted}, base_tests)
     problems += newly_skipped(skipped, base_ran)
     return problems, {**ran, "problems": problems}
+
+
+def uses_hypothesis(sources: Iterable[bytes]) -> bool:
+    """Pure: whether any of the suite's files names hypothesis (an import, a plugin)."""
+    return any(b"hypothesis" in source for source in sources)
+
+
+def _sources(tree: Path, paths: Iterable[str]) -> Iterable[bytes]:
+    for path in paths:
+        root = tree / path
+        for file in [root] if root.is_file() else sorted(root.rglob("*.py")):
+            if file.is_file() and not file.is_symlink():
+                yield file.read_bytes()
 
 
 def _believed(found: testrun.TestRun, timeout_s: float) -> list[str]:
