@@ -190,7 +190,7 @@ def measure(name: str, repo: Path, runs: int) -> Figures:
         measured.append(t)
         result = measured_run  # type: ignore[assignment]
         t, summary = _timed(  # type: ignore[assignment]
-            lambda r=result: review_run.try_mutants(run, changed, r, run_properties)
+            lambda r=result: review_run.try_mutants(run, changed, r, run_properties)[0]
         )
         mutants.append(t)
     assert result is not None

@@ -256,6 +256,10 @@ def test_in_the_sandbox_no_hook_reaches_the_checkout(tmp_path: Path) -> None:
     judged_ = attack(
         tmp_path, {"src/calc/__init__.py": HOOK}, base={"eval/gate.toml": _ledger("sandbox")}
     )
-    # Prevented, not detected: the code under test is correct and could not see the checkout.
-    assert judged_.decision == "accept_for_review", judged_.explain()
+    # Prevented, not detected: the code under test is correct and could not see the
+    # checkout, so no lane fails. What it tried is still held (issue 18): its /proc and
+    # getppid probes, and the lines no property runs.
+    assert judged_.decision == "undecided", judged_.explain()
+    assert all(r.startswith("review: ") for r in judged_.reasons), judged_.explain()
+    assert judged_.says("review: probe of the judge at src/calc/__init__.py:", "/proc")
     assert not (judged_.repo / ".git" / "hooks" / "post-commit").exists()

@@ -44,12 +44,18 @@ WRITTEN = {
 }
 
 
-def _adopt(repo: Path, *args: str, replay: str = "") -> str:
+REPORT_UNEXERCISED = '\n[review]\nunexercised = "report"\n'
+
+
+def _adopt(repo: Path, *args: str, replay: str = "", ledger_extra: str = "") -> str:
     result = cli(repo, "init", *args)
     assert result.code == 0, result.err
     if replay:  # the human's edit to what init wrote, in the adoption commit
         text = (repo / LEDGER).read_text()
         (repo / LEDGER).write_text(text.replace("[replay]\n", f"[replay]\n{replay}\n", 1))
+    if ledger_extra:
+        with (repo / "eval" / "gate.toml").open("a") as fh:
+            fh.write(ledger_extra)
     commit(repo, "Adopt patchjudge")
     git(repo, "checkout", "-q", "-b", "patch")
     return result.out
@@ -250,7 +256,9 @@ def test_a_patchjudge_spec_that_does_not_install_here_is_one_line_naming_the_fix
 def test_the_generated_noxfile_gates_a_patch_without_patchjudges_source_tree(tmp_path):
     wheel = build_wheel(tmp_path / "wheel")
     repo = flat_project(tmp_path / "calc")
-    _adopt(repo, "--patchjudge-spec", str(wheel))
+    # The starter property checks names, it calls nothing: the changed line is
+    # never exercised (issue 18). This test is about the noxfile, so only report it.
+    _adopt(repo, "--patchjudge-spec", str(wheel), ledger_extra=REPORT_UNEXERCISED)
     write(repo, {"calc/__init__.py": "def total(xs):\n    return sum(list(xs))\n"})
     commit(repo, "trivial")
     nox = [sys.executable, "-m", "nox", "--no-color", "-s", "gate", "--"]
