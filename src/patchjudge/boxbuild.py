@@ -189,7 +189,8 @@ def build_wheel(
             box = sandbox.Box(tree=tree, home=home, writable=(outdir.resolve(),))
         argv = [sys.executable, "-I", "-B", "--check-hash-based-pycs", "always"]
         argv += ["-c", _FRONTEND, str(tree), str(outdir.resolve())]
-        done = proc.run(sandbox.wrap(box, argv), cwd=tree, env=env, timeout=timeout)
+        with sandbox.wrapped(box, argv) as (boxed, fds):
+            done = proc.run(boxed, cwd=tree, env=env, timeout=timeout, pass_fds=fds)
         if done.returncode != 0 or done.timed_out:
             tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-2:]
             said = "timed out" if done.timed_out else f"exit {done.returncode}"

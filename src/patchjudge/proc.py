@@ -180,6 +180,7 @@ def run(
     channel: bool = False,
     check: bool = False,
     output_cap: int | None = OUTPUT_CAP,
+    pass_fds: Sequence[int] = (),
 ) -> Completed:
     """Run argv in a new session; on timeout kill its whole process group.
 
@@ -191,12 +192,12 @@ def run(
     reaping = channel and _subreaper()
     known = _children() if reaping else set()
     child_env = dict(os.environ if env is None else env)
-    pass_fds: tuple[int, ...] = ()
+    pass_fds = tuple(pass_fds)  # the sandbox's filter, say: the caller closes them
     read_fd = write_fd = -1
     if channel:
         read_fd, write_fd = os.pipe()
         os.set_inheritable(write_fd, True)
-        pass_fds = (write_fd,)
+        pass_fds = (*pass_fds, write_fd)
         child_env[CHANNEL_ENV] = str(write_fd)
     try:
         proc = _popen(

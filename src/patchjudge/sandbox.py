@@ -1,25 +1,29 @@
 """The boundary around code under test: bubblewrap's argument list and when it applies.
 
 A lane builds a `Box` for a process that runs the patch's code and passes its
-argv through `wrap`; `None` is the process-level isolation of v1 (issue 10).
+argv through `wrapped`; `None` is the process-level isolation of v1 (issue 10).
 `bwrap_argv` is the whole policy, pure; `host()` and `probe()` are the only
 places that look at this machine.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
+import platform
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from patchjudge import seccomp
 from patchjudge.errors import PatchjudgeError
 
 ISOLATIONS = ("process", "auto", "sandbox")  # loosest first: the CLI may only move right
@@ -88,9 +92,13 @@ class Host:
     bwrap: str
     readonly: tuple[Path, ...]  # bound read-only at the same path, when present
     symlinks: tuple[tuple[str, Path], ...] = ()  # (target, link): /lib -> usr/lib
+    # The machine's own name: a fixed one would tell the code it is being judged (issue 18).
+    hostname: str = "localhost"
 
 
-def bwrap_argv(box: Box, argv: Sequence[str], host: Host) -> list[str]:
+def bwrap_argv(
+    box: Box, argv: Sequence[str], host: Host, seccomp_fd: int | None = None
+) -> list[str]:
     """Pure: the bwrap command line that runs `argv` inside `box`.
 
     Order matters to bwrap: a mount made later covers what an earlier one
@@ -102,7 +110,9 @@ def bwrap_argv(box: Box, argv: Sequence[str], host: Host) -> list[str]:
     # outright, so a box never silently shares the caller's user namespace.
     out += ["--unshare-all", "--unshare-user", "--disable-userns"]
     out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    out += ["--hostname", "patchjudge-box"]
+    if seccomp_fd is not None:  # the filter bwrap reads from it before the exec
+        out += ["--seccomp", str(seccomp_fd)]
+    out += ["--hostname", host.hostname]
     out += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
     for target, link in host.symlinks:
         out += ["--symlink", target, str(link)]
@@ -169,21 +179,48 @@ def _host(bwrap: str) -> Host:
     prefixes += [str(Path(p).resolve()) for p in list(prefixes)]
     package = Path(__file__).resolve().parent
     readonly += interpreter_paths(prefixes, sys.path, package)
-    return Host(bwrap=bwrap, readonly=tuple(dict.fromkeys(readonly)), symlinks=tuple(symlinks))
+    return Host(
+        bwrap=bwrap,
+        readonly=tuple(dict.fromkeys(readonly)),
+        symlinks=tuple(symlinks),
+        hostname=socket.gethostname() or "localhost",
+    )
 
 
-def wrap(box: Box | None, argv: Sequence[str]) -> list[str]:
-    """argv to run inside `box`; unchanged without one.
+def _filter_fd() -> int | None:
+    """A fresh descriptor holding the system-call filter (bwrap reads it to the end)."""
+    if not seccomp.supported(platform.machine()):
+        return None
+    data = seccomp.program()
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, data)  # a few hundred bytes: well inside a pipe's buffer
+    finally:
+        os.close(write_end)
+    return read_end
 
-    A box with no bwrap to run it is a bug of the caller's (the run chose
-    "sandbox" after probe() said it works), never a silent fallback.
+
+@contextlib.contextmanager
+def wrapped(box: Box | None, argv: Sequence[str]) -> Iterator[tuple[list[str], tuple[int, ...]]]:
+    """argv to run inside `box` and the descriptors the child must inherit (`pass_fds`).
+
+    Without a box, argv unchanged. A box with no bwrap to run it is a bug of
+    the caller's (the run chose "sandbox" after probe() said it works), never
+    a silent fallback.
     """
     if box is None:
-        return list(argv)
+        yield list(argv), ()
+        return
     found = host()
     if found is None:
         raise PatchjudgeError("bwrap is no longer on PATH", key="[gate] isolation", fix=HOW_TO_GET)
-    return bwrap_argv(box, argv, found)
+    fd = _filter_fd()
+    try:
+        fds = (*box.keep_fds, *(() if fd is None else (fd,)))
+        yield bwrap_argv(box, argv, found, fd), fds
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -251,11 +288,21 @@ def _probe(bwrap: str | None, python: str) -> NoSandbox | None:
         box = Box(tree=Path(tmp), home=Path(tmp))
         # The judge's own interpreter, not `true`: a box that cannot start it
         # cannot run a single lane either.
-        argv = bwrap_argv(box, [python, "-I", "-S", "-c", "pass"], _host(bwrap))
+        fd = _filter_fd()
+        argv = bwrap_argv(box, [python, "-I", "-S", "-c", "pass"], _host(bwrap), fd)
         try:
-            done = subprocess.run(argv, capture_output=True, timeout=30, check=False)
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                timeout=30,
+                check=False,
+                pass_fds=() if fd is None else (fd,),
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return NoSandbox("start", f"bwrap did not start: {exc}")
+        finally:
+            if fd is not None:
+                os.close(fd)
     if done.returncode != 0:
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
         return NoSandbox("start", f"bwrap cannot start a sandbox here: {tail[0]}{_sysctl_note()}")

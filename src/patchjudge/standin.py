@@ -21,6 +21,7 @@ import importlib.machinery
 import inspect
 import json
 import os
+import secrets
 import select
 import subprocess
 import sys
@@ -39,7 +40,7 @@ ENV = "PATCHJUDGE_ORACLE"
 HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds, as worker.py numbers them
 # Per call, counted while the worker has the turn (not while a judge function runs).
 DEFAULT_CALL_TIMEOUT_S = 10.0
-_WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM")
+_WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM", "USER", "LOGNAME")
 _INTERRUPTS = (KeyboardInterrupt, GeneratorExit)
 # The judge's test tools stay the judge's even where the tree provides them:
 # property files import them to judge with, not as code under test.
@@ -158,14 +159,15 @@ class Worker:
             PYTHONHASHSEED=proc.HASH_SEED,
         )
         # Same process group as the judge: a lane timeout kills both, nothing escapes it.
-        self.proc = subprocess.Popen(
-            sandbox.wrap(box, argv),
-            pass_fds=keep,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            env=env,
-            cwd=self.spec.tree,
-        )
+        with sandbox.wrapped(box, argv) as (boxed, fds):
+            self.proc = subprocess.Popen(
+                boxed,
+                pass_fds=(*keep, *fds),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                env=env,
+                cwd=self.spec.tree,
+            )
         _started.append(self)
         os.close(to_worker_r)
         os.close(from_worker_w)
@@ -695,6 +697,16 @@ class _State:
         self.modules: dict[str, dict[str, types.ModuleType]] = {}
         self.key = "<session>"
         self.incidents: list[str] = []
+        # Opaque per-run names for the tests the worker measures: a node id sent in
+        # clear told the patch which property was watching (issue 18).
+        self.tokens: dict[str, str] = {}
+
+    def token(self, nodeid: str) -> str:
+        found = next((t for t, n in self.tokens.items() if n == nodeid), None)
+        if found is None:
+            found = secrets.token_hex(8)
+            self.tokens[found] = nodeid
+        return found
 
     def current(self) -> Worker:
         worker = self.workers.get(self.key)
@@ -727,8 +739,9 @@ class _State:
                 executed = worker.request("executed")
             except Exception:
                 executed = {}
-            for nodeid, lines in _executed_lines(executed).items():
-                pytest_plugin.emit("executed", nodeid=nodeid, lines=lines)
+            for token, lines in _executed_lines(executed).items():
+                if token in self.tokens:  # a context the judge never named is the worker's
+                    pytest_plugin.emit("executed", nodeid=self.tokens[token], lines=lines)
         worker.close()
 
 
@@ -846,10 +859,10 @@ def pytest_runtest_protocol(
     key = _module_key(item.path)
     _state.switch(key)
     worker = _state.current()
-    worker.context = item.nodeid
+    worker.context = _state.token(item.nodeid)
     if _state.spec.coverage and worker.proc is not None:
         with contextlib.suppress(WorkerFailure):
-            worker.request("context", item.nodeid)
+            worker.request("context", worker.context)
     try:
         return (yield)
     finally:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pwd
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,18 @@ from patchjudge import charmap, proc, sandbox
 # What the tested code gets of the caller's environment: enough to run, no
 # tokens, no CI variables, no path back to the user's checkout.
 _PASS_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM")
+
+
+def user_name(environ: Mapping[str, str]) -> str:
+    """Who runs the tests, as a user's shell says: a missing USER tells the code it is judged."""
+    name = environ.get("USER") or environ.get("LOGNAME")
+    if name:
+        return name
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:  # a uid with no passwd entry (some containers)
+        return "user"
+
 
 _INI = """\
 [pytest]
@@ -146,7 +159,10 @@ def prune_conftests(tree: Path, keep_under: Iterable[str]) -> list[str]:
 
 def build_env(plan: Plan, home: Path, environ: Mapping[str, str]) -> dict[str, str]:
     env = {k: environ[k] for k in _PASS_ENV if k in environ}
+    user = user_name(environ)
     env.update(
+        USER=user,
+        LOGNAME=user,
         HOME=str(home),
         TMPDIR=str(home / "tmp"),
         PYTHONHASHSEED=proc.HASH_SEED,
@@ -290,13 +306,15 @@ def run(
             writable=(*boxed.writable, scratch),
             readonly=(*boxed.readonly, ini.parent),
         )
-    result = proc.run(
-        sandbox.wrap(boxed, build_argv(plan, ini, python)),
-        cwd=plan.tree,
-        env=build_env(plan, home, environ),
-        timeout=plan.timeout_s,
-        channel=True,
-    )
+    with sandbox.wrapped(boxed, build_argv(plan, ini, python)) as (argv, fds):
+        result = proc.run(
+            argv,
+            cwd=plan.tree,
+            env=build_env(plan, home, environ),
+            timeout=plan.timeout_s,
+            channel=True,
+            pass_fds=fds,
+        )
     parsed = parse_channel(result.channel)
     output = (result.stdout + result.stderr).decode("utf-8", "replace")
     return TestRun(

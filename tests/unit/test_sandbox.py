@@ -21,6 +21,7 @@ HOST = Host(
     bwrap="/usr/bin/bwrap",
     readonly=(Path("/usr"), Path("/etc/passwd"), Path("/py")),
     symlinks=(("usr/lib", Path("/lib")),),
+    hostname="build-7",
 )
 PROLOGUE = [
     "/usr/bin/bwrap",
@@ -32,7 +33,7 @@ PROLOGUE = [
     "--cap-drop",
     "ALL",
     "--hostname",
-    "patchjudge-box",
+    "build-7",
     "--tmpfs",
     "/tmp",
     "--proc",
@@ -206,7 +207,14 @@ def test_a_ledger_at_the_head_cannot_take_the_code_out_of_the_box(
 
 
 def test_without_a_box_the_argv_is_unchanged() -> None:
-    assert sandbox.wrap(None, ["python", "-c", "pass"]) == ["python", "-c", "pass"]
+    with sandbox.wrapped(None, ["python", "-c", "pass"]) as (argv, fds):
+        assert (argv, fds) == (["python", "-c", "pass"], ())
+
+
+def test_the_filter_is_read_from_the_descriptor_named_after_the_prologue() -> None:
+    argv = bwrap_argv(Box(tree=Path("/t"), home=Path("/h")), ["x"], HOST, seccomp_fd=9)
+    assert argv[: len(PROLOGUE)][:8] == PROLOGUE[:8]
+    assert argv[8:10] == ["--seccomp", "9"]
 
 
 def test_probe_says_why_without_bwrap_on_path(tmp_path: Path) -> None:
@@ -222,8 +230,13 @@ def _boxed(tmp_path: Path, code: str, **kwargs: object) -> subprocess.CompletedP
     tree, home = tmp_path / "tree", tmp_path / "home"
     tree.mkdir(exist_ok=True)
     home.mkdir(exist_ok=True)
-    argv = sandbox.wrap(Box(tree=tree, home=home), [sys.executable, "-I", "-c", code])
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False, **kwargs)  # type: ignore[call-overload, no-any-return]
+    with sandbox.wrapped(Box(tree=tree, home=home), [sys.executable, "-I", "-c", code]) as (
+        argv,
+        fds,
+    ):
+        return subprocess.run(  # type: ignore[call-overload, no-any-return]
+            argv, capture_output=True, text=True, timeout=60, check=False, pass_fds=fds, **kwargs
+        )
 
 
 def test_the_probe_starts_a_box_here() -> None:
@@ -292,8 +305,10 @@ def test_a_long_lived_process_talks_over_two_kept_pipes(tmp_path: Path) -> None:
         "    for line in inp:\n"
         "        out.write(line.upper())\n"
     )
-    argv = sandbox.wrap(box, [sys.executable, "-I", "-c", code, str(to_child), str(from_child)])
-    worker = subprocess.Popen(argv, pass_fds=box.keep_fds)
+    with sandbox.wrapped(
+        box, [sys.executable, "-I", "-c", code, str(to_child), str(from_child)]
+    ) as (argv, fds):
+        worker = subprocess.Popen(argv, pass_fds=fds)
     os.close(to_child)
     os.close(from_child)
     with os.fdopen(from_judge, "wb", buffering=0) as ask, os.fdopen(to_judge, "rb") as hear:

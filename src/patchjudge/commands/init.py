@@ -201,7 +201,8 @@ def run_starter(top: Path, pythonpath: Sequence[str]) -> str | None:
             "PYTHONDONTWRITEBYTECODE": "1",
         }
         box = sandbox.Box(tree=top, home=home) if sandbox.probe() is None else None
-        done = proc.run(sandbox.wrap(box, argv), cwd=top, env=env, timeout=600)
+        with sandbox.wrapped(box, argv) as (boxed, fds):
+            done = proc.run(boxed, cwd=top, env=env, timeout=600, pass_fds=fds)
         if done.returncode == 0:
             return None
         said = first_failure(xml.read_bytes()) if xml.exists() else None
