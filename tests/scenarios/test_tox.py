@@ -56,6 +56,10 @@ def test_tox_e_gate_judges_a_patch_from_constraints(tmp_path):
     repo = flat_project(tmp_path / "calc")
     result = cli(repo, "init", "--runner", "tox", "--patchjudge-spec", str(wheel))
     assert result.code == 0, result.err
+    # The starter property checks names, it calls nothing: the changed line is never
+    # exercised (issue 18). This test is about tox, so the ledger only reports it.
+    with (repo / "eval" / "gate.toml").open("a") as fh:
+        fh.write('\n[review]\nunexercised = "report"\n')
     commit(repo, "Adopt patchjudge")
     git(repo, "checkout", "-q", "-b", "patch")
     write(repo, {"calc/__init__.py": "def total(xs):\n    return sum(list(xs))\n"})
