@@ -23,11 +23,20 @@ def test_double_zero():
 TWO = "tests/test_double.py::test_double_two"
 FROZEN = "tests/test_clock.py::test_clock"
 CODE = "src/calc/__init__.py"
+# No property calls double(): the untested-change rule only reports here, so what
+# these scenarios judge is the visible suite (issue 18's rule has its own tests).
+SUITE_LEDGER = LEDGER.replace("[suite]", '[review]\nunexercised = "report"\n\n[suite]', 1)
 
 
 def _repo(tmp_path: Path, calc: str = CALC, **files: str | None) -> Path:
     return example_repo(
-        tmp_path, **{CODE: calc + DOUBLE, "tests/test_double.py": DOUBLE_TESTS, **files}
+        tmp_path,
+        **{
+            CODE: calc + DOUBLE,
+            "tests/test_double.py": DOUBLE_TESTS,
+            "eval/gate.toml": SUITE_LEDGER,
+            **files,
+        },
     )
 
 
@@ -128,7 +137,7 @@ def test_beside_a_frozen_failing_test_an_unfrozen_one_fails(tmp_path: Path) -> N
 
 
 def test_suite_run_false_accepts_and_says_it_was_not_run(tmp_path: Path) -> None:
-    repo = _repo(tmp_path, **{"eval/gate.toml": LEDGER + "run = false\n"})
+    repo = _repo(tmp_path, **{"eval/gate.toml": SUITE_LEDGER + "run = false\n"})
     _break_double(repo)
     result = gate(repo)
     assert result.code == 0, result.out

@@ -288,6 +288,10 @@ def _reports(freeze: LaneReport) -> dict[str, LaneReport | Unreadable | None]:
         lane: LaneReport(lane, Status.PASS, (), KEY, {}) for lane in ALL_LANES
     }
     rs["freeze"] = freeze
+    # This run's seed, nothing for the review to hold (issue 18): only the suite is judged here.
+    rs["properties"] = LaneReport(
+        "properties", Status.PASS, (), KEY, {"seed": PROPS.seed, "unexercised": [], "probes": []}
+    )
     return rs
 
 
