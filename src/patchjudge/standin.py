@@ -725,6 +725,8 @@ def _record_drawn(item: pytest.Item) -> None:
     if inner is None or getattr(inner, "_pj_drawn", False):
         return
 
+    # wraps: hypothesis names the falsifying example after the function it calls.
+    @functools.wraps(inner)
     def test(*args: Any, **kwargs: Any) -> Any:
         assert _state is not None
         _state.drawn = _mutable_parts((args, kwargs), {})

@@ -103,7 +103,6 @@ import copy
 import datetime
 import itertools
 import pickle
-import weakref
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -112,7 +111,10 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, rule
 import lib
 """
 
-# idiom -> (the property, what out of process gives today: "passed" or the reason's idiom)
+# idiom -> (the property, what out of process gives today: "passed" or the reason's idiom).
+# Not here: a class the file defines subclassing a library class, and weakref. The
+# base's AST sends such a file in process whole (issue 17; tests/unit/
+# test_properties_judge.py's needs_process table), which would hide every idiom below.
 IDIOMS: dict[str, tuple[str, str]] = {
     "library classes built by hypothesis": (
         """
@@ -145,7 +147,7 @@ IDIOMS: dict[str, tuple[str, str]] = {
             o = object()
             assert lib.Box(o).get() is o
         """,
-        "a judge-side object sent to the code (a standard-library value, a judge object)",
+        "passed",
     ),
     "a stateful machine over a library object": (
         """
@@ -174,22 +176,12 @@ IDIOMS: dict[str, tuple[str, str]] = {
         """,
         "passed",
     ),
-    "a judge class subclasses a library class": (
-        """
-        def test_subclass():
-            class Item(lib.Base):
-                pass
-
-            assert Item(a=1).kw == {"a": 1}
-        """,
-        "a judge class subclasses a worker class",
-    ),
     "issubclass of a library class against an ABC": (
         """
         def test_issubclass_abc():
             assert not issubclass(lib.Thing, collections.abc.Mapping)
         """,
-        "a stand-in class where the judge needs a real class (issubclass, isinstance)",
+        "passed",
     ),
     "a library tzinfo in a standard-library datetime": (
         """
@@ -205,7 +197,7 @@ IDIOMS: dict[str, tuple[str, str]] = {
         def test_date_round_trip(d):
             assert lib.parse(d.isoformat()) == d
         """,
-        "a judge-side object sent to the code (a standard-library value, a judge object)",
+        "passed",
     ),
     "pickle of a library object": (
         """
@@ -218,15 +210,6 @@ IDIOMS: dict[str, tuple[str, str]] = {
         """
         def test_deepcopy():
             assert copy.deepcopy(lib.Thing(3)) == lib.Thing(3)
-        """,
-        # deepcopy falls back on the pickle protocol: the same refusal.
-        "pickle of a handle",
-    ),
-    "a weak reference to a library object": (
-        """
-        def test_weakref():
-            t = lib.Thing(3)
-            assert weakref.ref(t)() is t
         """,
         "passed",
     ),
@@ -258,7 +241,10 @@ def judged(tmp_path: Path, inside: bool) -> compat.Outcomes:
     commit(repo, "a comment-only patch")
     result = cli(repo, "properties", "--base", "main")
     assert result.code in (0, 1), result
-    return compat.oop_outcomes(result.report(repo, "properties"))
+    report = result.report(repo, "properties")
+    if not inside:  # the table is of what crosses: no file may run in process
+        assert report["details"]["in_process"] == [], report["details"]["in_process_why"]
+    return compat.oop_outcomes(report)
 
 
 def test_each_idiom_passes_in_process_and_out_of_process_as_the_table_says(
