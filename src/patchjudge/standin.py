@@ -17,6 +17,7 @@ from __future__ import annotations
 import abc
 import atexit
 import builtins
+import collections
 import contextlib
 import functools
 import importlib.abc
@@ -117,6 +118,7 @@ class _Frame:
     # What the judge's functions raised that is the judge's verdict (an assert, pytest.fail,
     # assume, the property's own exception), by token, until it comes back to the judge.
     verdicts: dict[int, str] = field(default_factory=dict)
+    items: list[Any] | None = None  # a batch's items as they arrive ("it" messages)
 
 
 class Worker:
@@ -143,6 +145,14 @@ class Worker:
         self.function_ids: dict[int, int] = {}
         # The node id running now: a worker started lazily mid-test measures it from its start.
         self.context: str | None = None
+        # Round trips by kind (a request's op, "callback" for the worker's): a figure (issue 20).
+        self.requests: dict[str, int] = {}
+        # Handle id -> its stdlib iterator type's name: `iter` and `len` answered here.
+        self.iterators: dict[int, str] = {}
+        # Fetched ahead for an iterator being drained: its items, then how it ended.
+        self.fetched: dict[int, collections.deque[Any]] = {}
+        self.ends: dict[int, BaseException] = {}
+        self.drain: int | None = None  # the iterator whose consumer takes every item
 
     # --- lifetime ---
     def start(self) -> None:
@@ -219,7 +229,7 @@ class Worker:
         return WorkerFailure(self.failure)
 
     # --- calls ---
-    def request(self, op: str, *args: Any) -> Any:
+    def request(self, op: str, *args: Any, into: list[Any] | None = None) -> Any:
         if self.failure is not None:
             self.incidents.append(self.failure)
             raise WorkerFailure(self.failure)
@@ -227,9 +237,13 @@ class Worker:
             self.start()
             if self.context is not None and op != "context":
                 self.request("context", self.context)
-        frame = _Frame(self.next_id, call=args if op == "call" else None)
+        frame = _Frame(self.next_id, call=args if op == "call" else None, items=into)
         self.next_id += 1
         self.frames.append(frame)
+        kind = str(args[0]) if op == "op" else op
+        self.requests[kind] = self.requests.get(kind, 0) + 1
+        if op != "batch":
+            self.drain = None  # anything else the worker is asked ends a drain (issue 20)
         try:
             try:
                 payload = wire.encode(("q", frame.ident, op, *args), self._to_ref)
@@ -260,10 +274,17 @@ class Worker:
                 return message[2]
             if kind == "err" and len(message) == 3:
                 raise self._exception(message[2])
+            if kind == "it" and len(message) == 3 and frame.items is not None:
+                if ident != frame.ident:
+                    raise self.fail(f"broke the protocol: an item for call {ident}, not asked")
+                frame.items.append(message[2])
+                continue
             if kind == "cb" and len(message) == 5:
+                self.requests["callback"] = self.requests.get("callback", 0) + 1
                 self._callback(*message[1:])
                 continue
             if kind == "jop" and len(message) == 5:
+                self.requests["callback"] = self.requests.get("callback", 0) + 1
                 self._judge_op(*message[1:])
                 continue
             raise self.fail(f"broke the protocol: a {kind!r} message of {len(message)} fields")
@@ -438,7 +459,9 @@ class Worker:
         if meta is not None:
             if _is_exception_meta(meta):
                 return self._exception_class(ref.id, meta[1])
-            if _is_enum_meta(meta):
+            if _is_iterator_meta(meta):
+                self.iterators[ref.id] = meta[1]
+            elif _is_enum_meta(meta):
                 self.id_texts[ref.id] = meta[1]
             elif _is_module_meta(meta):
                 self.packages[ref.id] = meta[2]
@@ -471,6 +494,9 @@ class Worker:
         raise wire.WireError(f"argument {key!r} was not passed to the call in flight")
 
     def _forget(self, ident: int) -> None:
+        self.iterators.pop(ident, None)
+        self.fetched.pop(ident, None)
+        self.ends.pop(ident, None)
         if self.proc is not None and self.failure is None:
             self.released.append((ident, self.counts.pop(ident, 1)))
 
@@ -504,6 +530,31 @@ class Worker:
             raise wire.WireError("an exception class that is not an exception")
         type.__setattr__(cls, "_pj_id", ident)
         return cls
+
+    # --- iteration (issue 20) ---
+    def next_item(self, handle: Handle, ident: int) -> Any:
+        """`next(handle)`: from what a drain fetched ahead, else one round trip (or a batch)."""
+        fetched = self.fetched.get(ident)
+        if fetched:
+            return fetched.popleft()
+        end = self.ends.pop(ident, None)
+        if end is not None:
+            self.drain = None
+            raise end
+        if self.drain != ident:
+            return self.request("op", "next", handle, ())
+        items: list[Any] = []
+        try:
+            self.request("batch", handle, BATCH_ITEMS, into=items)
+        except Exception as exc:
+            if self.failure is not None:
+                raise  # the worker is gone: nothing it sent before stands in for it
+            # Raised at the `next` that would have raised it, after the items before it.
+            self.ends[ident] = exc
+        if not items and ident not in self.ends:
+            raise self.fail("broke the protocol: a batch with no item and no end")
+        self.fetched[ident] = collections.deque(items)
+        return self.next_item(handle, ident)
 
     # --- frames ---
     def _send(self, payload: bytes) -> None:
@@ -652,6 +703,9 @@ def _under(path: str, root: str) -> bool:
     return str(Path(path).resolve()).startswith(root + os.sep)
 
 
+# A drain's batch (issue 20): bounded, so a drained endless iterator costs one batch at a time.
+BATCH_ITEMS = 256
+
 JUDGE_OPS: dict[str, Callable[..., Any]] = {
     "iter": iter, "next": next, "len": len, "getitem": operator.getitem,
     "contains": operator.contains, "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
@@ -765,6 +819,11 @@ def _is_exception_meta(meta: Any) -> bool:
             if kind not in ("b", "c"):
                 return False
     return True
+
+
+def _is_iterator_meta(meta: Any) -> bool:
+    """("iter", type name): one of the stdlib's iterator types (worker.ITERATOR_TYPES)."""
+    return type(meta) is tuple and len(meta) == 2 and meta[0] == "iter" and type(meta[1]) is str
 
 
 def _is_enum_meta(meta: Any) -> bool:
@@ -915,14 +974,40 @@ class Handle:
         return value
 
     def __iter__(self) -> Iterator[Any]:
+        worker = object.__getattribute__(self, "_pj_worker")
+        if object.__getattribute__(self, "_pj_id") in worker.iterators:
+            return self  # a stdlib iterator's `__iter__` returns it and runs nothing (issue 20)
         return self._pj_request("op", "iter", self, ())  # type: ignore[no-any-return]
+
+    def __len__(self) -> int:
+        worker = object.__getattribute__(self, "_pj_worker")
+        kind = worker.iterators.get(object.__getattribute__(self, "_pj_id"))
+        if kind is not None:
+            raise TypeError(f"object of type '{kind}' has no len()")
+        return self._pj_request("op", "len", self, ())  # type: ignore[no-any-return]
+
+    def __length_hint__(self) -> Any:
+        """Asked by list(), tuple(), bytes(), `*args` before they take every item (issue 20).
+
+        For a stdlib iterator that is the consumer's word that it drains the
+        handle: its `next`s fetch ahead in batches until anything else is
+        asked of the worker. No hint is given (the bare iterator's is a size
+        only), so the consumer's behaviour is unchanged.
+        """
+        worker = object.__getattribute__(self, "_pj_worker")
+        ident = object.__getattribute__(self, "_pj_id")
+        if ident in worker.iterators:
+            worker.drain = ident
+        return NotImplemented
+
+    def __next__(self) -> Any:
+        worker = object.__getattribute__(self, "_pj_worker")
+        return worker.next_item(self, object.__getattribute__(self, "_pj_id"))
 
     def __exit__(self, *exc: object) -> Any:
         return self._pj_request("op", "exit", self, ())
 
     __str__ = _op("str")
-    __len__ = _op("len")
-    __next__ = _op("next")
     __reversed__ = _op("reversed")
     __getitem__ = _op("getitem")
     __setitem__ = _op("setitem")
@@ -1137,6 +1222,8 @@ class _State:
             for token, names in _dunder_names(used).items():
                 if token in self.tokens:
                     pytest_plugin.emit("dunders", nodeid=self.tokens[token], names=names)
+        if worker.requests:
+            pytest_plugin.emit("requests", counts=dict(sorted(worker.requests.items())))
         worker.close()
 
 

@@ -107,6 +107,8 @@ class TestRun:
     coverage_error: str = ""
     # node id -> the code's own dunders its outcome used through a handle (issue 18).
     dunders: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Round trips to the properties' workers by kind, summed over them: a figure (issue 20).
+    requests: Mapping[str, int] = field(default_factory=dict)
 
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
@@ -215,6 +217,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
     outcomes: list[Outcome] = []
     executed: dict[str, dict[str, tuple[int, ...]]] = {}
     dunders: dict[str, tuple[str, ...]] = {}
+    requests: dict[str, int] = {}
     parsed: dict[str, Any] = {"started": False, "finished": False, "garbled": 0}
     for line in data.decode("utf-8", "surrogateescape").splitlines():
         try:
@@ -257,6 +260,12 @@ def parse_channel(data: bytes) -> dict[str, Any]:
                 dunders[str(rec["nodeid"])] = tuple(sorted(names))
             except (KeyError, TypeError):
                 parsed["garbled"] += 1
+        elif event == "requests":
+            try:
+                for kind, n in rec["counts"].items():
+                    requests[str(kind)] = requests.get(str(kind), 0) + int(n)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                parsed["garbled"] += 1
         elif event == "finish":
             parsed["finished"] = True
             parsed["finish_status"] = rec["exitstatus"]
@@ -273,6 +282,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
         outcomes=outcomes,
         executed=executed,
         dunders=dunders,
+        requests=requests,
     )
     return parsed
 
@@ -344,6 +354,7 @@ def run(
         executed=parsed["executed"],
         coverage_error=_coverage_error(plan, parsed),
         dunders=parsed["dunders"],
+        requests=parsed["requests"],
     )
 
 
@@ -393,6 +404,10 @@ def merged(runs: Sequence[TestRun]) -> TestRun:
         shadowed=tuple(p for r in runs for p in r.shadowed),
         escaped=sum(r.escaped for r in runs),
         executed=executed,
+        requests={
+            k: sum(r.requests.get(k, 0) for r in runs)
+            for k in sorted({*(k for r in runs for k in r.requests)})
+        },
     )
 
 

@@ -449,6 +449,8 @@ def run(run: Run) -> LaneReport:
     details.update(outcome_details, files=sorted(files), exitstatus=result.exitstatus)
     # Outcomes the code's own __eq__ (or another dunder) decided through a handle (issue 18).
     details["dunders"] = {n: list(d) for n, d in sorted(result.dunders.items())}
+    # Round trips to the workers by kind (issue 20): a cost figure, judged by nothing.
+    details["requests"] = dict(sorted(result.requests.items()))
     problems += _review(run, changed, result, problems, details)
     if problems:
         details["output_tail"] = result.output[-4000:]
