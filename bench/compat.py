@@ -44,6 +44,15 @@ class SuiteFigures:
     both_passed: int
     by_idiom: dict[str, int]
     pair: Pair
+    # The lane's round trips to its workers by kind (details.requests, issue 20), and how
+    # many examples each test was given: requests per example is a count, not a timing.
+    requests: dict[str, int] = dataclasses.field(default_factory=dict)
+    examples: int = 0
+
+    @property
+    def per_example(self) -> float:
+        runs = self.both_passed * self.examples
+        return sum(self.requests.values()) / runs if runs else 0.0
 
     @property
     def comparable(self) -> bool:
@@ -63,10 +72,17 @@ def figures_line(f: SuiteFigures) -> str:
         if f.comparable
         else "time not comparable (the lane did not run all that bare ran)"
     )
-    return (
+    line = (
         f"compat {f.name}: {f.bare_passed} pass bare, {f.both_passed} of them out of process "
         f"({f.share:.1f}%); {times}; differences: {why}"
     )
+    if f.requests:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(f.requests.items(), key=lambda kv: -kv[1]))
+        line += (
+            f"; {sum(f.requests.values())} round trips, {f.per_example:.1f} per test and example "
+            f"({kinds})"
+        )
+    return line
 
 
 def targets(found: Sequence[SuiteFigures], files: Sequence[SuiteFigures] = ()) -> list[Target]:
@@ -111,8 +127,11 @@ def figures_for(
     def bare() -> None:
         seen["bare"] = compat.run_bare(suite, repo, work, examples)[0]
 
+    requests: dict[str, int] = {}
+
     def oop() -> None:
-        seen["oop"] = compat.run_oop(repo)[0]
+        seen["oop"], _, report = compat.run_oop(repo)
+        requests.update(_requests(report))
 
     ours, theirs = alternate_many([oop, bare], 1, warmup=0)
     passed = seen["bare"].passed()
@@ -120,7 +139,14 @@ def figures_for(
     if passed and not found:
         ours, theirs = alternate_many([oop, bare], runs, warmup=0)
     pair = Pair(f"compat {label}", ours, theirs, "properties lane", "bare pytest")
-    return SuiteFigures(label, len(passed), len(passed) - len(found), compat.by_idiom(found), pair)
+    both = len(passed) - len(found)
+    return SuiteFigures(label, len(passed), both, compat.by_idiom(found), pair, requests, examples)
+
+
+def _requests(report: dict[str, object]) -> dict[str, int]:
+    details = report.get("details")
+    found = details.get("requests", {}) if isinstance(details, dict) else {}
+    return {str(k): int(n) for k, n in found.items()} if isinstance(found, dict) else {}
 
 
 # A pyrsistent-shaped machine over a small library of the bench's own: no
@@ -202,31 +228,104 @@ STATEFUL = compat.Suite(
 )
 
 
+# More-itertools-shaped generators drained by list() (issue 20's measured workload: a
+# `len` and an `iter` round trip per list(), a `next` per item, before fetch-ahead).
+ITERS = """
+import itertools
+
+
+def chunked(xs, n):
+    it = iter(xs)
+    while True:
+        chunk = list(itertools.islice(it, n))
+        if not chunk:
+            return
+        yield chunk
+
+
+def windowed(xs, n):
+    xs = list(xs)
+    for i in range(len(xs) - n + 1):
+        yield tuple(xs[i : i + n])
+
+
+def interleave(*iterables):
+    for group in itertools.zip_longest(*iterables, fillvalue=object):
+        yield from (x for x in group if x is not object)
+"""
+
+ITER_PROPERTIES = """
+from hypothesis import given, strategies as st
+
+from iters import chunked, interleave, windowed
+
+
+@given(st.lists(st.integers(), max_size=40), st.integers(1, 5))
+def test_chunks_rebuild_the_input(xs, n):
+    chunks = list(chunked(xs, n))
+    assert [x for c in chunks for x in c] == xs
+    assert all(len(c) == n for c in chunks[:-1])
+
+
+@given(st.lists(st.integers(), max_size=40), st.integers(1, 5))
+def test_windows_slide_by_one(xs, n):
+    windows = list(windowed(xs, n))
+    assert len(windows) == max(0, len(xs) - n + 1)
+    assert all(list(w) == xs[i : i + n] for i, w in enumerate(windows))
+
+
+@given(st.lists(st.integers(), max_size=20), st.lists(st.integers(), max_size=20))
+def test_interleave_keeps_every_item(xs, ys):
+    assert sorted(interleave(xs, ys)) == sorted(xs + ys)
+"""
+
+ITERATORS = dataclasses.replace(
+    STATEFUL, name="iterators", idioms="generators drained by list() (the bench's own)"
+)
+
+
 def stateful_figures(work: Path, runs: int, examples: int) -> SuiteFigures:
     """VecMachine bare and out of process, alternately."""
+    label = "stateful machine (bench's own VecMachine)"
+    files = {"src/vec.py": VEC, "eval/properties/test_vec.py": MACHINE}
+    return own_figures(label, STATEFUL, files, work, runs, examples)
+
+
+def iterator_figures(work: Path, runs: int, examples: int) -> SuiteFigures:
+    """Generators drained by list(), bare and out of process, alternately."""
+    label = "iterators (bench's own generators, drained by list())"
+    files = {"src/iters.py": ITERS, "eval/properties/test_iters.py": ITER_PROPERTIES}
+    return own_figures(label, ITERATORS, files, work, runs, examples)
+
+
+def own_figures(  # noqa: PLR0917  (the two cases above, one shape)
+    label: str, suite: compat.Suite, files: dict[str, str], work: Path, runs: int, examples: int
+) -> SuiteFigures:
+    """A library and properties of the bench's own, with a comment-only patch to the library."""
     from tests.helpers import commit, git, init_repo
 
-    ledger = compat.ledger(STATEFUL, examples)
-    files = {"src/vec.py": VEC, "eval/properties/test_vec.py": MACHINE, "eval/gate.toml": ledger}
     work.mkdir(parents=True, exist_ok=True)
-    repo = init_repo(work / "repo", files)
+    repo = init_repo(work / "repo", {**files, "eval/gate.toml": compat.ledger(suite, examples)})
     git(repo, "checkout", "-q", "-b", "patch")
-    (repo / "src" / "vec.py").write_text(VEC + "\n# a comment-only patch\n")
+    library = next(p for p in files if p.startswith("src/"))
+    (repo / library).write_text(files[library] + "\n# a comment-only patch\n")
     commit(repo, "a comment-only patch")
     seen: dict[str, compat.Outcomes] = {}
+    requests: dict[str, int] = {}
 
     def bare() -> None:
-        seen["bare"] = compat.run_bare(STATEFUL, repo, work, examples)[0]
+        seen["bare"] = compat.run_bare(suite, repo, work, examples)[0]
 
     def oop() -> None:
-        seen["oop"] = compat.run_oop(repo)[0]
+        seen["oop"], _, report = compat.run_oop(repo)
+        requests.update(_requests(report))
 
     ours, theirs = alternate_many([oop, bare], runs)
     passed = seen["bare"].passed()
     found = compat.differences(seen["bare"], seen["oop"])
-    label = "stateful machine (bench's own VecMachine)"
     pair = Pair(f"compat {label}", ours, theirs, "properties lane", "bare pytest")
-    return SuiteFigures(label, len(passed), len(passed) - len(found), compat.by_idiom(found), pair)
+    both = len(passed) - len(found)
+    return SuiteFigures(label, len(passed), both, compat.by_idiom(found), pair, requests, examples)
 
 
 def compat_section(work: Path, runs: int, results: Results, examples: int = EXAMPLES) -> None:
@@ -242,6 +341,7 @@ def compat_section(work: Path, runs: int, results: Results, examples: int = EXAM
             label = f"{suite.name} {target} alone"
             files.append(figures_for(label, one_file(suite, target), where, runs, examples))
     files.append(stateful_figures(work / "compat" / "stateful", runs, examples))
+    files.append(iterator_figures(work / "compat" / "iterators", runs, examples))
     results.notes += [figures_line(f) for f in [*found, *files]]
     results.pairs += [f.pair for f in [*found, *files] if f.comparable]
     results.targets += targets(found, files)

@@ -47,12 +47,18 @@ def register(cls):
 class Bag:
     def __len__(self):
         return 0
+
+
+def evens(xs):
+    for x in xs:
+        if x % 2 == 0:
+            yield x
 """
 
 HANDLES = """
 from hypothesis import given, strategies as st
 
-from calc import first_of, sort_by, sort_in_place
+from calc import evens, first_of, sort_by, sort_in_place
 
 
 class Item:
@@ -71,6 +77,11 @@ def test_first_of_an_iterator(xs):
 @given(st.lists(st.integers()))
 def test_sort_by_the_propertys_own_objects(xs):
     assert [i.n for i in sort_by([Item(x) for x in xs], key=lambda i: i)] == sorted(xs)
+
+
+@given(st.lists(st.integers()))
+def test_a_generator_drained_by_list(xs):
+    assert list(evens(xs)) == [x for x in xs if x % 2 == 0]
 
 
 @given(st.lists(st.integers()))
@@ -239,7 +250,10 @@ def test_the_honest_look_alikes_are_accepted(tmp_path) -> None:  # type: ignore[
         f"{PROPS}/test_registered.py": "class Plugin (line 5) decorated with calc.register, "
         "of the code under test"
     }
-    assert len(props["details"]["passed"]) == 9, props
+    assert len(props["details"]["passed"]) == 10, props
+    # Issue 20: list() of a generator handle asks no `len` or `iter` and fetches ahead.
+    requests = props["details"]["requests"]
+    assert requests["batch"] >= 1 and not {"len", "iter", "next"} & set(requests), requests
 
 
 def test_a_file_that_cannot_be_collected_does_not_sink_the_others(tmp_path) -> None:  # type: ignore[no-untyped-def]
