@@ -119,6 +119,7 @@ class _Frame:
     # assume, the property's own exception), by token, until it comes back to the judge.
     verdicts: dict[int, str] = field(default_factory=dict)
     items: list[Any] | None = None  # a batch's items as they arrive ("it" messages)
+    size: int = 0  # their bytes
 
 
 class Worker:
@@ -153,6 +154,7 @@ class Worker:
         self.fetched: dict[int, collections.deque[Any]] = {}
         self.ends: dict[int, BaseException] = {}
         self.drain: int | None = None  # the iterator whose consumer takes every item
+        self.received = 0  # the last payload's bytes
 
     # --- lifetime ---
     def start(self) -> None:
@@ -277,6 +279,9 @@ class Worker:
             if kind == "it" and len(message) == 3 and frame.items is not None:
                 if ident != frame.ident:
                     raise self.fail(f"broke the protocol: an item for call {ident}, not asked")
+                frame.size += self.received
+                if len(frame.items) >= BATCH_ITEMS or frame.size > BATCH_BYTES:
+                    raise self.fail("broke the protocol: a batch larger than asked")
                 frame.items.append(message[2])
                 continue
             if kind == "cb" and len(message) == 5:
@@ -571,6 +576,7 @@ class Worker:
             try:
                 payload = wire.take_frame(self.buffer)
                 if payload is not None:
+                    self.received = len(payload)
                     return wire.decode(payload, self._from_ref)
             except (wire.WireError, RecursionError) as exc:
                 raise self.fail(f"sent malformed data: {exc}") from None
@@ -705,6 +711,9 @@ def _under(path: str, root: str) -> bool:
 
 # A drain's batch (issue 20): bounded, so a drained endless iterator costs one batch at a time.
 BATCH_ITEMS = 256
+BATCH_BYTES = (
+    4 << 20
+) + wire.MAX_FRAME  # the worker's bound (worker.BATCH_BYTES) and its last item
 
 JUDGE_OPS: dict[str, Callable[..., Any]] = {
     "iter": iter, "next": next, "len": len, "getitem": operator.getitem,
@@ -1159,7 +1168,9 @@ class _State:
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
         self.names = frozenset(spec.names) - JUDGE_TOOLS
+        # One worker for the run (issue 20; RUN), and a number for each one started.
         self.workers: dict[str, Worker] = {}
+        self.started = 0
         self.modules: dict[str, dict[str, types.ModuleType]] = {}
         self.key = "<session>"
         self.incidents: list[str] = []
@@ -1178,13 +1189,18 @@ class _State:
         return found
 
     def current(self) -> Worker:
-        worker = self.workers.get(self.key)
+        """The run's worker: every property module's, as bare pytest is one process (issue 20)."""
+        worker = self.workers.get(RUN)
         if worker is None:
-            home = Path(self.spec.home) / f"worker-{len(self.workers)}"
-            label = os.path.relpath(self.key) if self.key.startswith("/") else self.key
-            worker = self.workers[self.key] = Worker(self.spec, label, self.incidents)
+            home = Path(self.spec.home) / f"worker-{self.started}"
+            self.started += 1
+            worker = self.workers[RUN] = Worker(self.spec, self.label(), self.incidents)
             worker.spec = _with_home(self.spec, home)
         return worker
+
+    def label(self) -> str:
+        """The module running now, as failures name the worker's: `the worker for FILE`."""
+        return os.path.relpath(self.key) if self.key.startswith("/") else self.key
 
     def ours(self, name: str) -> bool:
         return name.partition(".")[0] in self.names
@@ -1198,6 +1214,12 @@ class _State:
             del sys.modules[name]
         sys.modules.update(self.modules.get(key, {}))
         self.key = key
+        worker = self.workers.get(RUN)
+        if worker is not None and worker.failure is not None and key != "<session>":
+            # A failed worker sinks its own module's tests, not the next module's: a fresh one.
+            self.close(RUN)
+        elif worker is not None:
+            worker.label = self.label()
 
     def close(self, key: str) -> None:
         worker = self.workers.pop(key, None)
@@ -1225,6 +1247,9 @@ class _State:
         if worker.requests:
             pytest_plugin.emit("requests", counts=dict(sorted(worker.requests.items())))
         worker.close()
+
+
+RUN = "<run>"  # the key of the run's one worker
 
 
 def _with_home(spec: Spec, home: Path) -> Spec:
@@ -1389,7 +1414,6 @@ def pytest_runtest_protocol(
     finally:
         if nextitem is None or _module_key(nextitem.path) != key:
             _state.switch("<session>")
-            _state.close(key)
 
 
 @pytest.hookimpl(wrapper=True)

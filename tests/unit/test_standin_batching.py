@@ -281,3 +281,34 @@ def test_round_trips_are_counted_and_fewer(tmp_path: Path) -> None:
     proc = run_judge(tmp_path, COUNTED, LIBRARY)
     got = outcomes(proc)
     assert len(got) == 6 and set(got.values()) == {"PASSED"}, proc.stdout[-6000:]
+
+
+# Two property modules: one worker serves both, as one process serves both bare.
+SHARED = {
+    "test_a.py": """
+import mylib
+from patchjudge import standin
+
+
+def test_a_notes():
+    mylib.note("from a")
+    assert standin._state.started == 1
+""",
+    "test_b.py": """
+import mylib
+from patchjudge import standin
+
+
+def test_b_sees_the_library_state_a_left():
+    assert "note from a" in mylib.log()
+    assert standin._state.started == 1
+""",
+}
+
+
+def test_one_worker_serves_every_property_module(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, SHARED, LIBRARY)
+    got = outcomes(proc)
+    assert got == {"test_a_notes": "PASSED", "test_b_sees_the_library_state_a_left": "PASSED"}, (
+        proc.stdout[-6000:]
+    )
