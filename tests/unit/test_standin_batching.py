@@ -14,6 +14,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+from patchjudge import testrun
 from tests.unit.test_standin import outcomes, run_judge
 
 LIBRARY = """
@@ -312,3 +315,66 @@ def test_one_worker_serves_every_property_module(tmp_path: Path) -> None:
     assert got == {"test_a_notes": "PASSED", "test_b_sees_the_library_state_a_left": "PASSED"}, (
         proc.stdout[-6000:]
     )
+
+
+@pytest.mark.parametrize(
+    ("lines", "requests", "garbled"),
+    [
+        ([{"counts": {"call": 2, "batch": 1}}], {"call": 2, "batch": 1}, 0),
+        ([{"counts": {"call": 2}}, {"counts": {"call": 3, "next": 1}}], {"call": 5, "next": 1}, 0),
+        ([{"counts": {"call": "many"}}], {}, 1),
+        ([{"counts": ["call"]}], {}, 1),
+        ([{}], {}, 1),
+    ],
+)
+def test_the_channel_sums_the_workers_round_trips(
+    lines: list[dict[str, object]], requests: dict[str, int], garbled: int
+) -> None:
+    data = "".join(json.dumps({"event": "requests", **line}) + "\n" for line in lines)
+    parsed = testrun.parse_channel(data.encode())
+    assert (parsed["requests"], parsed["garbled"]) == (requests, garbled)
+
+
+FLOODS = """
+import sys
+
+
+def flood():
+    # The batch's own frame: its connection and the call it answers, reached from inside.
+    batch = sys._getframe(1)
+    conn, ident = batch.f_locals["self"], batch.f_locals["ident"]
+    for _ in range(300):
+        conn.send(("it", ident, 0))
+    yield 1
+
+
+def honest():
+    yield from range(300)
+"""
+
+FLOODED = """
+import mylib
+
+
+def test_a_forged_flood_of_items_kills_the_worker():
+    assert len(list(mylib.flood())) > 256
+
+
+def test_three_hundred_honest_items():
+    assert list(mylib.honest()) == list(range(300))
+"""
+
+
+def test_a_batch_larger_than_asked_breaks_the_protocol(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, FLOODED, FLOODS)
+    got = outcomes(proc)
+    assert got["test_a_forged_flood_of_items_kills_the_worker"] == "FAILED", proc.stdout[-4000:]
+    assert "broke the protocol: a batch larger than asked" in proc.stdout
+    # The worker that broke it is replaced for the next module only: this one's stays failed,
+    # so the honest look-alike runs in a file of its own.
+
+
+def test_an_honest_batch_of_as_many_items_is_accepted(tmp_path: Path) -> None:
+    honest = FLOODED.split("def test_a_forged", 1)[0] + FLOODED.split("> 256\n", 1)[1]
+    proc = run_judge(tmp_path, honest, FLOODS)
+    assert outcomes(proc) == {"test_three_hundred_honest_items": "PASSED"}, proc.stdout[-4000:]
