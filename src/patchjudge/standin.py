@@ -2,8 +2,8 @@
 
 Loaded into the judge's pytest (`-p patchjudge.standin`) when the gate sets
 $PATCHJUDGE_ORACLE. Importing a name the tested tree provides gives a
-stand-in module whose attributes live in a worker process (worker.py, one a
-property module); everything the worker sends is decoded by wire.py and
+stand-in module whose attributes live in a worker process (worker.py, one
+for the run's property modules); everything the worker sends is decoded by wire.py and
 checked here: a reply must answer the call in flight, a judge object it
 asks for must be one the judge gave it and the operation one of JUDGE_OPS,
 with data only; a handle is an id into its table and nothing more. A
@@ -425,7 +425,7 @@ class Worker:
         if owner is not None:
             worker, ident = owner
             if worker is not self:
-                raise wire.WireError("a handle from another property module's worker")
+                raise wire.WireError("a handle from an earlier worker (it failed and was replaced)")
             return wire.Ref(HANDLE, ident)
         if wire.data_base(type(obj)) is not None:
             return None  # the judge's own list (or other data) subclass: crosses as its data
@@ -1097,8 +1097,8 @@ def _view(handle: Handle, data: Any) -> Any:
 class StandinModule(types.ModuleType):
     """A module of the tested tree, judge side: its attributes are read in the worker.
 
-    In the worker of the test that runs now, not of the file that imported it:
-    a conftest's `import mylib` serves every module's tests from their own worker.
+    In the worker running now (the run's one, or the fresh one that replaced a
+    failed worker), not in the one that was running when the file imported it.
     """
 
     def __getattr__(self, name: str) -> Any:
