@@ -3,8 +3,8 @@
 Loaded into the judge's pytest (`-p patchjudge.standin`) when the gate sets
 $PATCHJUDGE_ORACLE. Importing a name the tested tree provides gives a
 stand-in module whose attributes live in a worker process (worker.py, one
-for the run's property modules); everything the worker sends is decoded by wire.py and
-checked here: a reply must answer the call in flight, a judge object it
+for the run's property modules); everything the worker sends is decoded by
+wire.py and checked here: a reply must answer the call in flight, a judge object it
 asks for must be one the judge gave it and the operation one of JUDGE_OPS,
 with data only; a handle is an id into its table and nothing more. A
 worker that crashes, stalls past the per-call deadline, sends what wire.py
@@ -711,9 +711,8 @@ def _under(path: str, root: str) -> bool:
 
 # A drain's batch (issue 20): bounded, so a drained endless iterator costs one batch at a time.
 BATCH_ITEMS = 256
-BATCH_BYTES = (
-    4 << 20
-) + wire.MAX_FRAME  # the worker's bound (worker.BATCH_BYTES) and its last item
+# The worker's bound (worker.BATCH_BYTES) and the item that passed it: past that, a lie.
+BATCH_BYTES = (4 << 20) + wire.MAX_FRAME
 
 JUDGE_OPS: dict[str, Callable[..., Any]] = {
     "iter": iter, "next": next, "len": len, "getitem": operator.getitem,
