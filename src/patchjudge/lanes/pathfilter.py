@@ -164,6 +164,7 @@ def collect_suite(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun,
         plugins=run.ledger.suite.plugins,
         timeout_s=run.ledger.suite.timeout_s,
         collect_only=True,
+        python=run.code.python,
     )
     return testrun.run(plan, scratch=scratch, environ=run.environ, box=run.box), paths
 
