@@ -1,6 +1,6 @@
 """Build a package's wheel in the sandbox: its build backend is the patch's code (issue 10).
 
-`python -m patchjudge.boxbuild SRC OUTDIR [--ledger-isolation X] [--isolation Y]`
+`python -m patchjudge.boxbuild SRC OUTDIR [--ledger-isolation X] [--isolation Y] [--into PY]`
 copies SRC (less `.git`, `.nox`, the reports, venvs and bytecode) to a
 scratch tree, runs the PEP 517 backend its pyproject.toml names inside a box
 that may write only that copy, its HOME and OUTDIR, and prints the wheel's
@@ -23,7 +23,7 @@ import zipfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-from patchjudge import proc, sandbox
+from patchjudge import codeenv, proc, sandbox
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import is_bytecode
 
@@ -134,12 +134,12 @@ def _wheel_contents(wheel: Path) -> tuple[list[str], set[str]]:
     return members, scripts
 
 
-def _installed() -> tuple[dict[str, str], set[str], set[str]]:
-    """This venv: top-level name (and command) -> owning distribution, its commands,
-    and the distributions the judge runs on."""
+def _installed(code: codeenv.CodeEnv) -> tuple[dict[str, str], set[str], set[str]]:
+    """The venv the wheel goes into: top-level name (and command) -> owning distribution,
+    its commands, and the distributions the judge runs on (none in the code's own venv)."""
     owners: dict[str, str] = {}
     requires: dict[str, list[str]] = {}
-    for found in importlib.metadata.distributions():
+    for found in importlib.metadata.distributions(path=list(codeenv.search_path(code))):
         dist = _canonical(found.metadata["Name"] or "")
         owners.setdefault(dist.replace("-", "_"), dist)
         for file in found.files or ():
@@ -156,13 +156,18 @@ def _installed() -> tuple[dict[str, str], set[str], set[str]]:
             for r in found.requires or ()
             if "extra ==" not in r.partition(";")[2]
         ]
-    judge, todo = {"pip", "setuptools", "wheel"}, ["patchjudge"]
+    judge: set[str] = set()
+    # The judge's own venv: no wheel may replace what the judge runs on. The code's
+    # venv runs none of the judge (its plugin comes from the judge's package).
+    todo = [] if code.python else ["patchjudge"]
+    if todo:
+        judge = {"pip", "setuptools", "wheel"}
     while todo:
         for need in requires.get(todo.pop(), []):
             if need not in judge:
                 judge.add(need)
                 todo.append(need)
-    scripts = Path(sysconfig.get_path("scripts"))
+    scripts = code.scripts or Path(sysconfig.get_path("scripts"))
     commands = {p.name for p in scripts.iterdir()} if scripts.is_dir() else set()
     return owners, commands, judge
 
@@ -171,8 +176,10 @@ def build_wheel(
     src: Path,
     outdir: Path,
     isolation: str,
+    *,
     environ: Mapping[str, str] = os.environ,
     timeout: float = 600,
+    into: codeenv.CodeEnv | None = None,
 ) -> Path:
     outdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="patchjudge-build-") as tmp:
@@ -214,7 +221,7 @@ def build_wheel(
             raise PatchjudgeError(
                 f"building {src} made an unreadable wheel: {exc}", key="[gate] install"
             ) from None
-        problems = wheel_problems(members, scripts, *_installed())
+        problems = wheel_problems(members, scripts, *_installed(into or codeenv.CodeEnv()))
         if problems:
             raise PatchjudgeError(
                 f"the wheel built from {src} {problems[0]}"
@@ -231,10 +238,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--ledger-isolation", default="auto", choices=sandbox.ISOLATIONS)
     parser.add_argument("--isolation", choices=sandbox.ISOLATIONS)
+    parser.add_argument(
+        "--into", metavar="PYTHON", help="the interpreter of the venv the wheel goes into"
+    )
     args = parser.parse_args(argv)
     try:
         isolation = sandbox.resolve(args.ledger_isolation, args.isolation)
-        print(build_wheel(args.src, args.outdir, isolation))
+        into = codeenv.resolve(args.into)
+        print(build_wheel(args.src, args.outdir, isolation, into=into))
     except PatchjudgeError as exc:
         print(f"patchjudge: {exc.one_line()}", file=sys.stderr)
         return 2

@@ -118,3 +118,25 @@ def test_a_wheel_that_would_reach_the_judge_is_refused(
     done = _build(src, tmp_path / "wheels", "--ledger-isolation", "process")
     assert done.returncode == 2, done.stdout
     assert said in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_judge_dependency_builds_into_the_codes_own_venv(tmp_path: Path, lane_venv: Path) -> None:
+    # issue 19: a project that is pluggy replaces the judge's pluggy in the
+    # judge's venv, but is judged like any other in the venv its code runs in.
+    src = _project(tmp_path, [])
+    (src / "backend.py").write_text((src / "backend.py").read_text().replace("shop", "pluggy"))
+    judges = _build(src, tmp_path / "w1", "--ledger-isolation", "process")
+    assert judges.returncode == 2
+    assert "would replace pluggy, which the judge runs on" in judges.stderr
+    done = _build(src, tmp_path / "w2", "--ledger-isolation", "process", "--into", str(lane_venv))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("pluggy-1.0-py3-none-any.whl")
+
+
+def test_the_codes_venv_still_refuses_another_distributions_package(
+    tmp_path: Path, lane_venv: Path
+) -> None:
+    src = _project(tmp_path, [], extra=(("_pytest/main.py", ""),))
+    done = _build(src, tmp_path / "w", "--ledger-isolation", "process", "--into", str(lane_venv))
+    assert done.returncode == 2
+    assert "would replace _pytest, installed by pytest" in done.stderr
