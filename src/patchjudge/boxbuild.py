@@ -19,11 +19,12 @@ import shutil
 import sys
 import sysconfig
 import tempfile
+import tomllib
 import zipfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-from patchjudge import codeenv, proc, sandbox
+from patchjudge import codeenv, git, proc, sandbox
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import is_bytecode
 
@@ -172,6 +173,59 @@ def _installed(code: codeenv.CodeEnv) -> tuple[dict[str, str], set[str], set[str
     return owners, commands, judge
 
 
+# Build requirements whose version comes from the checkout's git history, which
+# the box leaves out: setuptools_scm, and hatch-vcs and vcs-versioning built on it.
+_SCM = {"setuptools-scm", "hatch-vcs", "vcs-versioning"}
+PRETEND = "SETUPTOOLS_SCM_PRETEND_VERSION"
+
+
+def uses_scm(doc: Mapping[str, object]) -> bool:
+    """Pure: whether a parsed pyproject.toml takes its version from git (setuptools_scm)."""
+    system = doc.get("build-system")
+    requires = system.get("requires", []) if isinstance(system, dict) else []
+    names = {_canonical(re.split(r"[\s;<>=!~\[(]", str(r), maxsplit=1)[0]) for r in requires}
+    tool = doc.get("tool")
+    tool = tool if isinstance(tool, dict) else {}
+    hatch = tool.get("hatch", {})
+    version = hatch.get("version", {}) if isinstance(hatch, dict) else {}
+    vcs = isinstance(version, dict) and version.get("source") == "vcs"
+    return bool(names & _SCM) or "setuptools_scm" in tool or vcs
+
+
+def scm_version(head: str, tag: str | None, distance: int) -> str:
+    """Pure: the version setuptools_scm would give the head, from what git says of it.
+
+    On a tag, the tag (less a leading `v`); past one, a post-release of it
+    naming the commit; with no tag, setuptools_scm's own `0.1.devN+gSHA`.
+    """
+    short = head[:9]
+    if tag is None:
+        return f"0.1.dev{distance}+g{short}"
+    base = tag[1:] if tag[:1] in ("v", "V") and tag[1:2].isdigit() else tag
+    return base if distance == 0 else f"{base}.post{distance}+g{short}"
+
+
+def _pretend_version(src: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """SETUPTOOLS_SCM_PRETEND_VERSION for a project that needs its .git to build (issue 19)."""
+    if PRETEND in environ:
+        return {PRETEND: environ[PRETEND]}
+    try:
+        doc = tomllib.loads((src / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeError, tomllib.TOMLDecodeError):
+        return {}
+    if not uses_scm(doc):
+        return {}
+    try:
+        head = git.git(src, "rev-parse", "HEAD").decode().strip()
+        found = git.git(src, "describe", "--tags", "--abbrev=0", "HEAD", ok=(0, 128)).decode()
+        tag = found.strip() or None
+        span = f"{tag}..HEAD" if tag else "HEAD"
+        distance = int(git.git(src, "rev-list", "--count", span).decode().strip())
+    except (PatchjudgeError, ValueError, UnicodeError):
+        return {}
+    return {PRETEND: scm_version(head, tag, distance)}
+
+
 def build_wheel(
     src: Path,
     outdir: Path,
@@ -191,6 +245,12 @@ def build_wheel(
             k: environ[k] for k in ("PATH", "LANG", "LC_ALL", "SOURCE_DATE_EPOCH") if k in environ
         }
         env.update(HOME=str(home), TMPDIR=str(home / "tmp"), PYTHONDONTWRITEBYTECODE="1")
+        # The copy has no .git: the version setuptools_scm would read there, said once.
+        pretend = _pretend_version(src, environ)
+        if pretend:
+            print(f"patchjudge: building {src} as version {pretend[PRETEND]} ({PRETEND})",
+                  file=sys.stderr)  # fmt: skip
+        env.update(pretend)
         box = None
         if isolation == "sandbox":
             box = sandbox.Box(tree=tree, home=home, writable=(outdir.resolve(),))
