@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.attack_helpers import require_sandbox
+from tests.helpers import commit, git
 
 # An in-tree PEP 517 backend (pyproject's backend-path): the patch's own code,
 # run by the build. It tries the ways out, then makes a real wheel.
@@ -140,3 +141,43 @@ def test_the_codes_venv_still_refuses_another_distributions_package(
     done = _build(src, tmp_path / "w", "--ledger-isolation", "process", "--into", str(lane_venv))
     assert done.returncode == 2
     assert "would replace _pytest, installed by pytest" in done.stderr
+
+
+SCM_BACKEND = """
+import os, zipfile
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    version = os.environ.get("SETUPTOOLS_SCM_PRETEND_VERSION")
+    if version is None or os.path.exists(".git"):
+        raise LookupError("setuptools-scm was unable to detect version")
+    name = f"shop-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as whl:
+        whl.writestr("shop/_version.py", f"version = {version!r}\\n")
+        whl.writestr(f"shop-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\\nName: shop\\nVersion: {version}\\n")
+        whl.writestr(f"shop-{version}.dist-info/RECORD", "")
+    return name
+"""
+
+
+@pytest.mark.parametrize(("tag", "version"), [(None, "0.1.dev1+g"), ("v1.2", "1.2")])
+def test_a_setuptools_scm_build_gets_its_version_from_the_checkout(
+    tmp_path: Path, tag: str | None, version: str
+) -> None:
+    # issue 19: the box's copy has no .git; the version setuptools_scm would
+    # read there is given to the build, and said.
+    src = tmp_path / "checkout"
+    src.mkdir()
+    (src / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools-scm>=8"]\nbuild-backend = "backend"\n'
+        'backend-path = ["."]\n'
+    )
+    (src / "backend.py").write_text(textwrap.dedent(SCM_BACKEND))
+    git(src, "init", "-q", "-b", "main")
+    head = commit(src, "one")
+    if tag:
+        git(src, "tag", tag)
+    done = _build(src, tmp_path / "wheels", "--ledger-isolation", "process")
+    assert done.returncode == 0, done.stderr
+    expected = version + (head[:9] if version.endswith("+g") else "")
+    assert Path(done.stdout.strip()).name == f"shop-{expected}-py3-none-any.whl"
+    assert f"as version {expected} (SETUPTOOLS_SCM_PRETEND_VERSION)" in done.stderr
