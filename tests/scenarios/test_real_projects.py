@@ -167,3 +167,31 @@ def test_a_judge_dependency_with_a_generated_version_file_through_nox(
     result = _nox_gate(repo, "-R")
     assert result.returncode == 1, (result.stdout + result.stderr)[-4000:]
     assert GONE in verdict(repo)["lanes"]["pathfilter"]["reasons"]
+
+
+def test_without_python_the_judges_copy_is_said_not_silent(
+    tmp_path: Path, iniconfig_tree: Path, judge_wheel: Path
+) -> None:
+    # The judge's own pytest imported iniconfig before the tree joined
+    # sys.path: the visible suite would test that copy. Said once, and kept
+    # in pathfilter's details; --python (as nox -s gate passes) is the fix.
+    repo = _adopted(tmp_path, iniconfig_tree, judge_wheel)
+    _edit(repo, *BENIGN)
+    result = cli(repo, "gate", "--base", "main", "--today", "2026-12-01")
+    said = [line for line in result.err.splitlines() if "the judge's own copy" in line]
+    assert len(said) == 1, result.err
+    assert "iniconfig" in said[0] and "--python" in said[0]
+    assert result.report(repo, "pathfilter")["details"]["judges_copy"] == ["iniconfig"]
+
+
+def test_with_python_nothing_is_said_about_the_judges_copy(
+    tmp_path: Path, iniconfig_tree: Path, judge_wheel: Path
+) -> None:
+    repo = _adopted(tmp_path, iniconfig_tree, judge_wheel)
+    python = _code_venv(repo, tmp_path / "code")
+    _edit(repo, *BENIGN)
+    _install_head(repo, python)
+    result = cli(repo, "gate", "--base", "main", "--today", "2026-12-01", "--python", str(python))
+    assert result.code == 0, result.out + result.err
+    assert "the judge's own copy" not in result.err
+    assert "judges_copy" not in result.report(repo, "pathfilter")["details"]
