@@ -4,8 +4,14 @@ and in CI a derandomized search, so a red run is a change in the code, not in lu
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 from hypothesis import settings
+
+import patchjudge
 
 # The gate's guard watches patchjudge's own package: a test's subprocess that
 # wrote bytecode there while another test's gate ran would read as tampering.
@@ -16,3 +22,19 @@ settings.register_profile(
     "patchjudge-ci", parent=settings.get_profile("patchjudge-suite"), derandomize=True
 )
 settings.load_profile("patchjudge-ci" if os.environ.get("CI") else "patchjudge-suite")
+
+
+@pytest.fixture(scope="session")
+def lane_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv of init's pinned lane runtime and nothing else: a code venv (`--python`)."""
+    venv = tmp_path_factory.mktemp("lane-venv") / "venv"
+    uv = Path(sys.executable).with_name("uv")
+    lane = Path(patchjudge.__file__).parent / "templates" / "init" / "lane.txt"
+    subprocess.run([str(uv), "venv", "-q", "--python", sys.executable, str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [str(uv), "pip", "install", "-q", "--python", str(python), "--require-hashes",
+         "-r", str(lane)],
+        check=True,
+    )  # fmt: skip
+    return python

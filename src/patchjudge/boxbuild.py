@@ -1,6 +1,6 @@
 """Build a package's wheel in the sandbox: its build backend is the patch's code (issue 10).
 
-`python -m patchjudge.boxbuild SRC OUTDIR [--ledger-isolation X] [--isolation Y]`
+`python -m patchjudge.boxbuild SRC OUTDIR [--ledger-isolation X] [--isolation Y] [--into PY]`
 copies SRC (less `.git`, `.nox`, the reports, venvs and bytecode) to a
 scratch tree, runs the PEP 517 backend its pyproject.toml names inside a box
 that may write only that copy, its HOME and OUTDIR, and prints the wheel's
@@ -19,11 +19,12 @@ import shutil
 import sys
 import sysconfig
 import tempfile
+import tomllib
 import zipfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-from patchjudge import proc, sandbox
+from patchjudge import codeenv, git, proc, sandbox
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import is_bytecode
 
@@ -134,12 +135,12 @@ def _wheel_contents(wheel: Path) -> tuple[list[str], set[str]]:
     return members, scripts
 
 
-def _installed() -> tuple[dict[str, str], set[str], set[str]]:
-    """This venv: top-level name (and command) -> owning distribution, its commands,
-    and the distributions the judge runs on."""
+def _installed(code: codeenv.CodeEnv) -> tuple[dict[str, str], set[str], set[str]]:
+    """The venv the wheel goes into: top-level name (and command) -> owning distribution,
+    its commands, and the distributions the judge runs on (none in the code's own venv)."""
     owners: dict[str, str] = {}
     requires: dict[str, list[str]] = {}
-    for found in importlib.metadata.distributions():
+    for found in importlib.metadata.distributions(path=list(codeenv.search_path(code))):
         dist = _canonical(found.metadata["Name"] or "")
         owners.setdefault(dist.replace("-", "_"), dist)
         for file in found.files or ():
@@ -156,23 +157,83 @@ def _installed() -> tuple[dict[str, str], set[str], set[str]]:
             for r in found.requires or ()
             if "extra ==" not in r.partition(";")[2]
         ]
-    judge, todo = {"pip", "setuptools", "wheel"}, ["patchjudge"]
+    judge: set[str] = set()
+    # The judge's own venv: no wheel may replace what the judge runs on. The code's
+    # venv runs none of the judge (its plugin comes from the judge's package).
+    todo = [] if code.python else ["patchjudge"]
+    if todo:
+        judge = {"pip", "setuptools", "wheel"}
     while todo:
         for need in requires.get(todo.pop(), []):
             if need not in judge:
                 judge.add(need)
                 todo.append(need)
-    scripts = Path(sysconfig.get_path("scripts"))
+    scripts = code.scripts or Path(sysconfig.get_path("scripts"))
     commands = {p.name for p in scripts.iterdir()} if scripts.is_dir() else set()
     return owners, commands, judge
+
+
+# Build requirements whose version comes from the checkout's git history, which
+# the box leaves out: setuptools_scm, and hatch-vcs and vcs-versioning built on it.
+_SCM = {"setuptools-scm", "hatch-vcs", "vcs-versioning"}
+PRETEND = "SETUPTOOLS_SCM_PRETEND_VERSION"
+
+
+def uses_scm(doc: Mapping[str, object]) -> bool:
+    """Pure: whether a parsed pyproject.toml takes its version from git (setuptools_scm)."""
+    system = doc.get("build-system")
+    requires = system.get("requires", []) if isinstance(system, dict) else []
+    names = {_canonical(re.split(r"[\s;<>=!~\[(]", str(r), maxsplit=1)[0]) for r in requires}
+    tool = doc.get("tool")
+    tool = tool if isinstance(tool, dict) else {}
+    hatch = tool.get("hatch", {})
+    version = hatch.get("version", {}) if isinstance(hatch, dict) else {}
+    vcs = isinstance(version, dict) and version.get("source") == "vcs"
+    return bool(names & _SCM) or "setuptools_scm" in tool or vcs
+
+
+def scm_version(head: str, tag: str | None, distance: int) -> str:
+    """Pure: the version setuptools_scm would give the head, from what git says of it.
+
+    On a tag, the tag (less a leading `v`); past one, a post-release of it
+    naming the commit; with no tag, setuptools_scm's own `0.1.devN+gSHA`.
+    """
+    short = head[:9]
+    if tag is None:
+        return f"0.1.dev{distance}+g{short}"
+    base = tag[1:] if tag[:1] in ("v", "V") and tag[1:2].isdigit() else tag
+    return base if distance == 0 else f"{base}.post{distance}+g{short}"
+
+
+def _pretend_version(src: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """SETUPTOOLS_SCM_PRETEND_VERSION for a project that needs its .git to build (issue 19)."""
+    if PRETEND in environ:
+        return {PRETEND: environ[PRETEND]}
+    try:
+        doc = tomllib.loads((src / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeError, tomllib.TOMLDecodeError):
+        return {}
+    if not uses_scm(doc):
+        return {}
+    try:
+        head = git.git(src, "rev-parse", "HEAD").decode().strip()
+        found = git.git(src, "describe", "--tags", "--abbrev=0", "HEAD", ok=(0, 128)).decode()
+        tag = found.strip() or None
+        span = f"{tag}..HEAD" if tag else "HEAD"
+        distance = int(git.git(src, "rev-list", "--count", span).decode().strip())
+    except (PatchjudgeError, ValueError, UnicodeError):
+        return {}
+    return {PRETEND: scm_version(head, tag, distance)}
 
 
 def build_wheel(
     src: Path,
     outdir: Path,
     isolation: str,
+    *,
     environ: Mapping[str, str] = os.environ,
     timeout: float = 600,
+    into: codeenv.CodeEnv | None = None,
 ) -> Path:
     outdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="patchjudge-build-") as tmp:
@@ -184,6 +245,12 @@ def build_wheel(
             k: environ[k] for k in ("PATH", "LANG", "LC_ALL", "SOURCE_DATE_EPOCH") if k in environ
         }
         env.update(HOME=str(home), TMPDIR=str(home / "tmp"), PYTHONDONTWRITEBYTECODE="1")
+        # The copy has no .git: the version setuptools_scm would read there, said once.
+        pretend = _pretend_version(src, environ)
+        if pretend:
+            print(f"patchjudge: building {src} as version {pretend[PRETEND]} ({PRETEND})",
+                  file=sys.stderr)  # fmt: skip
+        env.update(pretend)
         box = None
         if isolation == "sandbox":
             box = sandbox.Box(tree=tree, home=home, writable=(outdir.resolve(),))
@@ -214,7 +281,7 @@ def build_wheel(
             raise PatchjudgeError(
                 f"building {src} made an unreadable wheel: {exc}", key="[gate] install"
             ) from None
-        problems = wheel_problems(members, scripts, *_installed())
+        problems = wheel_problems(members, scripts, *_installed(into or codeenv.CodeEnv()))
         if problems:
             raise PatchjudgeError(
                 f"the wheel built from {src} {problems[0]}"
@@ -231,10 +298,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--ledger-isolation", default="auto", choices=sandbox.ISOLATIONS)
     parser.add_argument("--isolation", choices=sandbox.ISOLATIONS)
+    parser.add_argument(
+        "--into", metavar="PYTHON", help="the interpreter of the venv the wheel goes into"
+    )
     args = parser.parse_args(argv)
     try:
         isolation = sandbox.resolve(args.ledger_isolation, args.isolation)
-        print(build_wheel(args.src, args.outdir, isolation))
+        into = codeenv.resolve(args.into)
+        print(build_wheel(args.src, args.outdir, isolation, into=into))
     except PatchjudgeError as exc:
         print(f"patchjudge: {exc.one_line()}", file=sys.stderr)
         return 2

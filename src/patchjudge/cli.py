@@ -36,8 +36,8 @@ def _expectation(text: str) -> tuple[str, str]:
 # The common options each command reads. Every lane command still accepts the
 # others (nox hands one gate's arguments to every lane session), but its --help
 # lists only what it uses (issue 19).
-_ALL = frozenset({"repo", "base", "head", "reports", "today", "receipt", "isolation"})
-_LANE = frozenset({"repo", "base", "head", "reports", "isolation"})
+_ALL = frozenset({"repo", "base", "head", "reports", "today", "receipt", "isolation", "python"})
+_LANE = frozenset({"repo", "base", "head", "reports", "isolation", "python"})
 USES = {
     "gate": _ALL,
     "pathfilter": _LANE,
@@ -109,6 +109,13 @@ def _common(uses: frozenset[str] = _ALL) -> argparse.ArgumentParser:
         "--receipt", type=Path, help=shown("receipt", "a replay receipt from the trusted host")
     )
     p.add_argument("--run-id", default="", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--python",
+        help=shown(
+            "python",
+            "the interpreter of the venv the code under test runs in (default: the judge's)",
+        ),
+    )
     _isolation(p, "isolation" in uses)
     return p
 
@@ -231,6 +238,7 @@ def options_from(args: argparse.Namespace) -> Options:
         "receipt": args.receipt,
         "run_id": args.run_id,
         "isolation": args.isolation,
+        "python": args.python,
     }
     if args.today is not None:
         kwargs["today"] = args.today

@@ -59,6 +59,7 @@ class Spec:
     plugins: tuple[str, ...] = ()
     seed: int | None = None
     timeout_s: float = 600
+    python: str | None = None  # the code's venv (--python); None: the judge's interpreter
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,7 @@ def _suite_plan(
         timeout_s=spec.timeout_s,
         collect_only=collect_only,
         extra=extra,
+        python=spec.python,
     )
 
 

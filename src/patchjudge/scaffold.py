@@ -553,8 +553,8 @@ def surface_files(layout: Layout, tracked: Collection[str]) -> list[str]:
 
 
 def judge_files(options: Options) -> tuple[str, ...]:
-    runner_file = "noxfile.py" if options.runner == "nox" else "tox.ini"
-    return ("eval/**", runner_file, "constraints/**", ".github/workflows/**", ".gitlab-ci.yml",
+    runner = ("noxfile.py",) if options.runner == "nox" else ("tox.ini", "toxfile.py")
+    return ("eval/**", *runner, "constraints/**", ".github/workflows/**", ".gitlab-ci.yml",
             ".gitlab/ci/**")  # fmt: skip
 
 
@@ -768,6 +768,8 @@ def scaffold(
         files["noxfile.py"] = template("init/noxfile.py.tmpl")
     else:
         files["tox.ini"] = render_tox(layout)
+        # tox's inline plugin: a sandbox that cannot start stops tox before any env (issue 19).
+        files["toxfile.py"] = template("init/toxfile.py.tmpl")
     files[STARTER] = render_property(api)
     files[FREEZE_REGISTRY] = template("init/flakes.freeze.toml.tmpl")
     files["constraints/lane.txt"] = template("init/lane.txt")

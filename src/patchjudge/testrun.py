@@ -65,6 +65,8 @@ class Plan:
     coverage: tuple[str, ...] = ()
     # Further environment for the judge's process (the oracle's worker spec, issue 11).
     env: tuple[tuple[str, str], ...] = ()
+    # The interpreter of the venv the code under test runs in; None: the judge's (issue 19).
+    python: str | None = None
 
 
 @dataclass(frozen=True)
@@ -310,6 +312,7 @@ def run(
     writable are `scratch` (the tree, HOME, the JUnit XML a caller asks for)
     and nothing else; the judge's ini is read-only over it.
     """
+    python = plan.python or python
     prune_conftests(plan.tree, plan.conftest_roots)
     home = scratch / "home"
     (home / "tmp").mkdir(parents=True, exist_ok=True)
@@ -319,6 +322,9 @@ def run(
     ini = scratch / "judge-ini" / "pytest.ini"
     ini.parent.mkdir(exist_ok=True)
     ini.write_text(_INI)
+    env = build_env(plan, home, environ)
+    if python != sys.executable:
+        env["PYTHONPATH"] = str(judge_path(ini.parent))
     boxed = box(plan.tree, home) if box is not None else None
     if boxed is not None:
         boxed = dataclasses.replace(
@@ -330,7 +336,7 @@ def run(
         result = proc.run(
             argv,
             cwd=plan.tree,
-            env=build_env(plan, home, environ),
+            env=env,
             timeout=plan.timeout_s,
             channel=True,
             pass_fds=fds,
@@ -356,6 +362,21 @@ def run(
         dunders=parsed["dunders"],
         requests=parsed["requests"],
     )
+
+
+def judge_path(folder: Path) -> Path:
+    """A directory holding only the judge's package, for an interpreter of another venv.
+
+    The code's venv has no patchjudge (its `[gate] install` may even be
+    patchjudge): the judge's plugin comes from this directory, which holds a
+    link to the judge's own package and nothing else of the judge's venv.
+    """
+    path = folder / "judge-path"
+    path.mkdir(exist_ok=True)
+    link = path / "patchjudge"
+    if not link.is_symlink():
+        link.symlink_to(Path(__file__).resolve().parent, target_is_directory=True)
+    return path
 
 
 def _coverage_error(plan: Plan, parsed: Mapping[str, Any]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import functools
 import os
@@ -12,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from patchjudge import git, sandbox, seed, trees
+from patchjudge import codeenv, git, sandbox, seed, trees
 from patchjudge.config import LEDGER, Ledger, check_paths_exist, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import SYMLINK, Change, Classification, classify, globs, is_bytecode
@@ -34,6 +35,7 @@ class Options:
     receipt: Path | None = None
     run_id: str = ""
     isolation: str | None = None  # --isolation: may tighten [gate] isolation, never loosen it
+    python: str | None = None  # --python: the venv the code under test runs in (issue 19)
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,16 @@ class Run:
     isolation_fallback: str | None = None
     # The blobs this run's trees are made from, each written once (issue 12).
     store: trees.Store = field(default_factory=trees.Store, compare=False, repr=False)
+    # The interpreter the code under test runs with: --python's venv, else the judge's.
+    code: codeenv.CodeEnv = field(default_factory=codeenv.CodeEnv)
 
     def box(self, tree: Path, home: Path) -> sandbox.Box | None:
         """The sandbox for a process that runs the patch's code in `tree`; None without one."""
-        return sandbox.boxer(self.isolation)(tree, home)
+        found = sandbox.boxer(self.isolation)(tree, home)
+        if found is None or not self.code.binds:
+            return found
+        # The code's venv is read-only in the box, as the judge's interpreter is.
+        return dataclasses.replace(found, readonly=(*found.readonly, *self.code.binds))
 
     @property
     def key(self) -> RunKey:
@@ -261,4 +269,5 @@ def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
         receipt=receipt,
         isolation=isolation.value,
         isolation_fallback=isolation.fallback,
+        code=codeenv.resolve(options.python, environ),
     )

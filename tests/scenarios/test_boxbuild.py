@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.attack_helpers import require_sandbox
+from tests.helpers import commit, git
 
 # An in-tree PEP 517 backend (pyproject's backend-path): the patch's own code,
 # run by the build. It tries the ways out, then makes a real wheel.
@@ -118,3 +119,65 @@ def test_a_wheel_that_would_reach_the_judge_is_refused(
     done = _build(src, tmp_path / "wheels", "--ledger-isolation", "process")
     assert done.returncode == 2, done.stdout
     assert said in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_judge_dependency_builds_into_the_codes_own_venv(tmp_path: Path, lane_venv: Path) -> None:
+    # issue 19: a project that is pluggy replaces the judge's pluggy in the
+    # judge's venv, but is judged like any other in the venv its code runs in.
+    src = _project(tmp_path, [])
+    (src / "backend.py").write_text((src / "backend.py").read_text().replace("shop", "pluggy"))
+    judges = _build(src, tmp_path / "w1", "--ledger-isolation", "process")
+    assert judges.returncode == 2
+    assert "would replace pluggy, which the judge runs on" in judges.stderr
+    done = _build(src, tmp_path / "w2", "--ledger-isolation", "process", "--into", str(lane_venv))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("pluggy-1.0-py3-none-any.whl")
+
+
+def test_the_codes_venv_still_refuses_another_distributions_package(
+    tmp_path: Path, lane_venv: Path
+) -> None:
+    src = _project(tmp_path, [], extra=(("_pytest/main.py", ""),))
+    done = _build(src, tmp_path / "w", "--ledger-isolation", "process", "--into", str(lane_venv))
+    assert done.returncode == 2
+    assert "would replace _pytest, installed by pytest" in done.stderr
+
+
+SCM_BACKEND = """
+import os, zipfile
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    version = os.environ.get("SETUPTOOLS_SCM_PRETEND_VERSION")
+    if version is None or os.path.exists(".git"):
+        raise LookupError("setuptools-scm was unable to detect version")
+    name = f"shop-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as whl:
+        whl.writestr("shop/_version.py", f"version = {version!r}\\n")
+        whl.writestr(f"shop-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\\nName: shop\\nVersion: {version}\\n")
+        whl.writestr(f"shop-{version}.dist-info/RECORD", "")
+    return name
+"""
+
+
+@pytest.mark.parametrize(("tag", "version"), [(None, "0.1.dev1+g"), ("v1.2", "1.2")])
+def test_a_setuptools_scm_build_gets_its_version_from_the_checkout(
+    tmp_path: Path, tag: str | None, version: str
+) -> None:
+    # issue 19: the box's copy has no .git; the version setuptools_scm would
+    # read there is given to the build, and said.
+    src = tmp_path / "checkout"
+    src.mkdir()
+    (src / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools-scm>=8"]\nbuild-backend = "backend"\n'
+        'backend-path = ["."]\n'
+    )
+    (src / "backend.py").write_text(textwrap.dedent(SCM_BACKEND))
+    git(src, "init", "-q", "-b", "main")
+    head = commit(src, "one")
+    if tag:
+        git(src, "tag", tag)
+    done = _build(src, tmp_path / "wheels", "--ledger-isolation", "process")
+    assert done.returncode == 0, done.stderr
+    expected = version + (head[:9] if version.endswith("+g") else "")
+    assert Path(done.stdout.strip()).name == f"shop-{expected}-py3-none-any.whl"
+    assert f"as version {expected} (SETUPTOOLS_SCM_PRETEND_VERSION)" in done.stderr

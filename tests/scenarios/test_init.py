@@ -393,7 +393,7 @@ def _installs_only_from_constraints(repo: Path, log: str) -> None:
     # offline, then installed with no deps (installing a wheel runs nothing).
     assert wheels, log
     for line in wheels:
-        assert "/wheels-" in line and line.endswith(".whl") and "--no-deps" in line, line
+        assert "/_wheels/" in line and line.endswith(".whl") and "--no-deps" in line, line
 
 
 @pytest.mark.slow

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import configparser
+import shutil
 import sys
 
 import pytest
 
 from patchjudge.config import LEDGER, parse_ledger
+from tests.attack_helpers import require_sandbox
 from tests.helpers import cli, commit, git, verdict, write
 from tests.init_helpers import build_wheel, flat_project, run, unmapped_tracked
 
@@ -75,3 +77,44 @@ def test_tox_e_gate_judges_a_patch_from_constraints(tmp_path):
     v = verdict(repo)
     assert v["verdict"] == "reject"
     assert v["lanes"]["properties"]["status"] == "fail"
+
+
+def _tox(repo, *args, boxed):
+    """tox in the repo, inside a box with no user namespaces when `boxed` (bwrap cannot start)."""
+    argv = [*TOX, *args]
+    if boxed:
+        require_sandbox()
+        bwrap = shutil.which("bwrap")
+        assert bwrap is not None
+        argv = [bwrap, "--dev-bind", "/", "/", "--unshare-user", "--disable-userns", "--", *argv]
+    return run(argv, repo, timeout=300)
+
+
+def test_tox_with_sandbox_and_no_user_namespaces_stops_before_any_env(tmp_path):
+    # issue 19: as the nox `isolation` session does, toxfile.py (tox's inline
+    # plugin) starts bwrap once before tox builds anything.
+    repo = flat_project(tmp_path / "calc")
+    assert cli(repo, "init", "--runner", "tox").code == 0
+    assert "toxfile.py" in parse_ledger((repo / LEDGER).read_bytes()).gate.protected
+    commit(repo, "Adopt patchjudge")
+    result = _tox(repo, "-e", "gate", "--", "--base", "main", "--isolation", "sandbox", boxed=True)
+    assert result.returncode != 0
+    said = [line for line in result.stderr.splitlines() if "isolation 'sandbox' but" in line]
+    said += [line for line in result.stdout.splitlines() if "isolation 'sandbox' but" in line]
+    assert len(said) == 1, result.stdout + result.stderr
+    assert "--isolation: isolation 'sandbox' but bwrap cannot start a sandbox here" in said[0]
+    assert "no environment was built" in said[0]
+    assert not (repo / ".tox").exists() or not any((repo / ".tox").glob("*/pyvenv.cfg"))
+
+
+def test_tox_lists_and_runs_where_a_sandbox_starts(tmp_path):
+    """The honest look-alike: the check passes where bubblewrap works, and listing never asks."""
+    require_sandbox()
+    repo = flat_project(tmp_path / "calc")
+    assert cli(repo, "init", "--runner", "tox").code == 0
+    commit(repo, "Adopt patchjudge")
+    listed = _tox(repo, "list", "--no-desc", "--", "--isolation", "sandbox", boxed=True)
+    assert listed.returncode == 0, listed.stderr
+    built = _tox(repo, "run", "-e", "gate", "--notest", "--", "--isolation", "sandbox", boxed=False)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert (repo / ".tox" / "gate").is_dir()

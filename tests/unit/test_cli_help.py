@@ -10,7 +10,7 @@ import pytest
 
 from patchjudge import cli
 
-COMMON = {"repo", "base", "head", "reports", "today", "receipt", "isolation"}
+COMMON = {"repo", "base", "head", "reports", "today", "receipt", "isolation", "python"}
 
 
 def _help(*argv: str) -> str:

@@ -59,3 +59,18 @@ def test_source_problems(
     base: list[str], head: list[str], base_def: set[str], head_def: set[str], problems: list[str]
 ) -> None:
     assert source_problems(base, head, base_def, head_def) == problems
+
+
+@pytest.mark.parametrize(
+    ("shadowed", "copies"),
+    [
+        (["src/iniconfig"], ["iniconfig"]),
+        (["src/pluggy", "src/inspect.py", "lib/json"], ["pluggy"]),  # the stdlib's stay theirs
+        (["attr.py", "src/attr"], ["attr"]),
+        ([], []),
+    ],
+)
+def test_the_judges_copies_a_tree_provides(shadowed: list[str], copies: list[str]) -> None:
+    from patchjudge.lanes.pathfilter import judges_copies
+
+    assert judges_copies(shadowed) == copies

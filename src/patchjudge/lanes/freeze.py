@@ -230,6 +230,7 @@ def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[s
             plugins=ledger.suite.plugins,
             seed=ledger.properties.seed,
             timeout_s=ledger.suite.timeout_s,
+            python=run.code.python,
         )
         paths = [p for p in ledger.suite.paths if (tree / p).exists()]
         if not uses_hypothesis(_sources(tree, paths)):
@@ -321,6 +322,7 @@ def _frozen_reruns(
             plugins=ledger.suite.plugins,
             seed=ledger.properties.seed,
             timeout_s=ledger.suite.timeout_s,
+            python=run.code.python,
         )
         files = [f for f in repeat.files_of(r.nodeid for r in rows) if (tree / f).is_file()]
         collected: dict[str, str] = {}

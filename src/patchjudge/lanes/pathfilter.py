@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection, Iterable, Mapping
+import sys
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from patchjudge import failure, git, testrun
@@ -164,8 +165,21 @@ def collect_suite(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun,
         plugins=run.ledger.suite.plugins,
         timeout_s=run.ledger.suite.timeout_s,
         collect_only=True,
+        python=run.code.python,
     )
     return testrun.run(plan, scratch=scratch, environ=run.environ, box=run.box), paths
+
+
+def judges_copies(shadowed: Sequence[str]) -> list[str]:
+    """Pure: top-level names the tree provides that the judge's process imported first.
+
+    Not the standard library's (a tree's `inspect.py` is honest and stays the
+    stdlib's there too): a distribution's, such as iniconfig's when the tree is
+    iniconfig, whose tests then run the judge's copy unless `--python` names
+    the code's own venv (issue 19).
+    """
+    names = (Path(p).name.split(".", 1)[0] for p in shadowed)
+    return sorted({n for n in names if n and n not in sys.stdlib_module_names})
 
 
 def run(run: Run) -> LaneReport:
@@ -173,6 +187,14 @@ def run(run: Run) -> LaneReport:
     with run.scratch() as base_dir, run.scratch() as head_dir:
         base, base_paths = collect_suite(run, "base", base_dir)
         head, _ = collect_suite(run, "head", head_dir)
+    copies = judges_copies(head.shadowed) if run.code.python is None else []
+    if copies:
+        print(
+            f"patchjudge: the tree provides {', '.join(copies)}, which the judge's pytest imported"
+            " first: its tests run the judge's own copy; pass --python with the code's own venv"
+            " (nox -s gate does)",
+            file=sys.stderr,
+        )
     timeout = run.ledger.suite.timeout_s
     # Collection errors at base are the base's own; anything else there means
     # the surface cannot be compared at all, which is no pass either.
@@ -214,5 +236,7 @@ def run(run: Run) -> LaneReport:
         "suite_paths": list(base_paths),
         "visible_tests": {"base": len(base.collected), "head": len(head.collected)},
     }
+    if copies:
+        details["judges_copy"] = copies
     status = Status.FAIL if problems else Status.PASS
     return report(run, NAME, status, list(dict.fromkeys(problems)), details)

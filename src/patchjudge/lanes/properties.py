@@ -281,6 +281,7 @@ def _in_process(
         timeout_s=settings.timeout_s,
         extra=("-x",) if edit is not None else (),
         coverage=coverage,
+        python=run.code.python,
     )
     return testrun.run(
         plan,
@@ -316,7 +317,7 @@ def _out_of_process(
     home.mkdir()
     box = run.box(tree, home)
     spec = {
-        "python": sys.executable,
+        "python": run.code.interpreter,
         "tree": str(tree),
         "home": str(home),
         "names": provided_names(

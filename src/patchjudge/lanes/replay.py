@@ -171,6 +171,7 @@ def run_on_host(
                 plugins=run.ledger.suite.plugins,
                 seed=seed,
                 timeout_s=run.ledger.suite.timeout_s,
+                python=run.code.python,
             )
             result = testrun.run(plan, scratch=scratch, environ=run.environ, box=run.box)
         outcomes = result.outcomes

@@ -1,0 +1,92 @@
+"""issue 19: `--python` runs the code under test in its own venv, never the judge's.
+
+The code venv here is the cheapest real one: `python -m venv --without-pip`
+whose site-packages reaches the judge's runtime (pytest, hypothesis) through
+a `.pth` line and holds one module of its own, `codeonly_dep`, that the
+judge's venv does not have. patchjudge is not in it: the judge's plugin
+comes from the judge.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import commit, example_repo, gate, verdict, write
+
+USES_DEP = """
+import codeonly_dep
+
+
+def total(xs):
+    return sum(xs) + codeonly_dep.ZERO
+"""
+
+
+@pytest.fixture(scope="session")
+def code_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    venv = tmp_path_factory.mktemp("code-venv") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    (Path(site) / "judge_runtime.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (Path(site) / "codeonly_dep.py").write_text("ZERO = 0\n")
+    return python
+
+
+def test_the_code_imports_what_its_own_venv_has(tmp_path: Path, code_venv: Path) -> None:
+    repo = example_repo(tmp_path, **{"src/calc/__init__.py": USES_DEP})
+    write(repo, {"src/calc/__init__.py": USES_DEP + "\n# a comment\n"})
+    commit(repo)
+    result = gate(repo, "--python", str(code_venv))
+    assert result.code == 0, result.out + result.err
+    assert verdict(repo)["verdict"] == "accept_for_review"
+
+
+def test_without_python_the_judges_venv_lacks_the_codes_dependency(tmp_path: Path) -> None:
+    # The honest twin above passes only because --python was given: the same
+    # tree in the judge's venv fails on the import.
+    repo = example_repo(tmp_path, **{"src/calc/__init__.py": USES_DEP})
+    write(repo, {"src/calc/__init__.py": USES_DEP + "\n# a comment\n"})
+    commit(repo)
+    result = gate(repo)
+    assert result.code == 1, result.out + result.err
+    assert "codeonly_dep" in result.out
+
+
+def test_the_codes_venv_is_read_only_to_the_code(tmp_path: Path, code_venv: Path) -> None:
+    # A patch that plants a start-up file in its venv would run it before the
+    # judge's plugin in every later lane: the box binds the venv read-only.
+    site = next(code_venv.parent.parent.glob("lib/python*/site-packages"))
+    planted = site / "usercustomize.py"
+    test = f"""
+    from calc import total
+
+
+    def test_plant():
+        try:
+            open({str(planted)!r}, "w").write("raise SystemExit(0)\\n")
+        except OSError:
+            pass
+        assert total([1]) == 1
+    """
+    repo = example_repo(tmp_path)
+    write(repo, {"tests/test_plant.py": test})
+    commit(repo)
+    gate(repo, "--python", str(code_venv), "--isolation", "sandbox")
+    assert not planted.exists()
+
+
+def test_a_python_that_is_not_one_is_exit_2_naming_the_option(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path)
+    commit(repo)
+    result = gate(repo, "--python", str(tmp_path / "nope" / "python"))
+    assert result.code == 2
+    assert result.err.count("\n") == 1 and "--python" in result.err, result.err

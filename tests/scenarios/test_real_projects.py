@@ -1,0 +1,197 @@
+"""issue 19: real projects as their users build them, through the CLI and nox.
+
+iniconfig 2.3.1's sdist, fetched by pip with its pinned hash, is both kinds
+the issue names: its build backend writes its version file (setuptools_scm's
+`write_to = "src/iniconfig/_version.py"`, git-ignored, no fallback version:
+it builds only where the version can be found), and it is one of the
+judge's own dependencies (pytest imports it), so its wheel would replace the
+judge's copy. Each: init, commit with no edit, then a benign patch accepted,
+a break rejected and a removed test rejected.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import cli, commit, git, verdict
+from tests.init_helpers import build_wheel, repo_from_tree, run, sdist
+
+INICONFIG = (
+    "iniconfig", "2.3.1", "67f4b9c50da0dedf52af349e7749a80a9057a5031199791b906c3bb3ae878960"
+)  # fmt: skip
+VERSION_FILE = "src/iniconfig/_version.py"
+
+BENIGN = (
+    "src/iniconfig/__init__.py",
+    "    def lineof(self, name: str) -> int | None:\n",
+    "    def lineof(self, name: str) -> int | None:  # the line a name is on\n",
+)
+BREAK = (
+    "src/iniconfig/_parse.py",
+    "    return c in COMMENTCHARS\n",
+    "    return c not in COMMENTCHARS\n",
+)
+REMOVAL = (
+    "testing/test_iniconfig.py",
+    'def test_api_import() -> None:\n    assert ALL == ["COMMENTCHARS", "IniConfig", "ParseError",'
+    ' "iscommentline"]\n\n\n',
+    "",
+)
+GONE = "visible test gone: testing/test_iniconfig.py::test_api_import"
+
+
+@pytest.fixture(scope="session")
+def iniconfig_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tree = sdist(tmp_path_factory.mktemp("iniconfig-sdist"), *INICONFIG)
+    # As its authors commit it: no sdist metadata, and the version file the
+    # build writes is git-ignored (its own .gitignore says so).
+    (tree / "PKG-INFO").unlink()
+    shutil.rmtree(tree / "src" / "iniconfig.egg-info")
+    (tree / VERSION_FILE).unlink()
+    assert VERSION_FILE in (tree / ".gitignore").read_text()
+    return tree
+
+
+@pytest.fixture(scope="session")
+def judge_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("judge-wheel"))
+
+
+def _adopted(tmp_path: Path, tree: Path, wheel: Path) -> Path:
+    repo = repo_from_tree(tree, tmp_path / "iniconfig")
+    result = cli(repo, "init", "--base", "main", "--patchjudge-spec", str(wheel))
+    assert result.code == 0, result.err
+    commit(repo, "Adopt patchjudge")  # no edit of what init wrote
+    git(repo, "checkout", "-q", "-b", "patch")
+    return repo
+
+
+def _edit(repo: Path, path: str, old: str, new: str) -> None:
+    text = (repo / path).read_text()
+    assert old in text, old
+    (repo / path).write_text(text.replace(old, new, 1))
+    commit(repo, f"edit {path}")
+
+
+def _code_venv(repo: Path, dest: Path) -> Path:
+    """The venv a user's CI makes for the code: init's pins, then the project built."""
+    uv = str(Path(sys.executable).with_name("uv"))
+    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(dest)], check=True)
+    python = dest / "bin" / "python"
+    pins = [
+        "-r",
+        str(repo / "constraints" / "lane.txt"),
+        "-r",
+        str(repo / "constraints" / "build.txt"),
+    ]
+    subprocess.run(
+        [uv, "pip", "install", "-q", "--python", str(python), "--require-hashes", *pins], check=True
+    )
+    return python
+
+
+def _install_head(repo: Path, python: Path) -> None:
+    # As the user's CI installs it: built from the checkout by its own backend.
+    uv = str(Path(sys.executable).with_name("uv"))
+    subprocess.run(
+        [uv, "pip", "install", "-q", "--python", str(python), "--reinstall", "--no-deps",
+         "--no-build-isolation", "--no-cache", str(repo)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+
+
+def _gate(repo: Path, python: Path) -> tuple[int, dict]:  # type: ignore[type-arg]
+    _install_head(repo, python)
+    result = cli(repo, "gate", "--base", "main", "--today", "2026-12-01", "--python", str(python))
+    assert result.code in (0, 1, 3), result.err
+    return result.code, verdict(repo)
+
+
+def test_a_judge_dependency_with_a_generated_version_file_through_the_cli(
+    tmp_path: Path, iniconfig_tree: Path, judge_wheel: Path
+) -> None:
+    repo = _adopted(tmp_path, iniconfig_tree, judge_wheel)
+    python = _code_venv(repo, tmp_path / "code")
+    _edit(repo, *BENIGN)
+    code, found = _gate(repo, python)
+    assert (code, found["verdict"]) == (0, "accept_for_review"), found
+    # The break is the visible suite's to see: it runs the head's iniconfig,
+    # not the copy the judge's own pytest imported.
+    git(repo, "checkout", "-q", "-b", "break")
+    _edit(repo, *BREAK)
+    code, found = _gate(repo, python)
+    assert (code, found["verdict"]) == (1, "reject"), found
+    assert found["lanes"]["freeze"]["reasons"][0].startswith("suite: "), found
+    git(repo, "checkout", "-q", "patch")
+    git(repo, "checkout", "-q", "-b", "removal")
+    _edit(repo, *REMOVAL)
+    code, found = _gate(repo, python)
+    assert (code, found["verdict"]) == (1, "reject"), found
+    assert GONE in found["lanes"]["pathfilter"]["reasons"], found
+
+
+def _nox_gate(repo: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    nox = [sys.executable, "-m", "nox", "--no-color", *flags, "-s", "gate", "--"]
+    return run([*nox, "--base", "main", "--today", "2026-12-01"], repo, timeout=900)
+
+
+@pytest.mark.slow
+def test_a_judge_dependency_with_a_generated_version_file_through_nox(
+    tmp_path: Path, iniconfig_tree: Path, judge_wheel: Path
+) -> None:
+    repo = _adopted(tmp_path, iniconfig_tree, judge_wheel)
+    _edit(repo, *BENIGN)
+    result = _nox_gate(repo)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-4000:]
+    assert verdict(repo)["verdict"] == "accept_for_review"
+    # Built in the box from a copy with no .git: the version came from the
+    # checkout's history, and was said.
+    assert "as version 0.1.dev" in log and "SETUPTOOLS_SCM_PRETEND_VERSION" in log, log[-4000:]
+    # The judge's venv never got the project: only the code's venv did.
+    wheel_installs = [line for line in log.splitlines() if "iniconfig-0.1.dev" in line]
+    assert wheel_installs and all("/tmp/code/bin/python" in line for line in wheel_installs)
+    git(repo, "checkout", "-q", "-b", "break")
+    _edit(repo, *BREAK)
+    result = _nox_gate(repo, "-R")  # the judge's venvs reused; the code's rebuilt
+    assert result.returncode == 1, (result.stdout + result.stderr)[-4000:]
+    assert verdict(repo)["lanes"]["freeze"]["reasons"][0].startswith("suite: ")
+    git(repo, "checkout", "-q", "patch")
+    git(repo, "checkout", "-q", "-b", "removal")
+    _edit(repo, *REMOVAL)
+    result = _nox_gate(repo, "-R")
+    assert result.returncode == 1, (result.stdout + result.stderr)[-4000:]
+    assert GONE in verdict(repo)["lanes"]["pathfilter"]["reasons"]
+
+
+def test_without_python_the_judges_copy_is_said_not_silent(
+    tmp_path: Path, iniconfig_tree: Path, judge_wheel: Path
+) -> None:
+    # The judge's own pytest imported iniconfig before the tree joined
+    # sys.path: the visible suite would test that copy. Said once, and kept
+    # in pathfilter's details; --python (as nox -s gate passes) is the fix.
+    repo = _adopted(tmp_path, iniconfig_tree, judge_wheel)
+    _edit(repo, *BENIGN)
+    result = cli(repo, "gate", "--base", "main", "--today", "2026-12-01")
+    said = [line for line in result.err.splitlines() if "the judge's own copy" in line]
+    assert len(said) == 1, result.err
+    assert "iniconfig" in said[0] and "--python" in said[0]
+    assert result.report(repo, "pathfilter")["details"]["judges_copy"] == ["iniconfig"]
+
+
+def test_with_python_nothing_is_said_about_the_judges_copy(
+    tmp_path: Path, iniconfig_tree: Path, judge_wheel: Path
+) -> None:
+    repo = _adopted(tmp_path, iniconfig_tree, judge_wheel)
+    python = _code_venv(repo, tmp_path / "code")
+    _edit(repo, *BENIGN)
+    _install_head(repo, python)
+    result = cli(repo, "gate", "--base", "main", "--today", "2026-12-01", "--python", str(python))
+    assert result.code == 0, result.out + result.err
+    assert "the judge's own copy" not in result.err
+    assert "judges_copy" not in result.report(repo, "pathfilter")["details"]
