@@ -10,7 +10,7 @@ from typing import TextIO
 
 from patchjudge import charmap, guard, render, replay, store
 from patchjudge.errors import PatchjudgeError
-from patchjudge.lanes import LaneFn, registry
+from patchjudge.lanes import LaneFn, load, registry
 from patchjudge.report import LaneReport, Status, Verdict
 from patchjudge.verdict import ALL_LANES, Unreadable, decide
 from patchjudge.workspace import Options, Run, open_run
@@ -150,7 +150,7 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
 
 def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = os.environ) -> int:
     run = open_run(options, environ)
-    report, _ = guarded(run, name, registry()[name])
+    report, _ = guarded(run, name, load(name))
     path = store.write_report(run.reports, report)
     # Reasons hold patch-chosen paths: a newline in one must not start a line (in
     # Actions, a line starting with `::` is a command, e.g. `::stop-commands::`).
