@@ -447,6 +447,8 @@ def run(run: Run) -> LaneReport:
     outcome_problems, outcome_details = judge_outcomes(result, settings)
     problems += outcome_problems
     details.update(outcome_details, files=sorted(files), exitstatus=result.exitstatus)
+    # Where hypothesis's Unicode tables came from: cache, built, or not built (issue 20).
+    details["charmap"] = charmap.origin
     # Outcomes the code's own __eq__ (or another dunder) decided through a handle (issue 18).
     details["dunders"] = {n: list(d) for n, d in sorted(result.dunders.items())}
     problems += _review(run, changed, result, problems, details)
