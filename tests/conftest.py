@@ -3,13 +3,20 @@ and in CI a derandomized search, so a red run is a change in the code, not in lu
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 
 from hypothesis import settings
 
 # The gate's guard watches patchjudge's own package: a test's subprocess that
 # wrote bytecode there while another test's gate ran would read as tampering.
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+# The judge's cache (issue 20): the suite's own, never the user's ~/.cache; one
+# a test process, so what a scenario finds there is what this suite wrote.
+os.environ["PATCHJUDGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="patchjudge-test-cache-")
+atexit.register(shutil.rmtree, os.environ["PATCHJUDGE_CACHE_DIR"], True)
 
 settings.register_profile("patchjudge-suite", deadline=None, print_blob=True)
 settings.register_profile(
