@@ -294,7 +294,13 @@ class _Batch:
             self.stdin.close()
         if self.broken:
             self.process.kill()
-        self.process.wait()
+        try:
+            self.process.wait(
+                timeout=10
+            )  # git exits on EOF at once; a hung one is no reason to hang
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
         with contextlib.suppress(OSError, ValueError):
             self.stdout.close()
 
