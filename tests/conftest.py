@@ -3,9 +3,12 @@ and in CI a derandomized search, so a red run is a change in the code, not in lu
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,10 @@ import patchjudge
 # The gate's guard watches patchjudge's own package: a test's subprocess that
 # wrote bytecode there while another test's gate ran would read as tampering.
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+# The judge's cache (issue 20): the suite's own, never the user's ~/.cache; one
+# a test process, so what a scenario finds there is what this suite wrote.
+os.environ["PATCHJUDGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="patchjudge-test-cache-")
+atexit.register(shutil.rmtree, os.environ["PATCHJUDGE_CACHE_DIR"], True)
 
 settings.register_profile("patchjudge-suite", deadline=None, print_blob=True)
 settings.register_profile(

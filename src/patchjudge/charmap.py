@@ -8,25 +8,94 @@ pathfilter's pytest runs, and writes them into the properties run's storage befo
 pytest starts. The bytes are hypothesis's own writer's, checked against
 what it computed in this process, so nothing another process wrote is
 passed on.
+
+Issue 20: built only when a base property may draw text (its AST, see
+may_draw_text), and kept in the judge's cache (cache.py) by the Unicode,
+hypothesis and interpreter versions, so a machine builds them once.
 """
 
 from __future__ import annotations
 
+import ast
 import base64
 import gzip
+import importlib.metadata
 import json
 import os
 import sys
 import tempfile
 import unicodedata
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from patchjudge import proc
+from patchjudge import cache, parsed, proc
 from patchjudge.errors import PatchjudgeError
 
 _pool: ThreadPoolExecutor | None = None
 _future: Future[dict[str, bytes]] | None = None
+# Where this process's tables came from, for the properties report.
+origin = "not built"
+
+# Names through which a property may reach hypothesis's character tables:
+# the text strategies themselves, the ones that infer a strategy from a type
+# (a str field), and the ones whose values are strings built from text.
+# A strategy handed over by another module is not seen: then hypothesis
+# builds the tables itself, as before this decision (slower, never wrong).
+TEXT_NAMES = frozenset(
+    {
+        "text",
+        "characters",
+        "from_regex",
+        "from_type",
+        "builds",
+        "infer",
+        "register_type_strategy",
+        "emails",
+        "urls",
+        "domains",
+        "from_lark",
+        "from_field",
+        "from_form",
+        "from_model",
+        "from_dtype",
+        "arrays",
+        "data_frames",
+        "series",
+        "ip_addresses",
+    }
+)
+
+
+def may_draw_text(sources: Iterable[bytes]) -> bool:
+    """Pure: whether properties with these sources may draw text; unsure means yes.
+
+    A file that does not parse, any use of a name in TEXT_NAMES (as a name,
+    an attribute or an import), `...` (hypothesis infers from annotations),
+    a star import or an import from hypothesis.extra is "may". A strategy
+    drawn through st.data() is built in the file, so its name shows.
+    """
+    for source in sources:
+        try:
+            tree = parsed.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in TEXT_NAMES:
+                return True
+            if isinstance(node, ast.Attribute) and node.attr in TEXT_NAMES:
+                return True
+            if isinstance(node, ast.Constant) and node.value is Ellipsis:
+                return True
+            if isinstance(node, ast.alias) and (
+                node.name.rpartition(".")[2] in TEXT_NAMES
+                or node.name == "*"
+                or "extra" in node.name.split(".")
+            ):
+                return True
+            if isinstance(node, ast.ImportFrom) and "extra" in (node.module or "").split("."):
+                return True
+    return False
 
 
 def _relative(name: str) -> str:
@@ -88,12 +157,59 @@ def _build_in_child() -> dict[str, bytes]:
             return {}
 
 
-def prefetch() -> None:
-    """Start building the tables in the background; at most once per process."""
+def cache_key() -> dict[str, str]:
+    """What the tables depend on: the Unicode tables, hypothesis's writer, the interpreter."""
+    try:
+        hypothesis = importlib.metadata.version("hypothesis")
+    except importlib.metadata.PackageNotFoundError:
+        hypothesis = ""
+    return {
+        "unicodedata": unicodedata.unidata_version,
+        "hypothesis": hypothesis,
+        "python": sys.version,
+        "executable": sys.executable,
+    }
+
+
+def _wanted() -> set[str]:
+    return {_relative(name) for name in ("charmap", "codec-v2-utf-8")}
+
+
+def _from_cache(data: bytes | None) -> dict[str, bytes] | None:
+    """Pure: a cached entry's tables when they are the two hypothesis reads, each readable."""
+    if data is None:
+        return None
+    try:
+        doc = json.loads(data)
+        tables = {str(k): base64.b64decode(v, validate=True) for k, v in doc.items()}
+        for blob in tables.values():
+            json.loads(gzip.decompress(blob))
+    except (ValueError, AttributeError, TypeError, OSError, EOFError):
+        return None
+    return tables if set(tables) == _wanted() else None
+
+
+def _cached_or_built(directory: Path | None) -> dict[str, bytes]:
+    global origin  # noqa: PLW0603  (one set per process)
+    key = cache_key()
+    found = _from_cache(cache.read(directory, "charmap", key)) if key["hypothesis"] else None
+    if found is not None:
+        origin = "cache"
+        return found
+    tables = _build_in_child()
+    origin = "built" if tables else "left to hypothesis"
+    if tables and key["hypothesis"]:
+        doc = {k: base64.b64encode(v).decode() for k, v in tables.items()}
+        cache.write(directory, "charmap", key, json.dumps(doc, sort_keys=True).encode())
+    return tables
+
+
+def prefetch(directory: Path | None = None) -> None:
+    """Start building (or reading from `directory`) the tables in the background; once a process."""
     global _pool, _future  # noqa: PLW0603  (one set per process, like hypothesis's own)
     if _future is None:
         _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="patchjudge-charmap")
-        _future = _pool.submit(_build_in_child)
+        _future = _pool.submit(_cached_or_built, directory)
         _pool.shutdown(wait=False)
 
 

@@ -344,6 +344,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    finally:
+        from patchjudge import git
+
+        git.close_all()  # the run's cat-file process: stdin closed, its exit awaited
 
 
 if __name__ == "__main__":

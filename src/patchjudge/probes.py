@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+
+from patchjudge import parsed
 
 # --- what counts, by class ----------------------------------------------------
 
@@ -548,9 +549,7 @@ def _counters(tree: ast.AST) -> Iterator[Hit]:
 def scan(source: str) -> list[Hit]:
     """Every probe in the file, in line order; nothing for a file that does not parse."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
+        tree = parsed.parse(source)
         names = _Names(tree)
         hits = {*_scan(tree), *_subscripts(tree, names)}
     except (SyntaxError, ValueError, RecursionError, MemoryError):

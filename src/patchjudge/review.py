@@ -26,7 +26,7 @@ from typing import Any
 from coverage.exceptions import NotPython
 from coverage.parser import PythonParser
 
-from patchjudge import oracle, testrun
+from patchjudge import oracle, parsed, testrun
 
 OPERATORS = ("flip_comparison", "change_constant", "drop_statement", "raise")
 # Within one line the stronger mutants go first: `raise` dies wherever the line runs.
@@ -266,8 +266,8 @@ def module_name(path: str, pythonpath: Sequence[str]) -> str | None:
 def changed_classes(f: ChangedFile) -> dict[str, int]:
     """Pure: qualname -> line of each class whose body the patch adds to or changes."""
     try:
-        tree = ast.parse(f.text)
-    except (SyntaxError, ValueError):
+        tree = parsed.parse(f.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     found: dict[str, int] = {}
 
@@ -420,8 +420,7 @@ def candidates(f: ChangedFile) -> list[Mutant]:
     if not f.changed:
         return []
     try:
-        with _quiet():
-            tree = ast.parse(f.text)
+        tree = parsed.parse(f.text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     skip = _skipped(tree)

@@ -159,3 +159,43 @@ def test_bad_shard_is_usage(tmp_path: Path) -> None:
     result = cli(repo, "flakes", "--shard", "3/2")
     assert result.code == 2
     assert "--shard" in result.err
+
+
+def test_the_pace_is_remembered_and_a_bad_entry_is_not(tmp_path: Path) -> None:
+    """Issue 20: run 1 is inside the repeated session; xdist from the pace of the last run."""
+    import os
+
+    from patchjudge import cache
+    from patchjudge.lanes.flakes import pace_key
+    from tests.helpers import LEDGER
+
+    repo = example_repo(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env["PATCHJUDGE_CACHE_DIR"] = str(tmp_path / "cache")
+
+    def flakes() -> tuple[dict, str]:  # type: ignore[type-arg]
+        result = cli(repo, "flakes", "--today", "2026-12-01", "--workers", "auto", env=env)
+        assert result.code == 0, result.err
+        return json.loads((repo / ".patchjudge" / "flakes.json").read_text()), result.err
+
+    first, err = flakes()
+    assert "(remembered " not in err and "running each test once" not in err
+    second, err = flakes()
+    assert "(remembered " in err, err
+    assert (
+        first["nodes"]
+        == second["nodes"]
+        == {
+            "tests/test_calc.py::test_empty": {"fail": 0, "runs": 12},
+            "tests/test_calc.py::test_two": {"fail": 0, "runs": 12},
+        }
+    )
+    # A corrupt entry is no pace: the count decides again, and the run still counts.
+    from patchjudge.config import parse_ledger
+
+    key = pace_key(repo, parse_ledger(LEDGER.encode(), "gate.toml"))
+    entry = cache.path_of(tmp_path / "cache", "flakes-pace", key)
+    assert entry.is_file()
+    entry.write_bytes(entry.read_bytes().replace(b'"sha256": "', b'"sha256": "f'))
+    third, err = flakes()
+    assert "(remembered " not in err and third["nodes"] == first["nodes"]

@@ -68,3 +68,52 @@ def test_prefetch_builds_in_a_child_and_hands_back_checked_bytes() -> None:
     ours = {k: gzip.decompress(v) for k, v in charmap.prefetched().items()}
     assert ours  # the gzip header names a temp file: compare what it holds
     assert ours == {k: gzip.decompress(v) for k, v in charmap.build().items()}
+
+
+# Issue 20: the tables are built only when a base property may draw text.
+_HEAD = "from hypothesis import given, strategies as st\n"
+DRAWS = [
+    ("@given(st.text())\ndef test_a(s): pass\n", True),
+    ("@given(st.characters())\ndef test_a(c): pass\n", True),
+    ("@given(st.from_regex(r'a+'))\ndef test_a(s): pass\n", True),
+    ("@given(st.from_type(int))\ndef test_a(x): pass\n", True),  # unsure: a type may hold str
+    ("@given(st.builds(dict))\ndef test_a(x): pass\n", True),
+    ("@given(st.emails())\ndef test_a(x): pass\n", True),
+    ("@given(x=...)\ndef test_a(x: int): pass\n", True),  # inferred from annotations
+    ("from hypothesis.strategies import text as t\n@given(t())\ndef test_a(s): pass\n", True),
+    ("from hypothesis.strategies import *\n@given(integers())\ndef test_a(x): pass\n", True),
+    ("from hypothesis.extra.numpy import arrays\n", True),
+    ("from hypothesis.extra import pandas\n", True),
+    ("@given(st.data())\ndef test_a(d): d.draw(st.text())\n", True),
+    ("def test_a(:\n", True),  # does not parse: unsure
+    ("@given(st.integers(), st.lists(st.floats()))\ndef test_a(x, y): pass\n", False),
+    ("@given(st.binary(), st.sampled_from('abc'))\ndef test_a(b, c): pass\n", False),
+    ("@given(st.data())\ndef test_a(data): data.draw(st.integers())\n", False),
+    ("def test_plain():\n    assert str(1) == '1'\n", False),  # `str` alone draws nothing
+]
+
+
+def test_may_draw_text() -> None:
+    for body, expected in DRAWS:
+        assert charmap.may_draw_text([(_HEAD + body).encode()]) is expected, body
+    assert charmap.may_draw_text([]) is False
+    ints = (_HEAD + DRAWS[-4][0]).encode()
+    text = (_HEAD + DRAWS[0][0]).encode()
+    assert charmap.may_draw_text([ints, text]) is True  # any file that may is enough
+
+
+def test_a_cached_entry_is_only_the_two_tables_each_readable() -> None:
+    import base64
+
+    wanted = sorted(charmap._wanted())
+    good = {name: gzip.compress(b"[]") for name in wanted}
+
+    def entry(tables: dict[str, bytes]) -> bytes:
+        return json.dumps({k: base64.b64encode(v).decode() for k, v in tables.items()}).encode()
+
+    assert charmap._from_cache(entry(good)) == good
+    assert charmap._from_cache(None) is None
+    assert charmap._from_cache(b"not json") is None
+    assert charmap._from_cache(entry({wanted[0]: good[wanted[0]]})) is None  # one missing
+    assert charmap._from_cache(entry({**good, "../../evil": b"x"})) is None  # an extra path
+    assert charmap._from_cache(entry({**good, wanted[0]: b"not gzip"})) is None

@@ -50,3 +50,24 @@ def test_serial_seconds_counts_what_junit_does_not_see() -> None:
     # 180 tests of 1 ms by JUnit, 11 runs left: the item overhead dominates.
     assert repeat.serial_seconds(0.18, 180, 11) == 11 * (0.18 + 180 * repeat.RUN_OVERHEAD_S)
     assert repeat.serial_seconds(5.0, 3, 0) == 0
+
+
+@pytest.mark.parametrize(
+    ("data", "pace"),
+    [
+        (b"0.25", 0.25),
+        (b"0", 0.0),
+        (b"3", 3.0),
+        (None, None),
+        (b"-1", None),
+        (b"1e9", None),  # an hour a test is no pace: never trusted to turn xdist off
+        (b"true", None),
+        (b'"0.2"', None),
+        (b"NaN", None),
+        (b"not json", None),
+    ],
+)
+def test_remembered_pace(data: bytes | None, pace: float | None) -> None:
+    from patchjudge.lanes.flakes import remembered_pace
+
+    assert remembered_pace(data) == pace

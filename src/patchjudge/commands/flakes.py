@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from patchjudge import git, sandbox, store
+from patchjudge import cache, git, sandbox, store
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes import flakes as lane
 from patchjudge.repeat import Tally
@@ -70,6 +70,7 @@ def flakes(
         environ=environ,
         progress=lambda line: print(f"patchjudge flakes: {line}", file=err, flush=True),
         isolation=boundary,
+        cache_dir=cache.placement(environ, top, boundary),
     )
     if evidence.problems:
         for problem in evidence.problems:

@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge import charmap, guard, render, replay, store
+from patchjudge import cache, charmap, guard, render, replay, store
 from patchjudge.errors import PatchjudgeError
-from patchjudge.lanes import LaneFn, registry
+from patchjudge.lanes import LaneFn, load, registry
+from patchjudge.paths import under
 from patchjudge.report import LaneReport, Status, Verdict
 from patchjudge.verdict import ALL_LANES, Unreadable, decide
 from patchjudge.workspace import Options, Run, open_run
@@ -132,14 +133,26 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
     while a later lane ran changes no decision.
     """
     run = open_run(options, environ)
-    if run.forces("properties"):
-        # Built while pathfilter's pytest runs, used by the properties run (issue 7).
-        charmap.prefetch()
+    # The gate's own imports must not look like tampering with site-packages
+    # (guarded sets it too; here, since boxed lanes run unguarded before the last).
+    sys.dont_write_bytecode = True
+    _prefetch_charmap(run)
     reports: dict[str, LaneReport | Unreadable | None] = {}
     snap: dict[str, guard.Stamp] | None = None
-    for name, lane in registry().items():
+    lanes = registry()
+    last = list(lanes)[-1]
+    for name, lane in lanes.items():
         print(f"patchjudge: {name} ...", file=out, flush=True)
-        report, snap = guarded(run, name, lane, snap)
+        if run.isolation == "sandbox" and name != last:
+            # Boxed, the tested code sees neither the checkout, nor the reports,
+            # nor a writable interpreter: a walk around every lane guards what
+            # it cannot reach. One walk before the first lane and one after the
+            # last remain, the check that the box held (issue 20).
+            if snap is None:
+                snap = _snapshot(run)
+            report = run_lane(run, name, lane)
+        else:
+            report, snap = guarded(run, name, lane, snap)
         store.write_report(run.reports, report)
         snap = _restamp(snap, run)
         reports[name] = report
@@ -148,9 +161,30 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
     )
 
 
+def _prefetch_charmap(run: Run) -> None:
+    """hypothesis's Unicode tables, when a base property may draw text (issue 20).
+
+    Built (or read from the cache) while pathfilter's pytest runs, used by
+    the properties run (issue 7). The base's files decide: the head's cannot
+    make the judge skip or build them.
+    """
+    if not run.forces("properties"):
+        return
+    props = run.ledger.properties.paths
+    sources = (
+        run.read_base(e.path) or b""
+        for e in run.base_entries
+        if e.kind == "blob" and e.path.endswith(".py") and under(e.path, props)
+    )
+    if charmap.may_draw_text(sources):
+        charmap.prefetch(cache.placement(run.environ, run.repo, run.isolation))
+
+
 def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = os.environ) -> int:
     run = open_run(options, environ)
-    report, _ = guarded(run, name, registry()[name])
+    if name == "properties":
+        _prefetch_charmap(run)
+    report, _ = guarded(run, name, load(name))
     path = store.write_report(run.reports, report)
     # Reasons hold patch-chosen paths: a newline in one must not start a line (in
     # Actions, a line starting with `::` is a command, e.g. `::stop-commands::`).

@@ -31,14 +31,43 @@ def not_forced(run: Run, lane: str, details: Mapping[str, Any] | None = None) ->
     return report(run, lane, Status.NOT_APPLICABLE, [f"no changed path forces {lane}"], details)
 
 
-def registry() -> dict[str, LaneFn]:
-    """Lane name -> its run function, in the order the gate runs them."""
-    from patchjudge.lanes import fixtures, freeze, pathfilter, properties, replay
+ORDER = ("pathfilter", "fixtures", "freeze", "properties", "replay")
 
-    return {
-        "pathfilter": pathfilter.run,
-        "fixtures": fixtures.run,
-        "freeze": freeze.run,
-        "properties": properties.run,
-        "replay": replay.run,
-    }
+
+def load(name: str) -> LaneFn:
+    """One lane's run function, importing that lane's module alone (issue 20).
+
+    `patchjudge pathfilter` pays for pathfilter's imports, not for
+    properties', review's and coverage's. Called before the lane runs any
+    tested code, like every import of the judge's (see registry).
+    """
+    if name == "pathfilter":
+        from patchjudge.lanes import pathfilter
+
+        return pathfilter.run
+    if name == "fixtures":
+        from patchjudge.lanes import fixtures
+
+        return fixtures.run
+    if name == "freeze":
+        from patchjudge.lanes import freeze
+
+        return freeze.run
+    if name == "properties":
+        from patchjudge.lanes import properties
+
+        return properties.run
+    if name == "replay":
+        from patchjudge.lanes import replay
+
+        return replay.run
+    raise AssertionError(f"unreachable: lane {name!r}")
+
+
+def registry() -> dict[str, LaneFn]:
+    """Lane name -> its run function, in the order the gate runs them.
+
+    Every lane is imported here, before the first runs: a module imported
+    after tested code ran unboxed could be one that code rewrote.
+    """
+    return {name: load(name) for name in ORDER}

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patchjudge import git, repeat, sandbox, testrun
+from patchjudge import cache, git, repeat, sandbox, testrun
 from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import is_bytecode
@@ -236,6 +236,42 @@ def ledger_at(repo: Path, rev: str) -> Ledger:
     return parse_ledger(data, f"{LEDGER} (at {rev[:12]})")
 
 
+def pace_key(repo: Path, ledger: Ledger) -> dict[str, str]:
+    """What a remembered pace belongs to: this checkout's suite under these settings, here."""
+    suite = ledger.suite
+    settings = json.dumps(
+        [suite.paths, suite.plugins, ledger.gate.pythonpath, suite.timeout_s], default=str
+    )
+    return {
+        "repo": str(repo.resolve()),
+        "suite": hashlib.sha256(settings.encode()).hexdigest(),
+        "python": sys.version,
+        "executable": sys.executable,
+    }
+
+
+def remembered_pace(data: bytes | None) -> float | None:
+    """Pure: seconds a test from a cache entry, when it is one finite non-negative number."""
+    if data is None:
+        return None
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 <= value < 3600 else None
+
+
+def measured_pace(runs: Path, nodes: Mapping[str, Tally]) -> float | None:
+    """Seconds a test run, JUnit's durations over every pass under `runs` (None: nothing ran)."""
+    total_runs = sum(t.runs for t in nodes.values())
+    if not total_runs:
+        return None
+    seconds = sum(repeat.junit_seconds(xml) for xml in sorted(runs.glob("pass*/junit.xml")))
+    return seconds / total_runs
+
+
 def collect_evidence(
     repo: Path,
     head: str,
@@ -247,6 +283,7 @@ def collect_evidence(
     environ: Mapping[str, str] = os.environ,
     progress: Progress | None = None,
     isolation: str = "process",
+    cache_dir: Path | None = None,
 ) -> Evidence:
     """Run the visible suite of `head` `count` times in a scratch copy and count."""
     say = progress or (lambda _: None)
@@ -275,41 +312,33 @@ def collect_evidence(
                 file=LEDGER,
                 key="suite.paths",
             )
-        if shard.total == 1:
-            # One pytest collects and runs each test once: run 1 of `count`,
-            # and the measured pace that decides xdist for the rest.
-            say(f"collecting {', '.join(paths)} and running each test once at {head[:12]}")
-            first = repeat.first_pass(tree, paths, spec, scratch / "first", environ, box=box)
-            if first.problems:
-                return Evidence({}, {}, first.problems, 0)
-            found, done, pace = first.collected, dict(first.nodes), first.test_seconds
-            mine = list(found.collected)
-        else:
-            say(f"collecting {', '.join(paths)} at {head[:12]}")
-            found = repeat.collect(tree, paths, spec, scratch / "collect", environ, box=box)
-            problems = testrun.run_problems(found, spec.timeout_s)
-            if problems:
-                return Evidence({}, {}, tuple(problems), 0)
-            mine = shard_of(found.collected, shard)
-            done, pace = {}, None
-        left = count - 1 if pace is not None else count
+        # Collected plainly, then every run of `count` in the repeated session
+        # (issue 20): no serial first pass. xdist is decided from the pace
+        # remembered from an earlier run of this suite here, else from the
+        # collected count; the pace this run measures is remembered after.
+        say(f"collecting {', '.join(paths)} at {head[:12]}")
+        found = repeat.collect(tree, paths, spec, scratch / "collect", environ, box=box)
+        problems = testrun.run_problems(found, spec.timeout_s)
+        if problems:
+            return Evidence({}, {}, tuple(problems), 0)
+        mine = shard_of(found.collected, shard) if shard.total > 1 else list(found.collected)
+        key = pace_key(repo, ledger)
+        pace = remembered_pace(cache.read(cache_dir, "flakes-pace", key))
         if pace is None:
             used = repeat.resolve_workers(workers, len(mine) * count, os.cpu_count())
         else:
-            serial = repeat.serial_seconds(pace, len(mine), left)
+            serial = repeat.serial_seconds(pace * len(mine), len(mine), count)
             used = repeat.workers_for(workers, serial, os.cpu_count())
         say(
             f"shard {shard}: {len(mine)} of {len(found.collected)} node ids x{count}, "
             + (f"xdist -n {used}" if used else "no xdist")
-            + (f" (measured {pace:.2f} s a run)" if pace is not None else "")
+            + (f" (remembered {pace * len(mine):.2f} s a run)" if pace is not None else "")
         )
-        if left:
-            spec = dataclasses.replace(spec, nodeids=tuple(mine), workers=used, count=left)
-            per_run = (
-                repeat.serial_seconds(pace, len(mine), 1) / len(mine)
-                if pace is not None and mine
-                else None
-            )
+        nodes: dict[str, Tally] = {}
+        trouble: tuple[str, ...] = ()
+        if mine:
+            spec = dataclasses.replace(spec, nodeids=tuple(mine), workers=used, count=count)
+            per_run = pace + repeat.RUN_OVERHEAD_S if pace is not None else None
             result = repeat.run(
                 tree,
                 spec,
@@ -319,9 +348,10 @@ def collect_evidence(
                 box=box,
                 seconds_per_run=per_run,
             )
-            nodes, trouble = repeat.add(done, result.nodes), result.problems
-        else:
-            nodes, trouble = done, ()
+            nodes, trouble = dict(result.nodes), result.problems
+            measured = measured_pace(scratch / "runs", nodes)
+            if not trouble and measured is not None:
+                cache.write(cache_dir, "flakes-pace", key, json.dumps(measured).encode())
         doc = evidence_json(
             head=head,
             count=count,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,6 @@ from patchjudge.config import Ledger
 from patchjudge.freezefile import FreezeRow, parse_registry
 from patchjudge.lanes import report
 from patchjudge.lanes.pathfilter import defined_at
-from patchjudge.lanes.properties import run_properties
 from patchjudge.paths import any_match, under
 from patchjudge.replay import nodeid_matches
 from patchjudge.report import LaneReport, Status
@@ -347,6 +346,12 @@ def _frozen_reruns(
         return problems, skipped, tallies
 
 
+def _properties_runner() -> Callable[..., testrun.TestRun]:
+    from patchjudge.lanes.properties import run_properties
+
+    return run_properties
+
+
 def run(run: Run) -> LaneReport:
     ledger = run.ledger
     source = f"{ledger.freeze.registry} (at merge base {run.merge_base[:12]})"
@@ -366,6 +371,9 @@ def run(run: Run) -> LaneReport:
             for r in rows
         ],
     }
+    # properties (and review, coverage) only when a row requires a property, and
+    # imported before the visible suite runs: no judge module after tested code.
+    run_properties = _properties_runner() if any(r.required_properties for r in rows) else None
     suite_problems, details["suite"] = _visible_suite(run, {r.nodeid for r in rows})
     if not rows:
         status = Status.FAIL if suite_problems else Status.PASS
@@ -375,7 +383,7 @@ def run(run: Run) -> LaneReport:
     prop_files = [f for f in repeat.files_of(required) if under(f, props) and run.read_base(f)]
     problems: list[str] = []
     collected: Collection[str] = ()
-    if prop_files:
+    if prop_files and run_properties is not None:
         # The files whole: a node id that does not exist would stop pytest ("not found").
         result = run_properties(run, args=prop_files)
         problems += [

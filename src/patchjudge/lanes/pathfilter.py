@@ -8,7 +8,7 @@ import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from patchjudge import failure, git, testrun
+from patchjudge import failure, git, parsed, testrun
 from patchjudge.lanes import report
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
@@ -55,7 +55,7 @@ def defined_tests(path: str, source: bytes | None) -> frozenset[str]:
     if source is None:
         return frozenset()
     try:
-        tree = ast.parse(source)
+        tree = parsed.parse(source)
     except (SyntaxError, ValueError):
         return frozenset()
     return frozenset(_defined(tree.body, path))

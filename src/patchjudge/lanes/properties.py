@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from patchjudge import charmap, failure, git, review, review_run, testrun
+from patchjudge import charmap, failure, git, parsed, review, review_run, testrun
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes import not_forced, report
 from patchjudge.paths import under
@@ -37,7 +37,7 @@ def is_test_file(path: str) -> bool:
 def thin_reason(path: str, source: bytes) -> str | None:
     """Pure: why a property file cannot be a judge (SPEC: under 8 lines, no assert/raise)."""
     try:
-        tree = ast.parse(source)
+        tree = parsed.parse(source)
         tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
     except (SyntaxError, tokenize.TokenError, ValueError) as exc:
         return f"thin property file: {path} does not parse ({exc.__class__.__name__})"
@@ -132,7 +132,7 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
     the judge's own modules (`judge`), so nothing the head adds changes it.
     """
     try:
-        tree = ast.parse(source)
+        tree = parsed.parse(source)
     except (SyntaxError, ValueError):
         return None
     library: set[str] = set()
@@ -407,7 +407,7 @@ def imported_names(sources: Iterable[bytes]) -> set[str]:
     found: set[str] = set()
     for source in sources:
         try:
-            tree = ast.parse(source)
+            tree = parsed.parse(source)
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):
@@ -448,6 +448,8 @@ def run(run: Run) -> LaneReport:
     outcome_problems, outcome_details = judge_outcomes(result, settings)
     problems += outcome_problems
     details.update(outcome_details, files=sorted(files), exitstatus=result.exitstatus)
+    # Where hypothesis's Unicode tables came from: cache, built, or not built (issue 20).
+    details["charmap"] = charmap.origin
     # Outcomes the code's own __eq__ (or another dunder) decided through a handle (issue 18).
     details["dunders"] = {n: list(d) for n, d in sorted(result.dunders.items())}
     # Round trips to the workers by kind (issue 20): a cost figure, judged by nothing.
