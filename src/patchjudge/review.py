@@ -704,7 +704,7 @@ def schema(text: str, sites: Sequence[Mutant], switch: str, tokens: Sequence[str
             for m, token in reversed(here):
                 branch = _branch(m, new)
                 if isinstance(node, ast.stmt):
-                    body = (
+                    body: list[ast.stmt] = (
                         branch if isinstance(branch, list) else [ast.Expr(cast(ast.expr, branch))]
                     )
                     orelse = new if isinstance(new, list) else [cast(ast.stmt, new)]

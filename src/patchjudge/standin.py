@@ -1084,6 +1084,9 @@ class _State:
         # Opaque per-run names for the tests the worker measures: a node id sent in
         # clear told the patch which property was watching (issue 18).
         self.tokens: dict[str, str] = {}
+        # node id -> path -> lines, as the channel got them: the review's mutation phase
+        # chooses its mutants from them inside this process (review_phase.py, issue 20).
+        self.executed: dict[str, dict[str, set[int]]] = {}
 
     def token(self, nodeid: str) -> str:
         found = next((t for t, n in self.tokens.items() if n == nodeid), None)
@@ -1129,6 +1132,7 @@ class _State:
                 nodeid = "" if token == "" else self.tokens.get(token)
                 if nodeid is not None:
                     pytest_plugin.emit("executed", nodeid=nodeid, lines=lines)
+                    _remember(self.executed, nodeid, lines)
         if worker.proc is not None and worker.failure is None:
             try:
                 used = worker.request("dunders")
@@ -1138,6 +1142,11 @@ class _State:
                 if token in self.tokens:
                     pytest_plugin.emit("dunders", nodeid=self.tokens[token], names=names)
         worker.close()
+
+
+def _remember(into: dict[str, dict[str, set[int]]], nodeid: str, lines: Any) -> None:
+    for path, numbers in lines.items():
+        into.setdefault(nodeid, {}).setdefault(path, set()).update(numbers)
 
 
 def _with_home(spec: Spec, home: Path) -> Spec:
