@@ -619,19 +619,25 @@ _MIRROR: dict[type[ast.cmpop], type[ast.cmpop]] = {
 def null_of(m: Mutant, text: str) -> Mutant:
     """A null mutant on m's span: spelled as a site like m's, it changes nothing."""
     return dataclasses.replace(
-        m, operator=NULL, what="changes nothing", replacement=text[m.start : m.end]
+        m,
+        operator=f"{NULL}:{m.operator}",
+        what="changes nothing",
+        replacement=text[m.start : m.end],
     )
 
 
+def is_null(m: Mutant) -> bool:
+    return m.operator.startswith(f"{NULL}:")
+
+
 def _kind(m: Mutant) -> str:
-    if m.operator in _STATEMENT_OPERATORS:
-        return "stmt"
-    return "expr"
+    operator = m.operator.removeprefix(f"{NULL}:")
+    return "stmt" if operator in _STATEMENT_OPERATORS else "expr"
 
 
 def _branch(m: Mutant, node: ast.AST) -> ast.AST | list[ast.stmt]:
     """What a site runs when m's token is the switch."""
-    if m.operator == NULL:
+    if is_null(m):
         return _respelled(node)
     if m.operator in _STATEMENT_OPERATORS:
         return ast.parse(m.replacement).body
@@ -697,9 +703,7 @@ def schema(text: str, sites: Sequence[Mutant], switch: str, tokens: Sequence[str
             here = [
                 (m, t)
                 for m, t in spans.get((kind, *where), [])
-                if kind == "stmt"
-                or m.operator == NULL
-                or isinstance(node, _EXPRESSION_NODES[m.operator])
+                if kind == "stmt" or is_null(m) or isinstance(node, _EXPRESSION_NODES[m.operator])
             ]
             for m, token in reversed(here):
                 branch = _branch(m, new)

@@ -105,7 +105,7 @@ def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any])
             session, state, items, runners, switch=switch, token=tokens[i], deadline=deadline, n=n
         )
     for i, (m, _) in enumerate(every):
-        if m.operator == review.NULL:
+        if review.is_null(m):
             pytest_plugin.emit("null_mutant", fate=fates[i])
         else:
             pytest_plugin.emit("mutant", id=m.id, fate=fates[i])
