@@ -644,19 +644,33 @@ def _branch(m: Mutant, node: ast.AST) -> ast.AST | list[ast.stmt]:
     return ast.parse(m.replacement, mode="eval").body
 
 
-def _respelled(node: ast.AST) -> ast.AST | list[ast.stmt]:
-    """node as a null mutant runs it: `a < b` as `b > a` where that is the same, else a copy.
+def respellable(m: Mutant, text: str) -> bool:
+    """Whether a null mutant on m's span is spelled differently from the original (`b > a`)."""
+    try:
+        with _quiet():
+            node = ast.parse(f"({text[m.start : m.end]})", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return _mirrorable(node)
 
-    A branch spelled exactly as the original is the cheapest null to spot.
-    """
+
+def _mirrorable(node: ast.AST) -> bool:
     simple = (ast.Name, ast.Constant)
-    if (
+    return (
         isinstance(node, ast.Compare)
         and len(node.ops) == 1
         and type(node.ops[0]) in _MIRROR
         and isinstance(node.left, simple)
         and isinstance(node.comparators[0], simple)
-    ):
+    )
+
+
+def _respelled(node: ast.AST) -> ast.AST | list[ast.stmt]:
+    """node as a null mutant runs it: `a < b` as `b > a` where that is the same, else a copy.
+
+    A branch spelled exactly as the original is the cheapest null to spot.
+    """
+    if isinstance(node, ast.Compare) and _mirrorable(node):
         mirrored = _MIRROR[type(node.ops[0])]()
         return ast.Compare(
             copy.deepcopy(node.comparators[0]), [mirrored], [copy.deepcopy(node.left)]

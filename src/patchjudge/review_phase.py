@@ -88,7 +88,7 @@ def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any])
     texts = {f.path: f.text for f in files}
     nulls = [
         (review.null_of(m, texts[m.path]), r)
-        for m, r in rng.sample(tasks, min(len(tasks), 1 + len(tasks) // MUTANTS_PER_NULL))
+        for m, r in _null_spans(rng, files, index, items, 1 + len(tasks) // MUTANTS_PER_NULL)
     ]
     every = tasks + nulls
     switch = _name(rng, texts.values())
@@ -109,6 +109,33 @@ def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any])
             pytest_plugin.emit("null_mutant", fate=fates[i])
         else:
             pytest_plugin.emit("mutant", id=m.id, fate=fates[i])
+
+
+def _null_spans(
+    rng: secrets.SystemRandom,
+    files: Sequence[review.ChangedFile],
+    index: dict[tuple[str, int], frozenset[str]],
+    items: dict[str, pytest.Item],
+    count: int,
+) -> list[tuple[review.Mutant, tuple[str, ...]]]:
+    """Spans for the null mutants: of any candidate a property runs, respellable ones first.
+
+    A null mutant spelled as the original is the one a patch comparing a
+    site's branches spots; a comparison respelled (`b > a`) is not.
+    """
+    texts = {f.path: f.text for f in files}
+    found = [
+        (m, r)
+        for f in files
+        for m in review.candidates(f)
+        if (r := review.runners(m, index, items))
+        and (m.operator == "flip_comparison" or m.operator in ("drop_statement",))
+    ]
+    respelled = [t for t in found if review.respellable(t[0], texts[t[0].path])]
+    rest = [t for t in found if t not in respelled]
+    rng.shuffle(respelled)
+    rng.shuffle(rest)
+    return (respelled + rest)[:count]
 
 
 def _without_shrinking() -> None:

@@ -252,3 +252,18 @@ def test_every_mutant_of_a_real_module_has_a_schema_that_compiles(path: Path) ->
     mutants = review.candidates(f)
     source, bad = review.schemata(text, mutants, SWITCH, tokens(len(mutants)))
     assert source is not None and bad == [], path
+
+
+@pytest.mark.parametrize(
+    ("text", "respellable"),
+    [
+        ("def f(a, b):\n    return a < b\n", True),
+        ("def f(a, b):\n    return a != 0\n", True),
+        ("def f(a, b):\n    return a in b\n", False),
+        ("def f(a, b):\n    return a.x < b\n", False),
+        ("def f(a, b):\n    return a < b < 3\n", False),
+    ],
+)
+def test_which_spans_a_null_mutant_can_respell(text: str, respellable: bool) -> None:
+    flip = next(m for m in review.candidates(changed(text)) if m.operator == "flip_comparison")
+    assert review.respellable(flip, text) is respellable
