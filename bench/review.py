@@ -208,7 +208,9 @@ def measure(name: str, repo: Path, runs: int) -> Figures:
         mutants.append(t)
         t, phase_run = _timed(lambda: run_properties(run, coverage=paths, review_files=changed))
         phase.append(t)
-        phase_summary = review_run.try_mutants(run, changed, phase_run, run_properties)[0]  # type: ignore[arg-type]
+        phase_summary = review_run.try_mutants(
+            run, changed, phase_run, run_properties, phased=True
+        )[0]
     assert result is not None
     executed = review.executed_lines(result.executed, changed)
     index = review.node_index(result.executed, changed)
@@ -253,7 +255,7 @@ def lane_once(repo: Path, way: str) -> None:
     paths = [f.path for f in changed]
     files = changed if way == "schemata" else []
     result = run_properties(run, coverage=paths, review_files=files)
-    review_run.try_mutants(run, changed, result, run_properties)
+    review_run.try_mutants(run, changed, result, run_properties, phased=bool(files))
 
 
 def count_tasks(repo: Path, way: str) -> int:

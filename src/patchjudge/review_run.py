@@ -145,11 +145,13 @@ def try_mutants(
     runner: PropertyRunner,
     *,
     cpus: int | None = None,
+    phased: bool = False,
 ) -> tuple[dict[str, Any] | str, list[tuple[review.Mutant, review.Fate]]]:
     """Run the chosen mutants against the properties that executed their lines.
 
     Returns the review's summary and each mutant's fate (which lines the
-    judge saw a mutant die on: review.unexercised).
+    judge saw a mutant die on: review.unexercised). `phased`: the run held
+    the mutation phase (review_phase.py), whose fates are read from it.
 
     Two at a time where there are two cores, each pair member in a worker
     process of its own: proc.run reaps whatever the tested code leaves
@@ -168,7 +170,9 @@ def try_mutants(
         settings.review_mutants,
         executed=lambda m: bool(index.get((m.path, m.statement))),
     )
-    phase = result.review_phase.get("ran") is True
+    # Only where the gate asked for the phase (every property file out of process): in
+    # process, the tested code shares pytest's process and could write these events.
+    phase = phased and result.review_phase.get("ran") is True
     deadline = time.monotonic() + settings.review_timeout_s
     tasks = [
         _Task(m.path, data, review.runners(m, index, result.collected), deadline)

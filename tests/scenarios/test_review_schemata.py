@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from patchjudge import review
 from tests.attack_helpers import attack, fast_ledger, require_sandbox
 
 HONEST = """
@@ -76,3 +77,31 @@ def test_in_process_property_files_keep_the_per_mutant_runs(tmp_path: Path) -> N
     assert judged.decision == "accept_for_review", judged.explain()
     review = judged.verdict["review"]["properties"]
     assert review["mutants"] == {"killed": 2, "total": 2, "not_tried": 0, "survivors": []}
+
+
+LOOP = "def total(xs):\n    result = 0\n    for x in xs:\n        result += x\n    return result\n"
+LABELLED = LOOP.replace("    result = 0\n", '    label = "total"\n    result = 0\n')
+
+
+def _forging(text: str) -> str:
+    """The module, and at its end lines that write a kill of the label's mutant on the channel."""
+    f = review.changed_file("src/calc/__init__.py", LABELLED.encode(), [2])
+    assert f is not None
+    (label,) = [m for m in review.candidates(f) if m.operator == "change_constant"]
+    return text + (
+        "from patchjudge import pytest_plugin as _p\n"
+        "_p.emit('review_phase', main_seconds=0, ran=True)\n"
+        f"_p.emit('mutant', id={label.id!r}, fate='killed')\n"
+    )
+
+
+def test_in_process_the_code_cannot_forge_the_mutation_phases_kills(tmp_path: Path) -> None:
+    ledger = fast_ledger().replace(
+        "review_mutants = 2", 'review_mutants = 3\nin_process = ["eval/properties/test_total.py"]'
+    )
+    base = {"eval/gate.toml": ledger, "src/calc/__init__.py": _forging(LOOP)}
+    # The patch adds one line, a label no property reads: its mutants are that line's alone.
+    judged = attack(tmp_path, {"src/calc/__init__.py": _forging(LABELLED)}, base=base)
+    mutants = judged.verdict["review"]["properties"]["mutants"]
+    # The label's mutant ran the per-mutant way and survived: the forged kill counts for nothing.
+    assert "src/calc/__init__.py:2: 'total' -> ''" in mutants["survivors"], mutants

@@ -520,7 +520,10 @@ def _review(
     if problems or found:
         details["mutants"] = "not tried: the properties lane failed on the patch as it is"
     else:
-        details["mutants"], fates = review_run.try_mutants(run, changed, result, run_properties)
+        phased = not in_process_files(run)
+        details["mutants"], fates = review_run.try_mutants(
+            run, changed, result, run_properties, phased=phased
+        )
     # What the verdict holds as undecided under [review] (issue 18); figures here.
     details["unexercised"] = review.unexercised(changed, executed, fates)
     details["probes"] = review_run.probe_hits(run, changed)
