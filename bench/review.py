@@ -179,7 +179,8 @@ class Figures:
     unrun: int  # mutants of lines no property executed: they survive without a run
     phase_s: list[float] = dataclasses.field(default_factory=list)  # run + mutation phase
     phase_summary: dict[str, object] | str = ""
-    tasks: dict[str, int] = dataclasses.field(default_factory=dict)  # way -> tasks started
+    # way -> (tasks started, CPU seconds) of the run and its mutants
+    tasks: dict[str, tuple[int, float]] = dataclasses.field(default_factory=dict)
 
 
 def _timed(fn: Callable[[], object]) -> tuple[float, object]:
@@ -258,12 +259,18 @@ def lane_once(repo: Path, way: str) -> None:
     review_run.try_mutants(run, changed, result, run_properties, phased=bool(files))
 
 
-def count_tasks(repo: Path, way: str) -> int:
-    """Tasks lane_once starts, in a PID namespace of its own (its last PID; -1: no unshare)."""
+def count_tasks(repo: Path, way: str) -> tuple[int, float]:
+    """Tasks lane_once starts in a PID namespace of its own (its last PID), and the CPU seconds.
+
+    (-1, 0.0): no unshare. The CPU is the process's and its reaped children's, user + system.
+    """
     script = (
-        "import sys; sys.path.insert(0, sys.argv[1]); from bench.review import lane_once; "
+        "import sys, resource; sys.path.insert(0, sys.argv[1]); "
+        "from bench.review import lane_once; "
         "from pathlib import Path; lane_once(Path(sys.argv[2]), sys.argv[3]); "
-        "print(open('/proc/sys/kernel/ns_last_pid').read().strip())"
+        "u = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]; "
+        "print(open('/proc/sys/kernel/ns_last_pid').read().strip(), "
+        "sum(r.ru_utime + r.ru_stime for r in u))"
     )
     argv = ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", script]
     try:
@@ -275,8 +282,9 @@ def count_tasks(repo: Path, way: str) -> int:
             env={**os.environ, "PYTHONPATH": str(HERE.parent / "src")},
         )
     except (OSError, subprocess.CalledProcessError):
-        return -1
-    return int(done.stdout.split()[-1])
+        return -1, 0.0
+    tasks, cpu = done.stdout.split()[-2:]
+    return int(tasks), float(cpu)
 
 
 def _med(xs: Sequence[float]) -> str:
@@ -307,8 +315,8 @@ def render(figures: Sequence[Figures], runs: int) -> str:
         )
     rows += ["", "changed lines: " + "; ".join(f"{f.project} {f.changed}" for f in figures)]
     rows += [
-        f"tasks started, run and mutants ({f.project}): "
-        + ", ".join(f"{way} {n}" for way, n in sorted(f.tasks.items()))
+        f"tasks started and CPU, run and mutants ({f.project}): "
+        + ", ".join(f"{way} {n} tasks {cpu:.1f} s" for way, (n, cpu) in sorted(f.tasks.items()))
         for f in figures
         if f.tasks
     ]
@@ -326,8 +334,25 @@ def _told(summary: dict[str, object] | str, unrun: int) -> str:
     )
 
 
+def tasks_only(work: Path) -> str:
+    """`--tasks --runs 0`: the tasks and CPU of each way, no timings."""
+    rows = []
+    for name, repo in [
+        ("calc (tests' example)", build_calc(work)),
+        (f"{PROJECT.name} {PROJECT.version}", build_more_itertools(work)),
+    ]:
+        counted = {way: count_tasks(repo, way) for way in ("per_mutant", "schemata")}
+        rows.append(
+            f"tasks started and CPU, run and mutants ({name}): "
+            + ", ".join(f"{way} {n} tasks {cpu:.1f} s" for way, (n, cpu) in counted.items())
+        )
+    return "\n".join(rows) + "\n"
+
+
 def review_figures(work: Path, runs: int = 3, tasks: bool = False) -> str:
     """What bench/run.py can call: both projects measured, as markdown."""
+    if runs == 0 and tasks:
+        return tasks_only(work)
     figures = []
     for name, repo in [
         ("calc (tests' example)", build_calc(work)),

@@ -140,7 +140,16 @@ def _null_spans(
     rest = [t for t in found if t not in respelled]
     rng.shuffle(respelled)
     rng.shuffle(rest)
-    return (respelled + rest)[:count]
+    # Only spans a site can hold (not a constant in a `match` pattern): a null mutant run the
+    # per-mutant way would void an honest patch's kills for want of a run.
+    spans: list[tuple[review.Mutant, tuple[str, ...]]] = []
+    for m, runners in respelled + rest:
+        if len(spans) == count:
+            break
+        text = texts[m.path]
+        if review.schema(text, [review.null_of(m, text)], _name(rng, [text]), ["0"]) is not None:
+            spans.append((m, runners))
+    return spans
 
 
 def _without_shrinking() -> None:

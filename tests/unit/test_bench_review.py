@@ -54,7 +54,7 @@ def test_render_shows_each_figure(bench: ModuleType) -> None:
         1,
         [4.0, 4.4],
         {"killed": 6, "total": 9, "not_tried": 0, "survivors": ["a:1: x", "a:2: y", "a:3: z"]},
-        {"per_mutant": 124, "schemata": 30},
+        {"per_mutant": (124, 40.0), "schemata": (30, 20.5)},
     )
     text = bench.render([figures], 2)
     assert (
@@ -62,4 +62,7 @@ def test_render_shows_each_figure(bench: ModuleType) -> None:
         "| 6 killed of 9, 0 not tried, 3 survived (1 never run) "
         "| 4.20 s | 1.00 s | 6 killed of 9, 0 not tried, 3 survived (1 never run) |"
     ) in text
-    assert "tasks started, run and mutants (calc): per_mutant 124, schemata 30" in text
+    assert (
+        "tasks started and CPU, run and mutants (calc): "
+        "per_mutant 124 tasks 40.0 s, schemata 30 tasks 20.5 s"
+    ) in text

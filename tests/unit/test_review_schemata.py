@@ -267,3 +267,15 @@ def test_every_mutant_of_a_real_module_has_a_schema_that_compiles(path: Path) ->
 def test_which_spans_a_null_mutant_can_respell(text: str, respellable: bool) -> None:
     flip = next(m for m in review.candidates(changed(text)) if m.operator == "flip_comparison")
     assert review.respellable(flip, text) is respellable
+
+
+def test_null_mutants_go_only_where_a_site_can_hold_them() -> None:
+    from patchjudge import review_phase
+
+    f = changed(MATCH)
+    executed = {"t.py::test_g": {"m.py": (1, 2, 3, 4, 5, 6)}}
+    index = review.node_index(executed, [f])
+    rng = review_phase.secrets.SystemRandom()
+    spans = review_phase._null_spans(rng, [f], index, {"t.py::test_g": None}, 10)  # type: ignore[dict-item]
+    assert spans and all(m.what != "1 -> 2" for m, _ in spans)
+    assert all(runners == ("t.py::test_g",) for _, runners in spans)
