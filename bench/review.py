@@ -250,13 +250,14 @@ def measure(name: str, repo: Path, runs: int) -> Figures:
 
 
 def lane_once(repo: Path, way: str) -> None:
-    """The properties' run and its mutants, once, `way` "per_mutant" or "schemata"."""
+    """The properties' run and its mutants, once: `way` "per_mutant", "schemata" or "none"."""
     run: Run = open_run(Options(repo=repo, base="main"))
     changed = review_run.changed_files(run)
     paths = [f.path for f in changed]
     files = changed if way == "schemata" else []
     result = run_properties(run, coverage=paths, review_files=files)
-    review_run.try_mutants(run, changed, result, run_properties, phased=bool(files))
+    if way != "none":
+        review_run.try_mutants(run, changed, result, run_properties, phased=bool(files))
 
 
 def count_tasks(repo: Path, way: str) -> tuple[int, float]:
@@ -341,7 +342,7 @@ def tasks_only(work: Path) -> str:
         ("calc (tests' example)", build_calc(work)),
         (f"{PROJECT.name} {PROJECT.version}", build_more_itertools(work)),
     ]:
-        counted = {way: count_tasks(repo, way) for way in ("per_mutant", "schemata")}
+        counted = {way: count_tasks(repo, way) for way in ("none", "per_mutant", "schemata")}
         rows.append(
             f"tasks started and CPU, run and mutants ({name}): "
             + ", ".join(f"{way} {n} tasks {cpu:.1f} s" for way, (n, cpu) in counted.items())
