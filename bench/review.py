@@ -9,12 +9,18 @@ and the small `calc` project of the tests. For each it times, alternately:
 - the properties' run as v1 made it (`run_properties(run)`, no coverage);
 - the same run measuring the changed files (`coverage=...`, what the lane
   does now);
-- the review's mutants as the lane runs them (`review_run.try_mutants`,
-  two at a time, default budget);
+- the review's mutants the per-mutant way (`review_run.try_mutants` on a
+  run without the mutation phase: a pytest, a tree and a box a mutant, two
+  at a time, default budget), what the lane did before issue 20;
+- the properties' run with the mutation phase (`review_files=...`, what the
+  lane does now: the mutants as schemata in the same pytest, review_phase.py);
+  the phase's cost is that run less the measured one;
 
 and then every chosen mutant on its own, so the figures say what the
-budget buys: how long a killed and a surviving mutant take. Nothing here
-asserts a timing.
+budget buys: how long a killed and a surviving mutant take. With
+`--tasks` it also counts, for each way, the tasks (processes and threads)
+the run with its mutants starts: one run in a PID namespace of its own
+(`unshare --pid`), read from its last PID. Nothing here asserts a timing.
 """
 
 from __future__ import annotations
@@ -22,7 +28,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -168,6 +177,10 @@ class Figures:
     killed_s: list[float]
     survived_s: list[float]
     unrun: int  # mutants of lines no property executed: they survive without a run
+    phase_s: list[float] = dataclasses.field(default_factory=list)  # run + mutation phase
+    phase_summary: dict[str, object] | str = ""
+    # way -> (tasks started, CPU seconds) of the run and its mutants
+    tasks: dict[str, tuple[int, float]] = dataclasses.field(default_factory=dict)
 
 
 def _timed(fn: Callable[[], object]) -> tuple[float, object]:
@@ -180,9 +193,10 @@ def measure(name: str, repo: Path, runs: int) -> Figures:
     run: Run = open_run(Options(repo=repo, base="main"))
     changed = review_run.changed_files(run)
     paths = [f.path for f in changed]
-    plain, measured, mutants = [], [], []
+    plain, measured, mutants, phase = [], [], [], []
     result = None
     summary: dict[str, object] | str = ""
+    phase_summary: dict[str, object] | str = ""
     for _ in range(runs):
         t, _ = _timed(lambda: run_properties(run))
         plain.append(t)
@@ -193,6 +207,11 @@ def measure(name: str, repo: Path, runs: int) -> Figures:
             lambda r=result: review_run.try_mutants(run, changed, r, run_properties)[0]
         )
         mutants.append(t)
+        t, phase_run = _timed(lambda: run_properties(run, coverage=paths, review_files=changed))
+        phase.append(t)
+        phase_summary = review_run.try_mutants(
+            run, changed, phase_run, run_properties, phased=True
+        )[0]
     assert result is not None
     executed = review.executed_lines(result.executed, changed)
     index = review.node_index(result.executed, changed)
@@ -225,7 +244,48 @@ def measure(name: str, repo: Path, runs: int) -> Figures:
         killed,
         survived,
         unrun,
+        phase,
+        phase_summary,
     )
+
+
+def lane_once(repo: Path, way: str) -> None:
+    """The properties' run and its mutants, once: `way` "per_mutant", "schemata" or "none"."""
+    run: Run = open_run(Options(repo=repo, base="main"))
+    changed = review_run.changed_files(run)
+    paths = [f.path for f in changed]
+    files = changed if way == "schemata" else []
+    result = run_properties(run, coverage=paths, review_files=files)
+    if way != "none":
+        review_run.try_mutants(run, changed, result, run_properties, phased=bool(files))
+
+
+def count_tasks(repo: Path, way: str) -> tuple[int, float]:
+    """Tasks lane_once starts in a PID namespace of its own (its last PID), and the CPU seconds.
+
+    (-1, 0.0): no unshare. The CPU is the process's and its reaped children's, user + system.
+    """
+    script = (
+        "import sys, resource; sys.path.insert(0, sys.argv[1]); "
+        "from bench.review import lane_once; "
+        "from pathlib import Path; lane_once(Path(sys.argv[2]), sys.argv[3]); "
+        "u = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]; "
+        "print(open('/proc/sys/kernel/ns_last_pid').read().strip(), "
+        "sum(r.ru_utime + r.ru_stime for r in u))"
+    )
+    argv = ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", script]
+    try:
+        done = subprocess.run(
+            [*argv, str(HERE.parent), str(repo), way],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(HERE.parent / "src")},
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return -1, 0.0
+    tasks, cpu = done.stdout.split()[-2:]
+    return int(tasks), float(cpu)
 
 
 def _med(xs: Sequence[float]) -> str:
@@ -237,41 +297,84 @@ def render(figures: Sequence[Figures], runs: int) -> str:
         f"Review bench (bench/review.py), {runs} alternating run(s), medians.",
         "",
         "| project | properties' run (v1) | + coverage of the changed files | + mutants "
-        "(2 at a time) | killed mutant | surviving mutant | mutants |",
-        "|---|---|---|---|---|---|---|",
+        "per mutant (2 at a time) | killed mutant | surviving mutant | mutants "
+        "| run + mutation phase (schemata) | phase alone | mutants (schemata) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for f in figures:
         summary = f.summary
-        told = (
-            f"{summary['killed']} killed of {summary['total']}, {summary['not_tried']} not tried, "
-            f"{len(summary['survivors'])} survived ({f.unrun} never run)"  # type: ignore[arg-type]
-            if isinstance(summary, dict)
-            else summary
+        alone = (
+            f"{statistics.median(f.phase_s) - statistics.median(f.measured_s):.2f} s"
+            if f.phase_s and f.measured_s
+            else "-"
         )
         rows.append(
             f"| {f.project} | {_med(f.plain_s)} | {_med(f.measured_s)} | {_med(f.mutants_s)} "
             f"| {_med(f.killed_s)} (n={len(f.killed_s)}) "
-            f"| {_med(f.survived_s)} (n={len(f.survived_s)}) | {told} |"
+            f"| {_med(f.survived_s)} (n={len(f.survived_s)}) | {_told(summary, f.unrun)} "
+            f"| {_med(f.phase_s)} | {alone} | {_told(f.phase_summary, f.unrun)} |"
         )
     rows += ["", "changed lines: " + "; ".join(f"{f.project} {f.changed}" for f in figures)]
+    rows += [
+        f"tasks started and CPU, run and mutants ({f.project}): "
+        + ", ".join(f"{way} {n} tasks {cpu:.1f} s" for way, (n, cpu) in sorted(f.tasks.items()))
+        for f in figures
+        if f.tasks
+    ]
     return "\n".join(rows) + "\n"
 
 
-def review_figures(work: Path, runs: int = 3) -> str:
+def _told(summary: dict[str, object] | str, unrun: int) -> str:
+    if not isinstance(summary, dict):
+        return summary
+    survivors = summary["survivors"]
+    assert isinstance(survivors, list)
+    return (
+        f"{summary['killed']} killed of {summary['total']}, {summary['not_tried']} not tried, "
+        f"{len(survivors)} survived ({unrun} never run)"
+    )
+
+
+def tasks_only(work: Path) -> str:
+    """`--tasks --runs 0`: the tasks and CPU of each way, no timings."""
+    rows = []
+    for name, repo in [
+        ("calc (tests' example)", build_calc(work)),
+        (f"{PROJECT.name} {PROJECT.version}", build_more_itertools(work)),
+    ]:
+        counted = {way: count_tasks(repo, way) for way in ("none", "per_mutant", "schemata")}
+        rows.append(
+            f"tasks started and CPU, run and mutants ({name}): "
+            + ", ".join(f"{way} {n} tasks {cpu:.1f} s" for way, (n, cpu) in counted.items())
+        )
+    return "\n".join(rows) + "\n"
+
+
+def review_figures(work: Path, runs: int = 3, tasks: bool = False) -> str:
     """What bench/run.py can call: both projects measured, as markdown."""
-    figures = [
-        measure("calc (tests' example)", build_calc(work), runs),
-        measure(f"{PROJECT.name} {PROJECT.version}", build_more_itertools(work), runs),
-    ]
+    if runs == 0 and tasks:
+        return tasks_only(work)
+    figures = []
+    for name, repo in [
+        ("calc (tests' example)", build_calc(work)),
+        (f"{PROJECT.name} {PROJECT.version}", build_more_itertools(work)),
+    ]:
+        found = measure(name, repo, runs)
+        if tasks:
+            counted = {way: count_tasks(repo, way) for way in ("per_mutant", "schemata")}
+            found = dataclasses.replace(found, tasks=counted)
+        figures.append(found)
+    print(json.dumps([dataclasses.asdict(f) for f in figures]), file=sys.stderr)
     return render(figures, runs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tasks", action="store_true", help="count tasks (needs unshare)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="patchjudge-bench-review-") as work:
-        print(review_figures(Path(work), args.runs), end="")
+        print(review_figures(Path(work), args.runs, args.tasks), end="")
     return 0
 
 

@@ -145,11 +145,13 @@ def try_mutants(
     runner: PropertyRunner,
     *,
     cpus: int | None = None,
+    phased: bool = False,
 ) -> tuple[dict[str, Any] | str, list[tuple[review.Mutant, review.Fate]]]:
     """Run the chosen mutants against the properties that executed their lines.
 
     Returns the review's summary and each mutant's fate (which lines the
-    judge saw a mutant die on: review.unexercised).
+    judge saw a mutant die on: review.unexercised). `phased`: the run held
+    the mutation phase (review_phase.py), whose fates are read from it.
 
     Two at a time where there are two cores, each pair member in a worker
     process of its own: proc.run reaps whatever the tested code leaves
@@ -168,6 +170,9 @@ def try_mutants(
         settings.review_mutants,
         executed=lambda m: bool(index.get((m.path, m.statement))),
     )
+    # Only where the gate asked for the phase (every property file out of process): in
+    # process, the tested code shares pytest's process and could write these events.
+    phase = phased and result.review_phase.get("ran") is True
     deadline = time.monotonic() + settings.review_timeout_s
     tasks = [
         _Task(m.path, data, review.runners(m, index, result.collected), deadline)
@@ -175,9 +180,18 @@ def try_mutants(
     ]
     # No property runs the line: nothing can kill the mutant, no run needed.
     fates = {i: review.Fate.SURVIVED for i, t in enumerate(tasks) if not t.nodeids}
-    todo = [i for i, t in enumerate(tasks) if t.nodeids]
+    if phase:
+        # The mutation phase ran them in the judge's pytest; a site it could not compile in
+        # (or a mutant it did not name) runs the per-mutant way, after it.
+        said = {m.id: result.mutants.get(m.id, "legacy") for m, _ in chosen}
+        fates.update(
+            (i, review.Fate(said[m.id]))
+            for i, (m, _) in enumerate(chosen)
+            if i not in fates and said[m.id] in _FATES
+        )
+    todo = [i for i, t in enumerate(tasks) if i not in fates]
     workers = 2 if (cpus if cpus is not None else os.cpu_count() or 1) >= 2 else 1
-    if workers > 1 and len(todo) > 1:
+    if workers > 1 and len(todo) > 1 and not phase:
         portable = dataclasses.replace(run, environ=dict(run.environ))
         context = multiprocessing.get_context("spawn")  # fork would copy this process's threads
         with ProcessPoolExecutor(
@@ -192,4 +206,32 @@ def try_mutants(
     else:
         fates.update((i, _attempt(run, runner, tasks[i])) for i in todo)
     results = [(m, fates[i]) for i, (m, _) in enumerate(chosen)]
+    if phase and (why := void(result.null_mutants)):
+        # The kills are void: no line counts as exercised by them (review.unexercised).
+        return why, [
+            (m, review.Fate.NOT_TRIED if f is review.Fate.KILLED else f) for m, f in results
+        ]
     return review.mutants_summary(results), results
+
+
+_FATES = frozenset(f.value for f in review.Fate)
+
+
+def void(null_fates: Sequence[str]) -> str | None:
+    """Pure: why the mutation phase's kills count for nothing, from its null mutants' fates.
+
+    A null mutant changes nothing: killed, the code behaves otherwise when it
+    is being mutated (issue 18: a self-check that fails every property then);
+    not reached within the budget, nothing vouches for the kills before it.
+    """
+    if "killed" in null_fates:
+        return (
+            "not tried: the kills are void: a null mutant (one that changes nothing) was killed; "
+            "the code under test fails its properties when it is being mutated"
+        )
+    if any(f != "survived" for f in null_fates):
+        return (
+            "not tried: the kills are void: a null mutant was not run within "
+            "[properties] review_timeout_s; raise it so every mutant runs"
+        )
+    return None

@@ -1179,6 +1179,9 @@ class _State:
         # Opaque per-run names for the tests the worker measures: a node id sent in
         # clear told the patch which property was watching (issue 18).
         self.tokens: dict[str, str] = {}
+        # node id -> path -> lines, as the channel got them: the review's mutation phase
+        # chooses its mutants from them inside this process (review_phase.py, issue 20).
+        self.executed: dict[str, dict[str, set[int]]] = {}
 
     def token(self, nodeid: str) -> str:
         found = next((t for t, n in self.tokens.items() if n == nodeid), None)
@@ -1188,13 +1191,21 @@ class _State:
         return found
 
     def current(self) -> Worker:
-        """The run's worker: every property module's, as bare pytest is one process (issue 20)."""
-        worker = self.workers.get(RUN)
+        """The run's worker: every property module's, as bare pytest is one process (issue 20).
+
+        A key given a worker of its own (`dedicate`: a mutant's) gets that one.
+        """
+        worker = self.workers.get(self.key) or self.workers.get(RUN)
         if worker is None:
             home = Path(self.spec.home) / f"worker-{self.started}"
             self.started += 1
             worker = self.workers[RUN] = Worker(self.spec, self.label(), self.incidents)
             worker.spec = _with_home(self.spec, home)
+        return worker
+
+    def dedicate(self, key: str) -> Worker:
+        """A fresh worker for `key` alone, never the run's (the review's mutants, issue 20)."""
+        worker = self.workers[key] = Worker(self.spec, self.label(), self.incidents)
         return worker
 
     def label(self) -> str:
@@ -1235,6 +1246,7 @@ class _State:
                 nodeid = "" if token == "" else self.tokens.get(token)
                 if nodeid is not None:
                     pytest_plugin.emit("executed", nodeid=nodeid, lines=lines)
+                    _remember(self.executed, nodeid, lines)
         if worker.proc is not None and worker.failure is None:
             try:
                 used = worker.request("dunders")
@@ -1249,6 +1261,11 @@ class _State:
 
 
 RUN = "<run>"  # the key of the run's one worker
+
+
+def _remember(into: dict[str, dict[str, set[int]]], nodeid: str, lines: Any) -> None:
+    for path, numbers in lines.items():
+        into.setdefault(nodeid, {}).setdefault(path, set()).update(numbers)
 
 
 def _with_home(spec: Spec, home: Path) -> Spec:

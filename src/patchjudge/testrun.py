@@ -112,6 +112,12 @@ class TestRun:
     # Round trips to the properties' workers by kind, summed over them: a figure (issue 20).
     requests: Mapping[str, int] = field(default_factory=dict)
 
+    # The review's mutation phase in this run (review_phase.py, issue 20): mutant id -> fate,
+    # the null mutants' fates, and the phase's own record ({} : no phase was asked for).
+    mutants: Mapping[str, str] = field(default_factory=dict)
+    null_mutants: tuple[str, ...] = ()
+    review_phase: Mapping[str, Any] = field(default_factory=dict)
+
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
         found = [
@@ -268,6 +274,9 @@ def parse_channel(data: bytes) -> dict[str, Any]:
                     requests[str(kind)] = requests.get(str(kind), 0) + int(n)
             except (KeyError, TypeError, ValueError, AttributeError):
                 parsed["garbled"] += 1
+
+        elif event in ("mutant", "null_mutant", "review_phase"):
+            _add_review(parsed, event, rec)
         elif event == "finish":
             parsed["finished"] = True
             parsed["finish_status"] = rec["exitstatus"]
@@ -287,6 +296,15 @@ def parse_channel(data: bytes) -> dict[str, Any]:
         requests=requests,
     )
     return parsed
+
+
+def _add_review(parsed: dict[str, Any], event: str, rec: Mapping[str, Any]) -> None:
+    if event == "mutant":
+        parsed.setdefault("mutants", {})[str(rec.get("id"))] = str(rec.get("fate"))
+    elif event == "null_mutant":
+        parsed.setdefault("null_mutants", []).append(str(rec.get("fate")))
+    else:
+        parsed["review_phase"] = {k: v for k, v in rec.items() if k != "event"}
 
 
 def _add_executed(into: dict[str, dict[str, tuple[int, ...]]], rec: Mapping[str, Any]) -> None:
@@ -361,6 +379,10 @@ def run(
         coverage_error=_coverage_error(plan, parsed),
         dunders=parsed["dunders"],
         requests=parsed["requests"],
+
+        mutants=parsed.get("mutants", {}),
+        null_mutants=tuple(parsed.get("null_mutants", ())),
+        review_phase=parsed.get("review_phase", {}),
     )
 
 

@@ -52,9 +52,17 @@ def test_render_shows_each_figure(bench: ModuleType) -> None:
         [2.5],
         [4.0, 4.2],
         1,
+        [4.0, 4.4],
+        {"killed": 6, "total": 9, "not_tried": 0, "survivors": ["a:1: x", "a:2: y", "a:3: z"]},
+        {"per_mutant": (124, 40.0), "schemata": (30, 20.5)},
     )
     text = bench.render([figures], 2)
     assert (
         "| calc | 2.10 s | 3.20 s | 9.00 s | 2.50 s (n=1) | 4.10 s (n=2) "
-        "| 6 killed of 9, 0 not tried, 3 survived (1 never run) |"
+        "| 6 killed of 9, 0 not tried, 3 survived (1 never run) "
+        "| 4.20 s | 1.00 s | 6 killed of 9, 0 not tried, 3 survived (1 never run) |"
+    ) in text
+    assert (
+        "tasks started and CPU, run and mutants (calc): "
+        "per_mutant 124 tasks 40.0 s, schemata 30 tasks 20.5 s"
     ) in text

@@ -23,6 +23,7 @@ from patchjudge.workspace import Run
 NAME = "properties"
 MIN_LINES = 8
 ORACLE_ENV = "PATCHJUDGE_ORACLE"  # read by standin.py in the judge's pytest
+REVIEW_ENV = "PATCHJUDGE_REVIEW"  # read by review_phase.py in the judge's pytest
 _WORKER_FAILURE = re.compile(r"WorkerFailure: (the worker for [^\n]*)")
 # The judge's test tools (standin.JUDGE_TOOLS): never the code under test.
 TOOLS = frozenset({"pytest", "_pytest", "hypothesis", "coverage"})
@@ -69,6 +70,9 @@ def judge_outcomes(
     problems = testrun.run_problems(run, settings.timeout_s)
     if run.timed_out:
         return problems, {}
+    # The process had the review's budget on top (review_phase.py): the main pass still has its own.
+    if float(run.review_phase.get("main_seconds", 0)) > settings.timeout_s:
+        problems.append(f"timed out after {settings.timeout_s:g} s")
     problems += [
         f"property module not importable: {nodeid}: {reason}"
         for nodeid, text in sorted(run.collect_errors.items())
@@ -221,6 +225,7 @@ def run_properties(
     *,
     edit: Callable[[Path], None] | None = None,
     coverage: Sequence[str] = (),
+    review_files: Sequence[review.ChangedFile] = (),
 ) -> testrun.TestRun:
     """The properties (or some of them) on head's code under the judge's settings.
 
@@ -230,7 +235,9 @@ def run_properties(
     names run the v1 way, in the tested process. `edit` changes the head's
     tree before anything runs (a mutant); `coverage` names the tree-relative
     files whose executed lines come back per test. With `edit` the run stops
-    at the first failure: all a killed mutant needs.
+    at the first failure: all a killed mutant needs. `review_files`: the
+    review's mutants of those files run after the main pass in the same
+    pytest (review_phase.py), where every property file runs out of process.
     """
     settings = run.ledger.properties
     targets = tuple(args) if args is not None else settings.paths
@@ -247,6 +254,7 @@ def run_properties(
                     inside=inside,
                     edit=edit,
                     coverage=tuple(coverage),
+                    review_files=() if inside else tuple(review_files),
                 )
             )
         if inside:
@@ -300,6 +308,7 @@ def _out_of_process(
     inside: tuple[str, ...],
     edit: Callable[[Path], None] | None,
     coverage: tuple[str, ...],
+    review_files: tuple[review.ChangedFile, ...] = (),
 ) -> testrun.TestRun:
     settings = run.ledger.properties
     pythonpath = run.ledger.gate.pythonpath
@@ -337,14 +346,16 @@ def _out_of_process(
             "readonly": [str(p) for p in box.readonly],
         },
     }
+    phase = _review_plan(run, scratch, review_files)
     plan = testrun.Plan(
         tree=judge,
         args=targets,
         conftest_roots=settings.paths,
-        plugins=("patchjudge.standin",),
+        plugins=("patchjudge.standin", *(("patchjudge.review_phase",) if phase else ())),
         seed=settings.seed,
         max_examples=settings.max_examples,
-        timeout_s=settings.timeout_s,
+        # The mutation phase's budget on top: the main pass's own limit is checked on its record.
+        timeout_s=settings.timeout_s + (settings.review_timeout_s if phase else 0),
         # One file that cannot be collected (a module-level line that cannot cross) is that
         # file's error, not the session's: the other property files still run (issue 17).
         extra=(
@@ -352,11 +363,41 @@ def _out_of_process(
             *(f"--ignore={f}" for f in inside),
             *(("-x",) if edit is not None else ()),
         ),
-        env=((ORACLE_ENV, json.dumps(spec)),),
+        env=((ORACLE_ENV, json.dumps(spec)), *phase),
     )
     return testrun.run(
         plan, scratch=scratch, environ=run.environ, hypothesis_tables=charmap.prefetched()
     )
+
+
+def _review_plan(
+    run: Run, scratch: Path, files: Sequence[review.ChangedFile]
+) -> tuple[tuple[str, str], ...]:
+    """The mutation phase's plan as a file in the scratch dir (too big for the environment)."""
+    settings = run.ledger.properties
+    if not files or settings.review_mutants == 0:
+        return ()
+    plan = scratch / "review-plan.json"
+    plan.write_text(
+        json.dumps(
+            {
+                "seed": settings.seed,
+                "limit": settings.review_mutants,
+                "budget_s": settings.review_timeout_s,
+                "files": [
+                    {
+                        "path": f.path,
+                        "text": f.text,
+                        "encoding": f.encoding,
+                        "changed": sorted(f.changed),
+                    }
+                    for f in files
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
+    return ((REVIEW_ENV, str(plan)),)
 
 
 def _listing(tree: Path, pythonpath: Sequence[str]) -> list[tuple[str, bool]]:
@@ -444,7 +485,7 @@ def run(run: Run) -> LaneReport:
     if not files:
         problems.append(f"no property test file under {', '.join(settings.paths)}")
     changed = review_run.changed_files(run)
-    result = run_properties(run, coverage=[f.path for f in changed])
+    result = run_properties(run, coverage=[f.path for f in changed], review_files=changed)
     outcome_problems, outcome_details = judge_outcomes(result, settings)
     problems += outcome_problems
     details.update(outcome_details, files=sorted(files), exitstatus=result.exitstatus)
@@ -484,7 +525,10 @@ def _review(
     if problems or found:
         details["mutants"] = "not tried: the properties lane failed on the patch as it is"
     else:
-        details["mutants"], fates = review_run.try_mutants(run, changed, result, run_properties)
+        phased = not in_process_files(run)
+        details["mutants"], fates = review_run.try_mutants(
+            run, changed, result, run_properties, phased=phased
+        )
     # What the verdict holds as undecided under [review] (issue 18); figures here.
     details["unexercised"] = review.unexercised(changed, executed, fates)
     details["probes"] = review_run.probe_hits(run, changed)

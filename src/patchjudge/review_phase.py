@@ -1,0 +1,298 @@
+"""The review's mutation phase, in the judge's pytest after the main pass (issue 20).
+
+Loaded with `-p patchjudge.review_phase` next to `patchjudge.standin` when
+the gate writes a plan to $PATCHJUDGE_REVIEW. After every property ran, the
+chosen mutants (review.choose on what the main pass executed) are compiled
+into their files once, as schemata (review.schema), each behind a switch
+the judge sets in a fresh worker before it imports anything; the property
+files are collected again against that worker and only the node ids that
+ran the mutant's line are run, without shrink or explain: only killed or
+survived is read. Null mutants (sites that change nothing) run among them
+in a secret order: a patch that fails its properties whenever it is being
+mutated kills one, and the gate voids the kills. Each fate goes to the
+gate's channel as a `mutant` event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import secrets
+import sys
+import time
+from collections.abc import Generator, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest.runner import runtestprotocol
+
+from patchjudge import pytest_plugin, review, standin
+
+PLAN_ENV = "PATCHJUDGE_REVIEW"
+# One null mutant per this many mutants tried, and at least one.
+MUTANTS_PER_NULL = 6
+_SESSION = "<session>"
+
+_plan_path = os.environ.pop(PLAN_ENV, None)
+_started = time.monotonic()
+
+
+class _CutOff(Exception):
+    """The mutant cannot be run here (the budget ran out, no module): not tried, never killed."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
+    result = yield
+    state = standin._state
+    if _plan_path is None or state is None:
+        return result
+    main_seconds = time.monotonic() - _started
+    # The run's one worker holds the main pass's coverage until it closes: the choice needs it.
+    state.close(standin.RUN)
+    if session.testsfailed or session.shouldfail or session.shouldstop:
+        pytest_plugin.emit("review_phase", main_seconds=main_seconds, ran=False)
+        return result
+    try:
+        plan = json.loads(Path(_plan_path).read_text(encoding="utf-8"))
+        _phase(session, state, plan)
+    except Exception as exc:  # the phase's own failure: the gate runs the mutants the old way
+        error = f"{type(exc).__name__}: {exc}"
+        pytest_plugin.emit("review_phase", main_seconds=main_seconds, ran=False, error=error)
+        return result
+    pytest_plugin.emit("review_phase", main_seconds=main_seconds, ran=True)
+    return result
+
+
+def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any]) -> None:
+    files = [
+        review.ChangedFile(
+            f["path"],
+            f["text"],
+            f["encoding"],
+            frozenset(f["changed"]),
+            review.statements(f["text"]),
+        )
+        for f in plan["files"]
+    ]
+    executed = {n: {p: tuple(sorted(v)) for p, v in d.items()} for n, d in state.executed.items()}
+    index = review.node_index(executed, files)
+    items = {item.nodeid: item for item in session.items}
+    chosen = review.choose(
+        files,
+        plan["seed"],
+        plan["limit"],
+        executed=lambda m: bool(index.get((m.path, m.statement))),
+    )
+    tasks = [(m, review.runners(m, index, items)) for m, _ in chosen]
+    tasks = [(m, r) for m, r in tasks if r]
+    if not tasks:
+        return
+    # Secret, not seeded: the seed is in the ledger the patch can read (fates do not depend on it).
+    rng = secrets.SystemRandom()
+    texts = {f.path: f.text for f in files}
+    nulls = [
+        (review.null_of(m, texts[m.path]), r)
+        for m, r in _null_spans(rng, files, index, items, 1 + len(tasks) // MUTANTS_PER_NULL)
+    ]
+    every = tasks + nulls
+    switch = _name(rng, texts.values())
+    tokens = _tokens(rng, len(every))
+    legacy = _write_schemata(Path(state.spec.tree), every, tokens, switch, texts)
+    order = [i for i in range(len(every)) if i not in legacy]
+    rng.shuffle(order)
+    _without_shrinking()
+    deadline = time.monotonic() + float(plan["budget_s"])
+    fates = dict.fromkeys(legacy, "legacy")
+    for n, i in enumerate(order):
+        m, runners = every[i]
+        fates[i] = _fate(
+            session, state, items, runners, switch=switch, token=tokens[i], deadline=deadline, n=n
+        )
+    for i, (m, _) in enumerate(every):
+        if review.is_null(m):
+            pytest_plugin.emit("null_mutant", fate=fates[i])
+        else:
+            pytest_plugin.emit("mutant", id=m.id, fate=fates[i])
+
+
+def _null_spans(
+    rng: secrets.SystemRandom,
+    files: Sequence[review.ChangedFile],
+    index: dict[tuple[str, int], frozenset[str]],
+    items: dict[str, pytest.Item],
+    count: int,
+) -> list[tuple[review.Mutant, tuple[str, ...]]]:
+    """Spans for the null mutants: of any candidate a property runs, respellable ones first.
+
+    A null mutant spelled as the original is the one a patch comparing a
+    site's branches spots; a comparison respelled (`b > a`) is not.
+    """
+    texts = {f.path: f.text for f in files}
+    # Any candidate a property runs (the chosen ones among them): never none while a mutant runs.
+    found = [
+        (m, r)
+        for f in files
+        for m in review.candidates(f)
+        if (r := review.runners(m, index, items))
+    ]
+    respelled = [t for t in found if review.respellable(t[0], texts[t[0].path])]
+    rest = [t for t in found if t not in respelled]
+    rng.shuffle(respelled)
+    rng.shuffle(rest)
+    # Only spans a site can hold (not a constant in a `match` pattern): a null mutant run the
+    # per-mutant way would void an honest patch's kills for want of a run.
+    spans: list[tuple[review.Mutant, tuple[str, ...]]] = []
+    for m, runners in respelled + rest:
+        if len(spans) == count:
+            break
+        text = texts[m.path]
+        if review.schema(text, [review.null_of(m, text)], _name(rng, [text]), ["0"]) is not None:
+            spans.append((m, runners))
+    return spans
+
+
+def _without_shrinking() -> None:
+    """Re-imported property modules take a profile without shrink and explain: a kill is a kill."""
+    from hypothesis import Phase, settings
+
+    settings.register_profile(
+        "patchjudge-mutants",
+        parent=settings.default,
+        phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    )
+    settings.load_profile("patchjudge-mutants")
+
+
+def _name(rng: secrets.SystemRandom, texts: Any) -> str:
+    """A switch name no changed file spells (review.schema refuses one that does)."""
+    while True:
+        name = "_" + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8))
+        if not any(name in t for t in texts):
+            return name
+
+
+def _tokens(rng: secrets.SystemRandom, count: int) -> list[str]:
+    found: set[str] = set()
+    while len(found) < count:
+        found.add("".join(rng.choice("0123456789abcdef") for _ in range(12)))
+    return rng.sample(sorted(found), count)
+
+
+def _write_schemata(
+    tree: Path,
+    every: Sequence[tuple[review.Mutant, tuple[str, ...]]],
+    tokens: Sequence[str],
+    switch: str,
+    texts: dict[str, str],
+) -> set[int]:
+    """Each changed file's schema into the worker's tree; the sites none could hold."""
+    legacy: set[int] = set()
+    for path in sorted({m.path for m, _ in every}):
+        mine = [i for i, (m, _) in enumerate(every) if m.path == path]
+        source, bad = review.schemata(
+            texts[path], [every[i][0] for i in mine], switch, [tokens[i] for i in mine]
+        )
+        legacy |= {mine[b] for b in bad}
+        target = tree / path
+        if source is None or not target.resolve().is_relative_to(tree.resolve()):
+            legacy |= set(mine)
+            continue
+        target.unlink()
+        target.write_text(source, encoding="utf-8")
+    return legacy
+
+
+def _fate(
+    session: pytest.Session,
+    state: standin._State,
+    items: dict[str, pytest.Item],
+    runners: Sequence[str],
+    *,
+    switch: str,
+    token: str,
+    deadline: float,
+    n: int,
+) -> str:
+    """One mutant: a fresh worker a property module, the switch set before any import."""
+    by_module: dict[Path, list[str]] = {}
+    for nodeid in runners:
+        by_module.setdefault(items[nodeid].path, []).append(nodeid)
+    try:
+        for _, nodeids in sorted(by_module.items()):
+            first = items[nodeids[0]]
+            if _killed(state, first, nodeids, switch=switch, token=token, deadline=deadline, n=n):
+                return "killed" if time.monotonic() < deadline else "not_tried"
+    except _CutOff:
+        return "not_tried"
+    return "survived"
+
+
+def _killed(
+    state: standin._State,
+    first: pytest.Item,
+    nodeids: Sequence[str],
+    *,
+    switch: str,
+    token: str,
+    deadline: float,
+    n: int,
+) -> bool:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _CutOff
+    key = f"{first.path}#{token}"
+    state.switch(key)
+    worker = state.dedicate(key)
+    worker.spec = dataclasses.replace(
+        state.spec,
+        home=str(Path(state.spec.home) / f"mutant-{n}"),
+        coverage=(),
+        # A mutant that loops is cut off by the budget, as the per-mutant runs were.
+        call_timeout_s=min(state.spec.call_timeout_s, max(left, 0.1)),
+    )
+    module = first.getparent(pytest.Module)
+    if module is None:  # not a module's test (a doctest file): nothing to collect again
+        raise _CutOff
+    name = getattr(module.obj, "__name__", None)
+    saved = sys.modules.pop(name, None) if name else None
+    try:
+        builtins = worker.request("import", "builtins")
+        worker.request("setattr", builtins, switch, token)
+        fresh = pytest.Module.from_parent(module.parent, path=module.path)
+        found = {item.nodeid: item for item in _items(fresh)}
+        for nodeid in nodeids:
+            if time.monotonic() >= deadline:
+                raise _CutOff
+            item = found.get(nodeid)
+            if item is None:
+                return True  # collected at head, gone with the mutant: it broke the module
+            reports = runtestprotocol(item, log=False, nextitem=None)
+            passed = any(r.when == "call" and r.passed for r in reports)
+            if not passed or any(r.failed for r in reports):
+                return True
+        return False
+    except _CutOff:
+        raise
+    except Exception:  # the mutant broke the import or the worker: the property saw it fail
+        return True
+    finally:
+        state.switch(_SESSION)
+        state.modules.pop(key, None)
+        mine = state.workers.pop(key, None)
+        if mine is not None:
+            mine.close()  # never state.close: the mutant's coverage and dunders are not the run's
+        if name:
+            sys.modules.pop(name, None)
+            if saved is not None:
+                sys.modules[name] = saved
+
+
+def _items(node: pytest.Collector) -> Iterator[pytest.Item]:
+    for child in node.collect():
+        if isinstance(child, pytest.Item):
+            yield child
+        elif isinstance(child, pytest.Collector):
+            yield from _items(child)
