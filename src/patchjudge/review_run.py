@@ -206,7 +206,8 @@ def try_mutants(
     else:
         fates.update((i, _attempt(run, runner, tasks[i])) for i in todo)
     results = [(m, fates[i]) for i, (m, _) in enumerate(chosen)]
-    if phase and (why := void(result.null_mutants)):
+    kills = any(f is review.Fate.KILLED for _, f in results)
+    if phase and (why := void(result.null_mutants, kills=kills)):
         # The kills are void: no line counts as exercised by them (review.unexercised).
         return why, [
             (m, review.Fate.NOT_TRIED if f is review.Fate.KILLED else f) for m, f in results
@@ -217,19 +218,20 @@ def try_mutants(
 _FATES = frozenset(f.value for f in review.Fate)
 
 
-def void(null_fates: Sequence[str]) -> str | None:
+def void(null_fates: Sequence[str], *, kills: bool = True) -> str | None:
     """Pure: why the mutation phase's kills count for nothing, from its null mutants' fates.
 
     A null mutant changes nothing: killed, the code behaves otherwise when it
     is being mutated (issue 18: a self-check that fails every property then);
-    not reached within the budget, nothing vouches for the kills before it.
+    not reached within the budget, nothing vouches for the kills before it
+    (with no kill, there is nothing to void: the summary says what ran).
     """
     if "killed" in null_fates:
         return (
             "not tried: the kills are void: a null mutant (one that changes nothing) was killed; "
             "the code under test fails its properties when it is being mutated"
         )
-    if any(f != "survived" for f in null_fates):
+    if kills and any(f != "survived" for f in null_fates):
         return (
             "not tried: the kills are void: a null mutant was not run within "
             "[properties] review_timeout_s; raise it so every mutant runs"

@@ -188,6 +188,15 @@ def test_the_kills_are_void_unless_every_null_mutant_ran_and_survived(
         assert why.startswith("not tried: the kills are void: ")
 
 
+@pytest.mark.parametrize(
+    ("fates", "void"),
+    [(["not_tried"], False), (["legacy"], False), (["killed"], True), (["survived"], False)],
+)
+def test_with_no_kill_only_a_killed_null_voids(fates: list[str], void: bool) -> None:
+    # A budget that ran out before the null mutant voids nothing when nothing was killed.
+    assert (review_run.void(fates, kills=False) is not None) is void
+
+
 def test_the_phase_events_come_back_from_the_channel() -> None:
     lines = [
         '{"event": "mutant", "id": "m.py:1:0:raise", "fate": "killed"}',
