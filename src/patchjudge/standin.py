@@ -51,6 +51,11 @@ DEFAULT_CALL_TIMEOUT_S = 10.0
 # so a worker that writes a GiB there cannot fill the judge's capture file (issue 18).
 STDERR_KEPT = 1 << 20
 _WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM", "USER", "LOGNAME")
+# The operations on a handle whose answer the code's own dunders may give (issue 18): the
+# judge records each it sends, per test, in its own process (the worker's record is a claim).
+DUNDER_OPS = frozenset(
+    {"eq", "ne", "lt", "le", "gt", "ge", "bool", "len", "contains", "hash", "iter"}
+)
 # Never catchable in the property: from the code under test they fail it (issue 18).
 _INTERRUPTS = (KeyboardInterrupt, GeneratorExit, SystemExit)
 # The judge's test tools stay the judge's even where the tree provides them:
@@ -143,6 +148,8 @@ class Worker:
         self.function_ids: dict[int, int] = {}
         # The node id running now: a worker started lazily mid-test measures it from its start.
         self.context: str | None = None
+        # Handle id -> the class the worker says it is (asked once; a claim, issue 18).
+        self.claimed: dict[int, str] = {}
 
     # --- lifetime ---
     def start(self) -> None:
@@ -227,6 +234,8 @@ class Worker:
             self.start()
             if self.context is not None and op != "context":
                 self.request("context", self.context)
+        if op == "op" and args[0] in DUNDER_OPS and _state is not None:
+            self._note_operation(str(args[0]), (args[1], *args[2]))
         frame = _Frame(self.next_id, call=args if op == "call" else None)
         self.next_id += 1
         self.frames.append(frame)
@@ -245,6 +254,31 @@ class Worker:
             # Issue 18: the library may not swallow the judge's verdict on its behalf.
             for verdict in frame.verdicts.values():
                 self.incidents.append(f"the worker for {self.label} {verdict}")
+
+    def _note_operation(self, op: str, operands: tuple[Any, ...]) -> None:
+        """Record, judge side, that the code answers `op` on its objects in the test running now.
+
+        The operation and the test are the judge's own knowledge; the class is
+        the worker's word (`typename`), asked once a handle, kept as a claim.
+        """
+        assert _state is not None
+        for operand in operands:
+            if (
+                type(operand) is not Handle
+                or object.__getattribute__(operand, "_pj_worker") is not self
+            ):
+                continue
+            ident = object.__getattribute__(operand, "_pj_id")
+            claim = self.claimed.get(ident)
+            if claim is None:
+                try:
+                    said = self.request("op", "typename", operand, ())
+                except WorkerFailure:
+                    raise
+                except Exception:
+                    said = None
+                claim = self.claimed[ident] = said[:300] if type(said) is str else "?"
+            _state.operations.setdefault(_state.nodeid, set()).add((op, claim))
 
     def _await(self, frame: _Frame, call: tuple[Any, ...] | None) -> Any:
         while True:
@@ -1084,6 +1118,10 @@ class _State:
         # Opaque per-run names for the tests the worker measures: a node id sent in
         # clear told the patch which property was watching (issue 18).
         self.tokens: dict[str, str] = {}
+        # Node id -> (operation, claimed class) the judge sent to the code's objects (issue 18):
+        # "" outside any test (collection, module fixtures).
+        self.nodeid = ""
+        self.operations: dict[str, set[tuple[str, str]]] = {}
 
     def token(self, nodeid: str) -> str:
         found = next((t for t, n in self.tokens.items() if n == nodeid), None)
@@ -1293,6 +1331,7 @@ def pytest_runtest_protocol(
     _state.switch(key)
     worker = _state.current()
     worker.context = _state.token(item.nodeid)
+    _state.nodeid = item.nodeid
     # Always, not only for coverage: the worker records the code's dunders per test.
     if worker.proc is not None:
         with contextlib.suppress(WorkerFailure):
@@ -1300,6 +1339,10 @@ def pytest_runtest_protocol(
     try:
         return (yield)
     finally:
+        _state.nodeid = ""
+        ops = _state.operations.pop(item.nodeid, set())
+        if ops:
+            pytest_plugin.emit("operations", nodeid=item.nodeid, ops=sorted(ops))
         if nextitem is None or _module_key(nextitem.path) != key:
             _state.switch("<session>")
             _state.close(key)

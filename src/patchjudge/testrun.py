@@ -107,6 +107,9 @@ class TestRun:
     coverage_error: str = ""
     # node id -> the code's own dunders its outcome used through a handle (issue 18).
     dunders: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # node id -> (operation, class the worker claims) the judge sent to the code's objects:
+    # the judge's own record of what the code's dunders may have decided (issue 18).
+    operations: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
@@ -215,6 +218,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
     outcomes: list[Outcome] = []
     executed: dict[str, dict[str, tuple[int, ...]]] = {}
     dunders: dict[str, tuple[str, ...]] = {}
+    operations: dict[str, tuple[tuple[str, str], ...]] = {}
     parsed: dict[str, Any] = {"started": False, "finished": False, "garbled": 0}
     for line in data.decode("utf-8", "surrogateescape").splitlines():
         try:
@@ -257,6 +261,13 @@ def parse_channel(data: bytes) -> dict[str, Any]:
                 dunders[str(rec["nodeid"])] = tuple(sorted(names))
             except (KeyError, TypeError):
                 parsed["garbled"] += 1
+        elif event == "operations":
+            try:
+                ops = {(str(op), str(claim)) for op, claim in rec["ops"]}
+                nodeid = str(rec["nodeid"])
+                operations[nodeid] = tuple(sorted({*operations.get(nodeid, ()), *ops}))
+            except (KeyError, TypeError, ValueError):
+                parsed["garbled"] += 1
         elif event == "finish":
             parsed["finished"] = True
             parsed["finish_status"] = rec["exitstatus"]
@@ -273,6 +284,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
         outcomes=outcomes,
         executed=executed,
         dunders=dunders,
+        operations=operations,
     )
     return parsed
 
@@ -344,6 +356,7 @@ def run(
         executed=parsed["executed"],
         coverage_error=_coverage_error(plan, parsed),
         dunders=parsed["dunders"],
+        operations=parsed["operations"],
     )
 
 
@@ -393,6 +406,9 @@ def merged(runs: Sequence[TestRun]) -> TestRun:
         shadowed=tuple(p for r in runs for p in r.shadowed),
         escaped=sum(r.escaped for r in runs),
         executed=executed,
+        # Each node id runs in one of the runs: the records do not overlap.
+        dunders={k: v for r in runs for k, v in r.dunders.items()},
+        operations={k: v for r in runs for k, v in r.operations.items()},
     )
 
 

@@ -483,7 +483,53 @@ def _review(
     # What the verdict holds as undecided under [review] (issue 18); figures here.
     details["unexercised"] = review.unexercised(changed, executed, fates)
     details["probes"] = review_run.probe_hits(run, changed)
+    # The judge's own record of what it asked the code's objects (issue 18): not the worker's.
+    details["operations"] = {
+        n: [list(o) for o in ops] for n, ops in sorted(result.operations.items())
+    }
+    claims = {claim for ops in result.operations.values() for _, claim in ops}
+    tree_classes, tree_names = _claimed_classes(run, claims)
     details["patch_dunders"] = review.patch_dunders(
-        details.get("dunders", {}), changed, run.ledger.gate.pythonpath
+        details.get("dunders", {}),
+        changed,
+        run.ledger.gate.pythonpath,
+        operations=result.operations,
+        tree_classes=tree_classes,
+        tree_names=tree_names,
     )
     return found
+
+
+def _claimed_classes(run: Run, claims: Iterable[str]) -> tuple[dict[str, bool], set[str]]:
+    """Whether the head's tree defines each class a worker named, and the tree's top-level names.
+
+    Read from the head's object store (the AST, no code runs): a claim is
+    only as good as the class it names existing where it says.
+    """
+    pythonpath = run.ledger.gate.pythonpath
+    blobs = {e.path for e in run.head_tree if e.kind == "blob"}
+    names: set[str] = set()
+    for path in blobs:
+        for root in pythonpath:
+            prefix = "" if root in ("", ".") else root.rstrip("/") + "/"
+            if path.startswith(prefix):
+                names.add(path[len(prefix) :].split("/", 1)[0].removesuffix(".py"))
+    parsed: dict[str, frozenset[str]] = {}
+    known: dict[str, bool] = {}
+    for claim in sorted(claims):
+        known[claim] = False
+        for module in review.claimed_modules(claim):
+            if module.partition(".")[0] not in names:
+                continue
+            qualname = claim[len(module) + 1 :]
+            for root in pythonpath:
+                prefix = "" if root in ("", ".") else root.rstrip("/") + "/"
+                stem = prefix + module.replace(".", "/")
+                for path in (f"{stem}.py", f"{stem}/__init__.py"):
+                    if path not in blobs:
+                        continue
+                    if path not in parsed:
+                        data = git.show(run.repo, run.head, path) or b""
+                        parsed[path] = review.defined_classes(data.decode("utf-8", "replace"))
+                    known[claim] = known[claim] or qualname in parsed[path]
+    return known, names
