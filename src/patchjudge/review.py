@@ -275,7 +275,9 @@ def changed_classes(f: ChangedFile) -> dict[str, int]:
         for node in body:
             if isinstance(node, ast.ClassDef):
                 name = prefix + node.name
-                span = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+                # From its first decorator: `@dataclass(order=True)` is the class's change.
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                span = range(first, (node.end_lineno or node.lineno) + 1)
                 if any(n in span for n in f.changed):
                     found[name] = node.lineno
                 walk(node.body, name + ".")
