@@ -23,6 +23,7 @@ import importlib.abc
 import importlib.machinery
 import inspect
 import json
+import marshal
 import operator
 import os
 import secrets
@@ -156,20 +157,24 @@ class Worker:
         here = Path(__file__).resolve().parent
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
+        boot_r, boot_w = os.pipe()
         keep = (to_worker_r, from_worker_w)
-        argv = [
-            self.spec.python, *proc.ISOLATED_PYTHON,
-            str(here / "worker.py"), str(here / "wire.py"), str(keep[0]), str(keep[1]),
-            self.spec.tree, os.pathsep.join(self.spec.pythonpath),
-            os.pathsep.join(self.spec.coverage),
-        ]  # fmt: skip
+        # No file, path or name of the judge's on the worker's command line (issue 18): it
+        # reads its program from stdin, compiled there under this run's names.
+        argv = [self.spec.python, *proc.ISOLATED_PYTHON, "-c", BOOT]
+        program = worker_program(
+            here,
+            [str(keep[0]), str(keep[1]), self.spec.tree, os.pathsep.join(self.spec.pythonpath),
+             os.pathsep.join(self.spec.coverage)],
+            secrets.token_bytes(16),
+        )  # fmt: skip
         box = None
         if self.spec.box is not None:
             fields = dict(self.spec.box)
             box = sandbox.Box(
                 tree=Path(fields["tree"]),
                 home=Path(fields["home"]),
-                readonly=(*(Path(p) for p in fields.get("readonly", ())), here),
+                readonly=tuple(Path(p) for p in fields.get("readonly", ())),
                 keep_fds=keep,
             )
         home = Path(self.spec.home)
@@ -186,7 +191,7 @@ class Worker:
             self.proc = subprocess.Popen(
                 boxed,
                 pass_fds=(*keep, *fds),
-                stdin=subprocess.DEVNULL,
+                stdin=boot_r,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 env=env,
@@ -196,6 +201,9 @@ class Worker:
         stderr = self.proc.stderr.fileno()
         threading.Thread(target=_drain, args=(stderr, STDERR_KEPT), daemon=True).start()
         _started.append(self)
+        os.close(boot_r)
+        # Larger than a pipe holds: written while the worker reads (it reads nothing else first).
+        threading.Thread(target=_write_all, args=(boot_w, program), daemon=True).start()
         os.close(to_worker_r)
         os.close(from_worker_w)
         self.fd_out, self.fd_in = to_worker_w, from_worker_r
@@ -566,6 +574,73 @@ class Worker:
                 code = self.proc.wait()
                 raise self.fail(f"crashed (exit {code})")
             self.buffer += chunk
+
+
+# The worker's whole command line after the interpreter's flags: read the loader's length
+# and the loader from stdin, run it in a namespace of its own.
+BOOT = "import sys;r=sys.stdin.buffer.read;exec(r(int(r(8))),{})"
+# Compiles the sources the judge sends under this run's names and starts the worker. Its
+# frame stays under the worker's, so it holds no name of the judge's either.
+LOADER = """\
+import hashlib, marshal, os, sys, types
+conf = marshal.loads(sys.stdin.buffer.read())
+os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+salt = conf["salt"]
+def fresh(name):
+    return "_" + hashlib.blake2b(name.encode(), key=salt, digest_size=6).hexdigest()
+def renamed(code, filename):
+    consts = tuple(renamed(c, filename) if type(c) is types.CodeType else c for c in code.co_consts)
+    if code.co_name == "<module>":
+        return code.replace(co_filename=filename, co_consts=consts)
+    name = fresh(code.co_qualname)
+    return code.replace(co_filename=filename, co_name=name, co_qualname=name, co_consts=consts)
+def load(source, key):
+    module = types.ModuleType(fresh(key))
+    filename = fresh(key + ".py") + ".py"
+    exec(renamed(compile(source, filename, "exec", optimize=2), filename), module.__dict__)
+    for value in list(module.__dict__.values()):
+        if type(value) is type and value.__module__ == module.__name__:
+            value.__name__ = value.__qualname__ = fresh(key + "." + value.__qualname__)
+    return module
+for word in conf["forget"]:
+    for name in [n for n in sys.modules if word in n]:
+        del sys.modules[name]
+    sys.meta_path[:] = [f for f in sys.meta_path if word not in type(f).__module__]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if word not in getattr(h, "__module__", "")]
+    sys.path[:] = [p for p in sys.path if not (p.startswith("__editable__") and word in p)]
+    sys.path_importer_cache.clear()
+wire = load(conf["wire"], "w")
+worker = load(conf["worker"], "k")
+argv, token = conf["argv"], fresh("token")
+del conf, salt, word
+globals().pop("name", None)
+raise SystemExit(worker.main(argv, wire, token))
+"""
+
+
+def worker_program(here: Path, argv: list[str], salt: bytes) -> bytes:
+    """What the worker reads from stdin: the loader, then its sources and arguments (marshal)."""
+    conf = {
+        "salt": salt,
+        "wire": (here / "wire.py").read_text(),
+        "worker": (here / "worker.py").read_text(),
+        "argv": ["", "", *argv],
+        # Names the judge's own install leaves in every interpreter of its venv (an editable
+        # install's finder): gone before the code runs, so it cannot ask for them.
+        "forget": [__name__.partition(".")[0]],
+    }
+    loader = LOADER.encode()
+    return b"%08d" % len(loader) + loader + marshal.dumps(conf)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    except OSError:
+        pass  # the worker died before reading: its failure is reported on the wire
+    finally:
+        os.close(fd)
 
 
 def _drain(fd: int, kept: int) -> None:
@@ -1133,7 +1208,8 @@ class _State:
     def current(self) -> Worker:
         worker = self.workers.get(self.key)
         if worker is None:
-            home = Path(self.spec.home) / f"worker-{len(self.workers)}"
+            # A per-run name: the home is in the worker's environment and its paths.
+            home = Path(self.spec.home) / secrets.token_hex(4)
             label = os.path.relpath(self.key) if self.key.startswith("/") else self.key
             worker = self.workers[self.key] = Worker(self.spec, label, self.incidents)
             worker.spec = _with_home(self.spec, home)

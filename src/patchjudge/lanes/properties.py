@@ -6,6 +6,7 @@ import ast
 import io
 import json
 import re
+import secrets
 import shutil
 import sys
 import tokenize
@@ -242,7 +243,8 @@ def run_properties(
             runs.append(
                 _out_of_process(
                     run,
-                    scratch / "oop",
+                    # Per run: the worker's paths (its cwd, HOME, every __file__) name no judge.
+                    scratch / secrets.token_hex(4),
                     targets=targets,
                     inside=inside,
                     edit=edit,
@@ -306,13 +308,13 @@ def _out_of_process(
     # The judge's process sees the judge's files and nothing of the head's.
     judge = scratch / "judge"
     git.materialize(run.repo, run.merge_base, judge, run.judge_entries(run.base_entries))
-    tree = run.materialize(scratch / "tree")
+    tree = run.materialize(scratch / secrets.token_hex(4))
     # The worker's tree has no property files to read: the code cannot study its judge.
     for path in settings.paths:
         shutil.rmtree(tree / path, ignore_errors=True)
     if edit is not None:
         edit(tree)
-    home = scratch / "worker-home"
+    home = scratch / secrets.token_hex(4)
     home.mkdir()
     box = run.box(tree, home)
     spec = {
