@@ -594,11 +594,11 @@ def renamed(code, filename):
         return code.replace(co_filename=filename, co_consts=consts)
     name = fresh(code.co_qualname)
     return code.replace(co_filename=filename, co_name=name, co_qualname=name, co_consts=consts)
-def load(source, key):
+def load(source, key, classes):
     module = types.ModuleType(fresh(key))
     filename = fresh(key + ".py") + ".py"
     exec(renamed(compile(source, filename, "exec", optimize=2), filename), module.__dict__)
-    for value in list(module.__dict__.values()):
+    for value in list(module.__dict__.values()) if classes else ():
         if type(value) is type and value.__module__ == module.__name__:
             value.__name__ = value.__qualname__ = fresh(key + "." + value.__qualname__)
     return module
@@ -609,8 +609,9 @@ for word in conf["forget"]:
     sys.path_hooks[:] = [h for h in sys.path_hooks if word not in getattr(h, "__module__", "")]
     sys.path[:] = [p for p in sys.path if not (p.startswith("__editable__") and word in p)]
     sys.path_importer_cache.clear()
-wire = load(conf["wire"], "w")
-worker = load(conf["worker"], "k")
+# The wire's classes keep their names: a WireError's name is in the reasons the judge shows.
+wire = load(conf["wire"], "w", False)
+worker = load(conf["worker"], "k", True)
 argv, token = conf["argv"], fresh("token")
 del conf, salt, word
 globals().pop("name", None)
