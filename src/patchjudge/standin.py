@@ -83,6 +83,9 @@ class Spec:
     coverage: tuple[str, ...] = ()
     box: dict[str, Any] | None = None  # sandbox.Box fields from Run.box, or None
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
+    # How the worker starts (issue 18, the differential run): "stdin", a `-c` boot reading
+    # its program from stdin; "script", the loader as a file by path, its loop in a thread.
+    shape: str = "stdin"
 
     @classmethod
     def from_json(cls, text: str) -> Spec:
@@ -96,6 +99,7 @@ class Spec:
             coverage=tuple(doc.get("coverage", ())),
             box=doc.get("box"),
             call_timeout_s=float(doc.get("call_timeout_s", DEFAULT_CALL_TIMEOUT_S)),
+            shape=str(doc.get("shape", "stdin")),
         )
 
     def to_json(self) -> str:
@@ -109,6 +113,7 @@ class Spec:
                 "coverage": list(self.coverage),
                 "box": self.box,
                 "call_timeout_s": self.call_timeout_s,
+                "shape": self.shape,
             }
         )
 
@@ -162,12 +167,22 @@ class Worker:
         # No file, path or name of the judge's on the worker's command line (issue 18): it
         # reads its program from stdin, compiled there under this run's names.
         argv = [self.spec.python, *proc.ISOLATED_PYTHON, "-c", BOOT]
-        program = worker_program(
+        loader, program = worker_program(
             here,
             [str(keep[0]), str(keep[1]), self.spec.tree, os.pathsep.join(self.spec.pythonpath),
              os.pathsep.join(self.spec.coverage)],
             secrets.token_bytes(16),
         )  # fmt: skip
+        home = Path(self.spec.home)
+        (home / "tmp").mkdir(parents=True, exist_ok=True)
+        if self.spec.shape == "script":
+            # The second harness shares no start-up with the first: a script by path.
+            script = home / f"{secrets.token_hex(4)}.py"
+            script.write_bytes(loader + SCRIPT_START.encode())
+            argv = [self.spec.python, *proc.ISOLATED_PYTHON, str(script)]
+        else:
+            loader += STDIN_START.encode()
+            program = b"%08d" % len(loader) + loader + program
         box = None
         if self.spec.box is not None:
             fields = dict(self.spec.box)
@@ -177,8 +192,6 @@ class Worker:
                 readonly=tuple(Path(p) for p in fields.get("readonly", ())),
                 keep_fds=keep,
             )
-        home = Path(self.spec.home)
-        (home / "tmp").mkdir(parents=True, exist_ok=True)
         env = {k: os.environ[k] for k in _WORKER_ENV if k in os.environ}
         env.update(
             HOME=str(home),
@@ -615,12 +628,21 @@ worker = load(conf["worker"], "k", True)
 argv, token = conf["argv"], fresh("token")
 del conf, salt, word
 globals().pop("name", None)
-raise SystemExit(worker.main(argv, wire, token))
+"""
+STDIN_START = "raise SystemExit(worker.main(argv, wire, token))\n"
+# The script shape serves from a thread of its own: another stack, another thread.
+SCRIPT_START = """\
+import threading
+done = []
+thread = threading.Thread(target=lambda: done.append(worker.main(argv, wire, token)))
+thread.start()
+thread.join()
+raise SystemExit(done[0] if done else 1)
 """
 
 
-def worker_program(here: Path, argv: list[str], salt: bytes) -> bytes:
-    """What the worker reads from stdin: the loader, then its sources and arguments (marshal)."""
+def worker_program(here: Path, argv: list[str], salt: bytes) -> tuple[bytes, bytes]:
+    """The loader, and what it reads from stdin: the sources and arguments (marshal)."""
     conf = {
         "salt": salt,
         "wire": (here / "wire.py").read_text(),
@@ -630,8 +652,7 @@ def worker_program(here: Path, argv: list[str], salt: bytes) -> bytes:
         # install's finder): gone before the code runs, so it cannot ask for them.
         "forget": [__name__.partition(".")[0]],
     }
-    loader = LOADER.encode()
-    return b"%08d" % len(loader) + loader + marshal.dumps(conf)
+    return LOADER.encode(), marshal.dumps(conf)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -29,12 +29,17 @@ def ordered(xs):
 PROPERTY = """
 from hypothesis import given, strategies as st
 
-from calc import ordered
+from calc import ordered, total
 
 
 @given(st.lists(st.integers(), min_size=2))
 def test_ordered_is_sorted(xs):
     assert ordered(xs) == sorted(xs)
+
+
+@given(st.lists(st.integers(0, 9)))
+def test_total_is_never_negative(xs):
+    assert total(xs) >= 0
 """
 
 

@@ -301,6 +301,7 @@ def _out_of_process(
     inside: tuple[str, ...],
     edit: Callable[[Path], None] | None,
     coverage: tuple[str, ...],
+    shape: str = "stdin",
 ) -> testrun.TestRun:
     settings = run.ledger.properties
     pythonpath = run.ledger.gate.pythonpath
@@ -330,6 +331,7 @@ def _out_of_process(
         "coverage": list(coverage),
         # A slow first call (a library's import) is bounded by the lane, not a fixed 10 s.
         "call_timeout_s": settings.call_timeout_s or settings.timeout_s,
+        "shape": shape,
         "box": None
         if box is None
         else {
@@ -449,12 +451,92 @@ def run(run: Run) -> LaneReport:
     outcome_problems, outcome_details = judge_outcomes(result, settings)
     problems += outcome_problems
     details.update(outcome_details, files=sorted(files), exitstatus=result.exitstatus)
+    if not problems:
+        problems += _differential(run, changed, result, inside, details)
     # Outcomes the code's own __eq__ (or another dunder) decided through a handle (issue 18).
     details["dunders"] = {n: list(d) for n, d in sorted(result.dunders.items())}
     problems += _review(run, changed, result, problems, details)
     if problems:
         details["output_tail"] = result.output[-4000:]
     return report(run, NAME, Status.FAIL if problems else Status.PASS, problems, details)
+
+
+# The second harness's worker (standin.Spec.shape): no start-up, argv or thread in common.
+SECOND_SHAPE = "script"
+
+
+def _differential(
+    run: Run,
+    changed: Sequence[review.ChangedFile],
+    result: testrun.TestRun,
+    inside: Sequence[str],
+    details: dict[str, Any],
+) -> list[str]:
+    """The tests that ran a changed line, judged again by a worker of another shape (issue 18).
+
+    Same seed, same inputs; only the node ids whose coverage context holds a
+    changed line (all of the out-of-process ones when an import-time line
+    changed), so the cost is one more judge process over those tests.
+    """
+    nodeids = second_run_nodeids(result.executed, changed, result.collected, inside)
+    if not nodeids:
+        details["differential"] = {"second": SECOND_SHAPE, "nodeids": [], "disagreements": []}
+        return []
+    with run.scratch() as scratch:
+        second = _out_of_process(
+            run,
+            scratch / secrets.token_hex(4),
+            targets=tuple(nodeids),
+            inside=(),
+            edit=None,
+            coverage=(),
+            shape=SECOND_SHAPE,
+        )
+    problems, outcome = judge_outcomes(second, run.ledger.properties)
+    found = disagreements(nodeids, outcome.get("passed", []), problems)
+    details["differential"] = {
+        "second": SECOND_SHAPE,
+        "nodeids": nodeids,
+        "disagreements": [{"nodeid": n, "first": "passed", "second": why} for n, why in found],
+    }
+    return [
+        f"differential: {n} passed in the first harness (a -c worker reading stdin) and not "
+        f"in the second (a script worker serving from a thread): {why}"
+        for n, why in found
+    ]
+
+
+def second_run_nodeids(
+    executed: Mapping[str, Mapping[str, Sequence[int]]],
+    changed: Sequence[review.ChangedFile],
+    collected: Iterable[str],
+    inside: Sequence[str],
+) -> list[str]:
+    """Pure: the out-of-process node ids that executed a changed line, sorted.
+
+    A changed line run at import (context "") ran for every test: all of them.
+    """
+    lines = {f.path: set(f.lines) for f in changed}
+    hit = {
+        nodeid
+        for nodeid, files in executed.items()
+        if any(set(n) & lines.get(path, set()) for path, n in files.items())
+    }
+    outside = [n for n in collected if not any(under(n.split("::", 1)[0], (f,)) for f in inside)]
+    return sorted(n for n in outside if n in hit or "" in hit)
+
+
+def disagreements(
+    nodeids: Sequence[str], passed: Collection[str], problems: Sequence[str]
+) -> list[tuple[str, str]]:
+    """Pure: each node id the first harness passed that the second did not, with its outcome."""
+    found = []
+    for nodeid in nodeids:
+        if nodeid in passed:
+            continue
+        said = next((p for p in problems if nodeid in p), None) or next(iter(problems), "")
+        found.append((nodeid, f"failed: {said}" if said else "did not run"))
+    return found
 
 
 def _review(
