@@ -133,7 +133,10 @@ def _oracle(props: Mapping[str, Any]) -> str:
         text = "judged inside the tested process"
     files = props.get("in_process") or []
     if files:
-        text += "; in process by the ledger: " + ", ".join(_cell(str(f)) for f in files)
+        # Issue 18: the reviewer sees where the code could reach the oracle (ledger or AST).
+        text += "; in process, where the code could reach the oracle: " + ", ".join(
+            _cell(str(f)) for f in files
+        )
     return text
 
 

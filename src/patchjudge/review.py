@@ -21,7 +21,7 @@ import math
 import re
 import tokenize
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -277,7 +277,9 @@ def changed_classes(f: ChangedFile) -> dict[str, int]:
         for node in body:
             if isinstance(node, ast.ClassDef):
                 name = prefix + node.name
-                span = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+                # From its first decorator: `@dataclass(order=True)` is the class's change.
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                span = range(first, (node.end_lineno or node.lineno) + 1)
                 if any(n in span for n in f.changed):
                     found[name] = node.lineno
                 walk(node.body, name + ".")
@@ -288,16 +290,157 @@ def changed_classes(f: ChangedFile) -> dict[str, int]:
     return found
 
 
+# Which of the code's dunders may answer an operation the judge sent to a handle: the
+# reflected comparison, `!=` falling back to `==`, functools.total_ordering (one ordering
+# and `__eq__` give all four), `bool` by `len`, `in` and `iter` by indexing (issue 18).
+_ORDERING = frozenset({"__lt__", "__le__", "__gt__", "__ge__", "__eq__"})
+DECIDERS: dict[str, frozenset[str]] = {
+    "eq": frozenset({"__eq__"}),
+    "ne": frozenset({"__ne__", "__eq__"}),
+    "lt": _ORDERING,
+    "le": _ORDERING,
+    "gt": _ORDERING,
+    "ge": _ORDERING,
+    "bool": frozenset({"__bool__", "__len__"}),
+    "len": frozenset({"__len__"}),
+    "contains": frozenset({"__contains__", "__iter__", "__getitem__", "__eq__"}),
+    "hash": frozenset({"__hash__"}),
+    "iter": frozenset({"__iter__", "__getitem__"}),
+}
+_DUNDERS = frozenset().union(*DECIDERS.values())
+# Classes whose instances always cross as data (wire.DATA_TYPES and the fixed stdlib
+# values): a handle the worker says is one of them is a lie, so it counts as the patch's.
+CROSS_AS_DATA = frozenset(
+    {f"builtins.{name}" for name in (
+        "NoneType", "bool", "int", "float", "str", "bytes", "list", "tuple", "dict", "set",
+        "frozenset", "complex", "range", "slice", "bytearray", "ellipsis")}
+    | {"decimal.Decimal", "fractions.Fraction", "datetime.date", "datetime.timedelta",
+       "datetime.timezone", "pathlib.PurePosixPath", "pathlib.PosixPath",
+       "pathlib.PureWindowsPath"}
+)  # fmt: skip
+
+
+def dunder_sources(files: Sequence[ChangedFile], pythonpath: Sequence[str]) -> dict[str, list[str]]:
+    """Pure: dunder -> where the patch defines or names it (the judge's side, from the AST).
+
+    A class the patch adds or changes counts with every dunder its body
+    defines (`module.Class.__eq__ (file:line)`); a changed line anywhere that
+    names a dunder (`Money.__eq__ = ...`, `setattr(c, "__eq__", f)`, a
+    `type(...)` namespace) counts as `__eq__ named at file:line`.
+    """
+    found: dict[str, list[str]] = {}
+    for f in files:
+        module = module_name(f.path, pythonpath)
+        try:
+            tree = ast.parse(f.text)
+        except (SyntaxError, ValueError):
+            continue
+        changed = changed_classes(f)
+        covered: set[tuple[int, str]] = set()  # (line, dunder) a changed class already names
+        for qualname, cls in _classes(tree):
+            if qualname not in changed:
+                continue
+            for name in sorted(_defined_in(cls) & _DUNDERS):
+                where = f"{module or f.path}.{qualname}.{name} ({f.path}:{changed[qualname]})"
+                found.setdefault(name, []).append(where)
+                span = range(cls.lineno, (cls.end_lineno or cls.lineno) + 1)
+                covered |= {(line, name) for line in span}
+        for node in ast.walk(tree):
+            line = getattr(node, "lineno", None)
+            if line not in f.changed:
+                continue
+            for name in _names_in(node) & _DUNDERS:
+                if (line, name) not in covered:
+                    found.setdefault(name, []).append(f"{name} named at {f.path}:{line}")
+                    covered.add((line, name))
+    return found
+
+
+def _classes(tree: ast.Module) -> Iterator[tuple[str, ast.ClassDef]]:
+    """Every class statement with its qualname (nested and local ones too)."""
+
+    def walk(body: Iterable[ast.stmt], prefix: str) -> Iterator[tuple[str, ast.ClassDef]]:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                yield prefix + node.name, node
+                yield from walk(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                yield from walk(node.body, f"{prefix}{node.name}.<locals>.")
+
+    return walk(tree.body, "")
+
+
+def _defined_in(node: ast.ClassDef) -> set[str]:
+    """The names a class body binds itself: its methods and assignments.
+
+    A decorated class or one with a metaclass may be given any dunder
+    (`@dataclass(order=True)` writes `__lt__`): it counts with all of them.
+    """
+    if node.decorator_list or node.keywords:
+        return set(_DUNDERS)
+    names: set[str] = set()
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.add(stmt.name)
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    """The identifiers and string constants one AST node itself holds."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    if isinstance(node, ast.Attribute):
+        return {node.attr}
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.Constant) and type(node.value) is str:
+        return {node.value}
+    if isinstance(node, ast.keyword) and node.arg:
+        return {node.arg}
+    return set()
+
+
+def defined_classes(source: str) -> frozenset[str]:
+    """Pure: the qualnames of every class a module's source defines (none if it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    return frozenset(qualname for qualname, _ in _classes(tree))
+
+
+def claimed_modules(claim: str) -> list[str]:
+    """Pure: the module names a claimed `module.Qual.Name` may split into, longest first."""
+    parts = claim.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
+
+
 def patch_dunders(
     dunders: Mapping[str, Sequence[str]],
     files: Sequence[ChangedFile],
     pythonpath: Sequence[str],
+    *,
+    operations: Mapping[str, Sequence[Sequence[str]]] | None = None,
+    tree_classes: Mapping[str, bool] | None = None,
+    tree_names: Collection[str] = (),
 ) -> list[str]:
     """Pure: the code's dunders a property's outcome rested on, of classes the patch changes.
 
-    `dunders` is the worker's record (node id -> "module.Class.__eq__"); a
-    class the patch leaves alone answering `==` is the base's behaviour, not
-    the patch's (issue 18: an always-equal object the patch adds must not decide).
+    `operations` is the judge's own record (node id -> (operation, the class
+    the worker claims for the handle)): an operation counts against every
+    place the patch defines or names a dunder that may answer it
+    (`dunder_sources`), whatever the worker claims, so a lying worker hides
+    nothing; a claim adds the class it names if the patch changed it, is a
+    class that crosses as data (a lie), or is in a module of the tree
+    (`tree_names`) that does not define it at head (`tree_classes`: claim ->
+    defined). `dunders` is the worker's record (node id -> "module.Class.__eq__"),
+    which can only add. A class the patch leaves alone answering `==` is the
+    base's behaviour, not the patch's (an always-equal object the patch adds
+    must not decide).
     """
     classes: dict[str, str] = {}
     for f in files:
@@ -312,10 +455,40 @@ def patch_dunders(
             owner = name.rpartition(".")[0]
             if owner in classes:
                 found.setdefault(f"{name} ({classes[owner]})", set()).add(nodeid)
+    sources = dunder_sources(files, pythonpath)
+    for nodeid, ops in (operations or {}).items():
+        for op, claim in ops:
+            for name in sorted(DECIDERS.get(op, ())):
+                for where in sources.get(name, ()):
+                    found.setdefault(where, set()).add(nodeid)
+            said = _claim_held(claim, op, classes, tree_classes or {}, tree_names)
+            if said is not None:
+                found.setdefault(said, set()).add(nodeid)
     return [
         f"{what}: {', '.join(sorted(nodeids)[:3])}" + (" and more" if len(nodeids) > 3 else "")
         for what, nodeids in sorted(found.items())
     ]
+
+
+def _claim_held(
+    claim: str,
+    op: str,
+    classes: Mapping[str, str],
+    tree_classes: Mapping[str, bool],
+    tree_names: Collection[str],
+) -> str | None:
+    """Why the class the worker names for a handle holds the verdict, or None (the base's)."""
+    dunder = f"__{op}__"
+    if claim in classes:
+        return f"{claim}.{dunder} ({classes[claim]})"
+    if claim in CROSS_AS_DATA:
+        return f"{claim}.{dunder} (the worker named a class that crosses as data)"
+    parts = claim.split(".")
+    if len(parts) < 2 or not all(p.isidentifier() or p == "<locals>" for p in parts):
+        return f"{claim[:80]!r}.{dunder} (the worker named no class)"
+    if parts[0] in tree_names and not tree_classes.get(claim, False):
+        return f"{claim}.{dunder} (a class the head's tree does not define)"
+    return None
 
 
 def below_threshold(summary: Mapping[str, Any], minimum: float) -> str | None:

@@ -248,7 +248,7 @@ def _killed(
     worker = state.dedicate(key)
     worker.spec = dataclasses.replace(
         state.spec,
-        home=str(Path(state.spec.home) / f"mutant-{n}"),
+        home=str(Path(state.spec.home) / secrets.token_hex(4)),  # no fixed name (issue 18)
         coverage=(),
         # A mutant that loops is cut off by the budget, as the per-mutant runs were.
         call_timeout_s=min(state.spec.call_timeout_s, max(left, 0.1)),

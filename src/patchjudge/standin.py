@@ -24,6 +24,7 @@ import importlib.abc
 import importlib.machinery
 import inspect
 import json
+import marshal
 import operator
 import os
 import secrets
@@ -52,6 +53,11 @@ DEFAULT_CALL_TIMEOUT_S = 10.0
 # so a worker that writes a GiB there cannot fill the judge's capture file (issue 18).
 STDERR_KEPT = 1 << 20
 _WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM", "USER", "LOGNAME")
+# The operations on a handle whose answer the code's own dunders may give (issue 18): the
+# judge records each it sends, per test, in its own process (the worker's record is a claim).
+DUNDER_OPS = frozenset(
+    {"eq", "ne", "lt", "le", "gt", "ge", "bool", "len", "contains", "hash", "iter"}
+)
 # Never catchable in the property: from the code under test they fail it (issue 18).
 _INTERRUPTS = (KeyboardInterrupt, GeneratorExit, SystemExit)
 # The judge's test tools stay the judge's even where the tree provides them:
@@ -78,6 +84,9 @@ class Spec:
     coverage: tuple[str, ...] = ()
     box: dict[str, Any] | None = None  # sandbox.Box fields from Run.box, or None
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
+    # How the worker starts (issue 18, the differential run): "stdin", a `-c` boot reading
+    # its program from stdin; "script", the loader as a file by path, its loop in a thread.
+    shape: str = "stdin"
 
     @classmethod
     def from_json(cls, text: str) -> Spec:
@@ -91,6 +100,7 @@ class Spec:
             coverage=tuple(doc.get("coverage", ())),
             box=doc.get("box"),
             call_timeout_s=float(doc.get("call_timeout_s", DEFAULT_CALL_TIMEOUT_S)),
+            shape=str(doc.get("shape", "stdin")),
         )
 
     def to_json(self) -> str:
@@ -104,6 +114,7 @@ class Spec:
                 "coverage": list(self.coverage),
                 "box": self.box,
                 "call_timeout_s": self.call_timeout_s,
+                "shape": self.shape,
             }
         )
 
@@ -155,30 +166,44 @@ class Worker:
         self.ends: dict[int, BaseException] = {}
         self.drain: int | None = None  # the iterator whose consumer takes every item
         self.received = 0  # the last payload's bytes
+        # Handle id -> the class the worker says it is (asked once; a claim, issue 18).
+        self.claimed: dict[int, str] = {}
 
     # --- lifetime ---
     def start(self) -> None:
         here = Path(__file__).resolve().parent
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
+        boot_r, boot_w = os.pipe()
         keep = (to_worker_r, from_worker_w)
-        argv = [
-            self.spec.python, *proc.ISOLATED_PYTHON,
-            str(here / "worker.py"), str(here / "wire.py"), str(keep[0]), str(keep[1]),
-            self.spec.tree, os.pathsep.join(self.spec.pythonpath),
-            os.pathsep.join(self.spec.coverage),
-        ]  # fmt: skip
+        # No file, path or name of the judge's on the worker's command line (issue 18): it
+        # reads its program from stdin, compiled there under this run's names.
+        argv = [self.spec.python, *proc.ISOLATED_PYTHON, "-c", BOOT]
+        loader, program = worker_program(
+            here,
+            [str(keep[0]), str(keep[1]), self.spec.tree, os.pathsep.join(self.spec.pythonpath),
+             os.pathsep.join(self.spec.coverage)],
+            secrets.token_bytes(16),
+        )  # fmt: skip
+        home = Path(self.spec.home)
+        (home / "tmp").mkdir(parents=True, exist_ok=True)
+        if self.spec.shape == "script":
+            # The second harness shares no start-up with the first: a script by path.
+            script = home / f"{secrets.token_hex(4)}.py"
+            script.write_bytes(loader + SCRIPT_START.encode())
+            argv = [self.spec.python, *proc.ISOLATED_PYTHON, str(script)]
+        else:
+            loader += STDIN_START.encode()
+            program = b"%08d" % len(loader) + loader + program
         box = None
         if self.spec.box is not None:
             fields = dict(self.spec.box)
             box = sandbox.Box(
                 tree=Path(fields["tree"]),
                 home=Path(fields["home"]),
-                readonly=(*(Path(p) for p in fields.get("readonly", ())), here),
+                readonly=tuple(Path(p) for p in fields.get("readonly", ())),
                 keep_fds=keep,
             )
-        home = Path(self.spec.home)
-        (home / "tmp").mkdir(parents=True, exist_ok=True)
         env = {k: os.environ[k] for k in _WORKER_ENV if k in os.environ}
         env.update(
             HOME=str(home),
@@ -191,7 +216,7 @@ class Worker:
             self.proc = subprocess.Popen(
                 boxed,
                 pass_fds=(*keep, *fds),
-                stdin=subprocess.DEVNULL,
+                stdin=boot_r,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 env=env,
@@ -201,6 +226,9 @@ class Worker:
         stderr = self.proc.stderr.fileno()
         threading.Thread(target=_drain, args=(stderr, STDERR_KEPT), daemon=True).start()
         _started.append(self)
+        os.close(boot_r)
+        # Larger than a pipe holds: written while the worker reads (it reads nothing else first).
+        threading.Thread(target=_write_all, args=(boot_w, program), daemon=True).start()
         os.close(to_worker_r)
         os.close(from_worker_w)
         self.fd_out, self.fd_in = to_worker_w, from_worker_r
@@ -239,6 +267,8 @@ class Worker:
             self.start()
             if self.context is not None and op != "context":
                 self.request("context", self.context)
+        if op == "op" and args[0] in DUNDER_OPS and _state is not None:
+            self._note_operation(str(args[0]), (args[1], *args[2]))
         frame = _Frame(self.next_id, call=args if op == "call" else None, items=into)
         self.next_id += 1
         self.frames.append(frame)
@@ -261,6 +291,31 @@ class Worker:
             # Issue 18: the library may not swallow the judge's verdict on its behalf.
             for verdict in frame.verdicts.values():
                 self.incidents.append(f"the worker for {self.label} {verdict}")
+
+    def _note_operation(self, op: str, operands: tuple[Any, ...]) -> None:
+        """Record, judge side, that the code answers `op` on its objects in the test running now.
+
+        The operation and the test are the judge's own knowledge; the class is
+        the worker's word (`typename`), asked once a handle, kept as a claim.
+        """
+        assert _state is not None
+        for operand in operands:
+            if (
+                type(operand) is not Handle
+                or object.__getattribute__(operand, "_pj_worker") is not self
+            ):
+                continue
+            ident = object.__getattribute__(operand, "_pj_id")
+            claim = self.claimed.get(ident)
+            if claim is None:
+                try:
+                    said = self.request("op", "typename", operand, ())
+                except WorkerFailure:
+                    raise
+                except Exception:
+                    said = None
+                claim = self.claimed[ident] = said[:300] if type(said) is str else "?"
+            _state.operations.setdefault(_state.nodeid, set()).add((op, claim))
 
     def _await(self, frame: _Frame, call: tuple[Any, ...] | None) -> Any:
         while True:
@@ -589,6 +644,82 @@ class Worker:
                 code = self.proc.wait()
                 raise self.fail(f"crashed (exit {code})")
             self.buffer += chunk
+
+
+# The worker's whole command line after the interpreter's flags: read the loader's length
+# and the loader from stdin, run it in a namespace of its own.
+BOOT = "import sys;r=sys.stdin.buffer.read;exec(r(int(r(8))),{})"
+# Compiles the sources the judge sends under this run's names and starts the worker. Its
+# frame stays under the worker's, so it holds no name of the judge's either.
+LOADER = """\
+import hashlib, marshal, os, sys, types
+conf = marshal.loads(sys.stdin.buffer.read())
+os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+salt = conf["salt"]
+def fresh(name):
+    return "_" + hashlib.blake2b(name.encode(), key=salt, digest_size=6).hexdigest()
+def renamed(code, filename):
+    consts = tuple(renamed(c, filename) if type(c) is types.CodeType else c for c in code.co_consts)
+    if code.co_name == "<module>":
+        return code.replace(co_filename=filename, co_consts=consts)
+    name = fresh(code.co_qualname)
+    return code.replace(co_filename=filename, co_name=name, co_qualname=name, co_consts=consts)
+def load(source, key, classes):
+    module = types.ModuleType(fresh(key))
+    filename = fresh(key + ".py") + ".py"
+    exec(renamed(compile(source, filename, "exec", optimize=2), filename), module.__dict__)
+    for value in list(module.__dict__.values()) if classes else ():
+        if type(value) is type and value.__module__ == module.__name__:
+            value.__name__ = value.__qualname__ = fresh(key + "." + value.__qualname__)
+    return module
+for word in conf["forget"]:
+    for name in [n for n in sys.modules if word in n]:
+        del sys.modules[name]
+    sys.meta_path[:] = [f for f in sys.meta_path if word not in type(f).__module__]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if word not in getattr(h, "__module__", "")]
+    sys.path[:] = [p for p in sys.path if not (p.startswith("__editable__") and word in p)]
+    sys.path_importer_cache.clear()
+# The wire's classes keep their names: a WireError's name is in the reasons the judge shows.
+wire = load(conf["wire"], "w", False)
+worker = load(conf["worker"], "k", True)
+argv, token = conf["argv"], fresh("token")
+del conf, salt, word
+globals().pop("name", None)
+"""
+STDIN_START = "raise SystemExit(worker.main(argv, wire, token))\n"
+# The script shape serves from a thread of its own: another stack, another thread.
+SCRIPT_START = """\
+import threading
+done = []
+thread = threading.Thread(target=lambda: done.append(worker.main(argv, wire, token)))
+thread.start()
+thread.join()
+raise SystemExit(done[0] if done else 1)
+"""
+
+
+def worker_program(here: Path, argv: list[str], salt: bytes) -> tuple[bytes, bytes]:
+    """The loader, and what it reads from stdin: the sources and arguments (marshal)."""
+    conf = {
+        "salt": salt,
+        "wire": (here / "wire.py").read_text(),
+        "worker": (here / "worker.py").read_text(),
+        "argv": ["", "", *argv],
+        # Names the judge's own install leaves in every interpreter of its venv (an editable
+        # install's finder): gone before the code runs, so it cannot ask for them.
+        "forget": [__name__.partition(".")[0]],
+    }
+    return LOADER.encode(), marshal.dumps(conf)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    except OSError:
+        pass  # the worker died before reading: its failure is reported on the wire
+    finally:
+        os.close(fd)
 
 
 def _drain(fd: int, kept: int) -> None:
@@ -1182,6 +1313,10 @@ class _State:
         # node id -> path -> lines, as the channel got them: the review's mutation phase
         # chooses its mutants from them inside this process (review_phase.py, issue 20).
         self.executed: dict[str, dict[str, set[int]]] = {}
+        # Node id -> (operation, claimed class) the judge sent to the code's objects (issue 18):
+        # "" outside any test (collection, module fixtures).
+        self.nodeid = ""
+        self.operations: dict[str, set[tuple[str, str]]] = {}
 
     def token(self, nodeid: str) -> str:
         found = next((t for t, n in self.tokens.items() if n == nodeid), None)
@@ -1197,7 +1332,8 @@ class _State:
         """
         worker = self.workers.get(self.key) or self.workers.get(RUN)
         if worker is None:
-            home = Path(self.spec.home) / f"worker-{self.started}"
+            # A per-run name: the home is in the worker's environment and its paths.
+            home = Path(self.spec.home) / secrets.token_hex(4)
             self.started += 1
             worker = self.workers[RUN] = Worker(self.spec, self.label(), self.incidents)
             worker.spec = _with_home(self.spec, home)
@@ -1421,6 +1557,7 @@ def pytest_runtest_protocol(
     _state.switch(key)
     worker = _state.current()
     worker.context = _state.token(item.nodeid)
+    _state.nodeid = item.nodeid
     # Always, not only for coverage: the worker records the code's dunders per test.
     if worker.proc is not None:
         with contextlib.suppress(WorkerFailure):
@@ -1428,6 +1565,10 @@ def pytest_runtest_protocol(
     try:
         return (yield)
     finally:
+        _state.nodeid = ""
+        ops = _state.operations.pop(item.nodeid, set())
+        if ops:
+            pytest_plugin.emit("operations", nodeid=item.nodeid, ops=sorted(ops))
         if nextitem is None or _module_key(nextitem.path) != key:
             _state.switch("<session>")
 

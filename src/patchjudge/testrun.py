@@ -111,12 +111,14 @@ class TestRun:
     dunders: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Round trips to the properties' workers by kind, summed over them: a figure (issue 20).
     requests: Mapping[str, int] = field(default_factory=dict)
-
     # The review's mutation phase in this run (review_phase.py, issue 20): mutant id -> fate,
     # the null mutants' fates, and the phase's own record ({} : no phase was asked for).
     mutants: Mapping[str, str] = field(default_factory=dict)
     null_mutants: tuple[str, ...] = ()
     review_phase: Mapping[str, Any] = field(default_factory=dict)
+    # node id -> (operation, class the worker claims) the judge sent to the code's objects:
+    # the judge's own record of what the code's dunders may have decided (issue 18).
+    operations: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
@@ -226,6 +228,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
     executed: dict[str, dict[str, tuple[int, ...]]] = {}
     dunders: dict[str, tuple[str, ...]] = {}
     requests: dict[str, int] = {}
+    operations: dict[str, tuple[tuple[str, str], ...]] = {}
     parsed: dict[str, Any] = {"started": False, "finished": False, "garbled": 0}
     for line in data.decode("utf-8", "surrogateescape").splitlines():
         try:
@@ -274,9 +277,15 @@ def parse_channel(data: bytes) -> dict[str, Any]:
                     requests[str(kind)] = requests.get(str(kind), 0) + int(n)
             except (KeyError, TypeError, ValueError, AttributeError):
                 parsed["garbled"] += 1
-
         elif event in ("mutant", "null_mutant", "review_phase"):
             _add_review(parsed, event, rec)
+        elif event == "operations":
+            try:
+                ops = {(str(op), str(claim)) for op, claim in rec["ops"]}
+                nodeid = str(rec["nodeid"])
+                operations[nodeid] = tuple(sorted({*operations.get(nodeid, ()), *ops}))
+            except (KeyError, TypeError, ValueError):
+                parsed["garbled"] += 1
         elif event == "finish":
             parsed["finished"] = True
             parsed["finish_status"] = rec["exitstatus"]
@@ -294,6 +303,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
         executed=executed,
         dunders=dunders,
         requests=requests,
+        operations=operations,
     )
     return parsed
 
@@ -379,10 +389,10 @@ def run(
         coverage_error=_coverage_error(plan, parsed),
         dunders=parsed["dunders"],
         requests=parsed["requests"],
-
         mutants=parsed.get("mutants", {}),
         null_mutants=tuple(parsed.get("null_mutants", ())),
         review_phase=parsed.get("review_phase", {}),
+        operations=parsed["operations"],
     )
 
 
@@ -451,6 +461,9 @@ def merged(runs: Sequence[TestRun]) -> TestRun:
             k: sum(r.requests.get(k, 0) for r in runs)
             for k in sorted({*(k for r in runs for k in r.requests)})
         },
+        # Each node id runs in one of the runs: the records do not overlap.
+        dunders={k: v for r in runs for k, v in r.dunders.items()},
+        operations={k: v for r in runs for k, v in r.operations.items()},
     )
 
 

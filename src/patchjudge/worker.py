@@ -1,11 +1,12 @@
 """The inside of the oracle's boundary: runs the code under test and answers the judge (issue 11).
 
-Run as a script by file path, never imported as part of patchjudge (the tree
-under test may be patchjudge itself):
-
-    python -s -P -B --check-hash-based-pycs always worker.py WIRE FD_IN FD_OUT TREE PATH COVER
-
-WIRE is wire.py's path (loaded under a private name), FD_IN/FD_OUT the pipe
+Never imported as part of patchjudge (the tree under test may be patchjudge
+itself), and not run from its file either: the judge sends this source and
+wire.py's down the worker's stdin (standin.start_argv, standin.LOADER), and
+the loader compiles them under per-run random names, file names and function
+names before calling `main(argv, wire, token)` (issue 18: no fixed name,
+frame or argv of the judge's in the code's process). argv[1:7] are as the
+script took them: WIRE (unused when `wire` is given), FD_IN/FD_OUT the pipe
 ends the judge gave it, TREE the scratch tree, PATH and COVER os.pathsep
 separated: the tree's pythonpath and the tree-relative files whose executed
 lines coverage.py measures. Everything it sends is data or the id of an
@@ -38,6 +39,8 @@ HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds: an object of this worker's, a functio
 JUDGE_OBJ, ARGUMENT, BUILTIN = 3, 4, 5
 
 wire: Any = None  # the wire module, loaded by file path in main()
+# The attribute a judge exception carries its token in: per run, from the judge (issue 18).
+TOKEN = "_token"
 
 
 class JudgeFunctionError(Exception):
@@ -238,7 +241,7 @@ class JudgeFunction:
         return self._conn.callback(self._id, args, kwargs)
 
     def __repr__(self) -> str:
-        return f"<judge function {self._id}>"
+        return f"<function {type(self).__name__} at {id(self):#x}>"
 
 
 class JudgeObject:
@@ -250,7 +253,7 @@ class JudgeObject:
     is. Equality and hashing the object does not define are identity here too.
     """
 
-    __slots__ = ("__weakref__", "_pj_conn", "_pj_id")
+    __slots__ = ("__weakref__", "_conn", "_id")
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -273,8 +276,8 @@ class JudgeObject:
 
 
 def _judge_op(proxy: JudgeObject, op: str, *args: Any) -> Any:
-    conn = object.__getattribute__(proxy, "_pj_conn")
-    return conn.judge_op(object.__getattribute__(proxy, "_pj_id"), op, args)
+    conn = object.__getattribute__(proxy, "_conn")
+    return conn.judge_op(object.__getattribute__(proxy, "_id"), op, args)
 
 
 _COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
@@ -308,8 +311,8 @@ def _judge_only(value: Any) -> bool:
 
 
 def _call(self: JudgeObject, *args: Any, **kwargs: Any) -> Any:
-    conn = object.__getattribute__(self, "_pj_conn")
-    return conn.callback(object.__getattribute__(self, "_pj_id"), args, kwargs)
+    conn = object.__getattribute__(self, "_conn")
+    return conn.callback(object.__getattribute__(self, "_id"), args, kwargs)
 
 
 # What a judge object may be asked, by the name the judge's table (standin.JUDGE_OPS) knows.
@@ -328,7 +331,8 @@ def _proxy_class(capabilities: tuple[str, ...]) -> type:
         if "hash" not in capabilities:
             # Unhashable unless it has a hash of its own or keeps identity equality.
             body["__hash__"] = None if "eq" in capabilities else object.__hash__
-        cls = _proxy_classes[capabilities] = type("JudgeObject", (JudgeObject,), body)
+        # The base's name, which the loader made this run's own (issue 18).
+        cls = _proxy_classes[capabilities] = type(JudgeObject.__name__, (JudgeObject,), body)
     return cls
 
 
@@ -366,7 +370,7 @@ class Connection:
             return obj  # an ARGUMENT reference built by answer()
         # A judge object goes back as itself: the judge gets its own object, not a handle.
         if isinstance(obj, JudgeObject):
-            return wire.Ref(JUDGE_OBJ, object.__getattribute__(obj, "_pj_id"))
+            return wire.Ref(JUDGE_OBJ, object.__getattribute__(obj, "_id"))
         if isinstance(obj, JudgeFunction):
             return wire.Ref(JUDGE_FN, obj._id)
         name = builtin_name(obj)
@@ -397,8 +401,8 @@ class Connection:
         if type(caps) is not tuple or not set(caps) <= set(JUDGE_CAPABILITIES):
             raise wire.WireError(f"judge object {ref.id} with capabilities {caps!r}")
         proxy: Any = object.__new__(_proxy_class(tuple(sorted(caps))))
-        object.__setattr__(proxy, "_pj_conn", self)
-        object.__setattr__(proxy, "_pj_id", ref.id)
+        object.__setattr__(proxy, "_conn", self)
+        object.__setattr__(proxy, "_id", ref.id)
         return proxy
 
     # --- serving ---
@@ -548,7 +552,7 @@ class Connection:
             self.send(("err", ident, ("uncrossable", f"{type(exc).__name__} (unprintable)")))
 
     def describe(self, exc: BaseException) -> tuple[Any, ...]:
-        token = getattr(exc, "__patchjudge_token__", None)
+        token = getattr(exc, TOKEN, None)
         if type(token) is int:
             return ("judge", token)
         cls = type(exc)
@@ -613,7 +617,7 @@ def _judge_exception(desc: Any) -> BaseException:
             exc = JudgeFunctionError(desc[2])
     else:
         exc = JudgeFunctionError(str(desc[2]))
-    exc.__patchjudge_token__ = token  # type: ignore[attr-defined]
+    setattr(exc, TOKEN, token)
     return exc
 
 
@@ -627,11 +631,11 @@ def _load_wire(path: str) -> Any:
     return module
 
 
-def main(argv: list[str]) -> int:
-    global wire  # noqa: PLW0603  (loaded once, before any code under test)
+def main(argv: list[str], loaded: Any = None, token: str = TOKEN) -> int:
+    global wire, TOKEN  # noqa: PLW0603  (set once, before any code under test)
     wire_path, fd_in, fd_out, tree, pythonpath, cover = argv[1:7]
-    here = os.path.dirname(os.path.abspath(__file__))
-    wire = _load_wire(wire_path)
+    wire = loaded if loaded is not None else _load_wire(wire_path)
+    TOKEN = token
     _limit_resources()
     coverage = None
     files = [os.path.join(tree, f) for f in cover.split(os.pathsep) if f]
@@ -645,7 +649,9 @@ def main(argv: list[str]) -> int:
             data_file=None, include=files, branch=False, config_file=False
         )
         coverage.start()
-    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
+    if "__file__" in globals():  # run as a script: its folder is patchjudge's, not the tree's
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
     # normpath: a pythonpath of "." must not put "./" into the paths tracebacks show.
     sys.path[:0] = [
         os.path.normpath(os.path.join(tree, p)) for p in pythonpath.split(os.pathsep) if p

@@ -99,7 +99,8 @@ class Run:
     @contextlib.contextmanager
     def scratch(self) -> Iterator[Path]:
         """A private directory outside the checkout; moved aside after, removed with the run."""
-        path = Path(tempfile.mkdtemp(prefix="patchjudge-"))
+        # tempfile's own prefix: the tested code sees these paths (issue 18, no judge's name).
+        path = Path(tempfile.mkdtemp())
         try:
             if path.resolve().is_relative_to(self.repo.resolve()):
                 raise PatchjudgeError(

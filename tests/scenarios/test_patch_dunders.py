@@ -9,6 +9,7 @@ through a class the patch leaves alone is the base's behaviour: accepted.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.attack_helpers import attack, fast_ledger
@@ -85,4 +86,76 @@ def test_a_change_elsewhere_leaves_the_bases_eq_deciding_and_is_accepted(
 ) -> None:
     elsewhere = MONEY.replace("return sum(xs)", "return sum(x for x in xs)")
     judged = attack(tmp_path, {"src/calc/__init__.py": elsewhere}, base=BASE)
+    assert judged.decision == "accept_for_review", judged.explain()
+
+
+# Import-time code that blinds the worker's own record from inside its process: no dunder
+# is noted, and every handle claims to be a function. Found by what the worker's operation
+# table holds, not by a name, so it survives a renamed worker.
+BLINDS_THE_RECORD = """
+import gc as _gc
+
+for _table in _gc.get_objects():
+    if type(_table) is dict and "typename" in _table and "signature" in _table:
+        _table["signature"].__globals__["DUNDER_OPS"] = frozenset()
+        _table["typename"] = lambda obj: "builtins.function"
+"""
+
+
+def test_a_worker_that_hides_and_forges_its_dunder_record_is_still_undecided(
+    tmp_path: Path,
+) -> None:
+    honest_looking = MONEY.replace(
+        "return isinstance(other, Money) and self.cents == other.cents",
+        "return type(other) is Money and self.cents == other.cents",
+    )
+    judged = attack(
+        tmp_path, {"src/calc/__init__.py": BLINDS_THE_RECORD + honest_looking}, base=BASE
+    )
+    assert judged.decision == "undecided", judged.explain()
+    [reason] = [r for r in judged.reasons if "__eq__" in r]
+    # The judge's record: the operation it sent, held against the class the patch changed.
+    assert "calc.Money.__eq__ (src/calc/__init__.py:" in reason, reason
+    assert "test_a_price_equals_itself_only" in reason, reason
+    lane = json.loads((judged.repo / ".patchjudge" / "properties.json").read_text())
+    assert lane["details"]["dunders"] == {}, "the attack did blind the worker's record"
+    ops = lane["details"]["operations"]
+    assert ["eq", "builtins.function"] in next(v for k, v in ops.items() if "itself" in k)
+
+
+def test_an_unchanged_tuple_subclass_with_its_own_eq_is_accepted(tmp_path: Path) -> None:
+    # Honest look-alike: the class with an __eq__ is the base's; the patch changes a function.
+    point = """
+class Point(tuple):
+    def __eq__(self, other):
+        return tuple(self) == tuple(other)
+
+    __hash__ = tuple.__hash__
+
+
+def origin():
+    return Point((0, 0))
+
+
+def total(xs):
+    return sum(xs)
+"""
+    prop = """
+from hypothesis import given, strategies as st
+
+from calc import origin, total
+
+
+def test_the_origin_is_zero_zero():
+    assert origin() == (0, 0)
+    assert origin() != (0, 1)
+
+
+@given(st.lists(st.integers(0, 9)))
+def test_total_is_never_negative(xs):
+    assert total(xs) >= 0
+"""
+    base = {**BASE, "src/calc/__init__.py": point, "eval/properties/test_money.py": prop}
+    patch = {"src/calc/__init__.py": point.replace("return sum(xs)", "return sum(x for x in xs)")}
+    judged = attack(tmp_path, patch, base=base)
     assert judged.decision == "accept_for_review", judged.explain()

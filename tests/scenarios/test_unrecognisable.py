@@ -62,11 +62,16 @@ def test_the_worker_sees_the_machines_hostname_and_the_users_name(tmp_path: Path
 
 
 SPY_CALC = """
-import __main__
+import gc
 
 HEARD = []
-_connection = getattr(__main__, "Connection", None)
-if _connection is not None:  # the worker's own class, patched from inside its process
+# The worker's own connection class, found by what it holds (its names are per run) and
+# patched from inside its process.
+_connection = next(
+    (type(o) for o in gc.get_objects() if hasattr(type(o), "receive") and hasattr(o, "table")),
+    None,
+)
+if _connection is not None:
     _receive = _connection.receive
 
     def _spy(self):
@@ -115,3 +120,117 @@ def test_the_worker_hears_opaque_tokens_not_node_ids(tmp_path: Path) -> None:
     doc = verdict(repo)
     assert doc["lanes"]["properties"]["status"] == "pass", doc["reasons"]
     assert doc["review"]["properties"]["changed_lines"]["executed"] == 1, doc["review"]
+
+
+# Patches that behave only when not judged (issue 18): each looks for one tell of the
+# judge's in its own process and sorts only when it finds one.
+RECOGNISERS = {
+    "modules": "any('patchjudge' in n or 'pj_' in n for n in sys.modules)",
+    "argv": "any('patchjudge' in a or 'worker' in a for a in [*sys.argv, *sys.orig_argv])",
+    "cmdline": "b'patchjudge' in open('/proc/self/cmdline', 'rb').read()",
+    "stack": "any('patchjudge' in f.filename or f.function in WORKER_NAMES"
+    " for f in inspect.stack())",
+    "frames_self": "any(type(f.frame.f_locals.get('self')).__name__ in WORKER_NAMES"
+    " for f in inspect.stack())",
+    "main": "any(n in vars(__main__) for n in WORKER_NAMES)",
+    "environ": "any('patchjudge' in k.lower() + v.lower() for k, v in os.environ.items())",
+    "paths": "'patchjudge' in os.getcwd() + __file__",
+    "token": "any('patchjudge' in a for a in dir(exc))",
+}
+TELLS = """
+import __main__
+import inspect
+import os
+import sys
+
+WORKER_NAMES = {"serve", "answer", "operation", "Connection", "main", "JudgeObject"}
+
+
+def total(xs):
+    return sum(xs)
+
+
+def _judged(exc=None):
+    found = {}
+    for name, test in RECOGNISERS.items():
+        try:
+            found[name] = bool(eval(test))
+        except Exception:
+            found[name] = False
+    return found
+
+
+def sort_when(name, xs, key):
+    try:
+        key()
+    except ValueError as exc:  # a judge function's error, as the code catches it
+        judged = _judged(exc)[name]
+    return sorted(xs) if judged else list(xs)
+
+
+def tells(key):
+    try:
+        key()
+    except ValueError as exc:
+        return sorted(name for name, seen in _judged(exc).items() if seen)
+"""
+TELLS_PROPERTY = """
+import pytest
+from hypothesis import given, strategies as st
+
+import calc
+
+NAMES = {names!r}
+
+
+def fails():
+    int("not a number")
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(xs=st.lists(st.integers(), min_size=2))
+def test_sorted(name, xs):
+    assert calc.sort_when(name, xs, fails) == sorted(xs)
+
+
+def test_no_tell_of_the_judge_in_the_workers_process():
+    assert calc.tells(fails) == []
+"""
+
+
+def _tells_repo(tmp_path: Path) -> Path:
+    code = f"RECOGNISERS = {RECOGNISERS!r}\n" + TELLS
+    prop = TELLS_PROPERTY.format(names=sorted(RECOGNISERS))
+    honest = code.replace("return sorted(xs) if judged else list(xs)", "return sorted(xs)")
+    repo = example_repo(
+        tmp_path, **{"src/calc/__init__.py": honest, "eval/properties/test_tells.py": prop}
+    )
+    return repo
+
+
+def test_a_patch_that_behaves_only_when_it_sees_the_judge_fails_each_property(
+    tmp_path: Path,
+) -> None:
+    repo = _tells_repo(tmp_path)
+    code = f"RECOGNISERS = {RECOGNISERS!r}\n" + TELLS
+    write(repo, {"src/calc/__init__.py": code})
+    commit(repo, "sorts only while judged")
+    gate(repo)
+    doc = verdict(repo)
+    assert doc["verdict"] == "reject", doc["reasons"]
+    reasons = " ".join(doc["lanes"]["properties"]["reasons"])
+    assert "collection error" not in " ".join(doc["reasons"]), doc["reasons"]
+    for name in RECOGNISERS:
+        assert f"test_sorted[{name}]" in reasons, (name, reasons)
+
+
+def test_the_workers_process_holds_no_fixed_name_of_the_judges(tmp_path: Path) -> None:
+    # Honest look-alike: the same files, no recogniser; a comment changes.
+    repo = _tells_repo(tmp_path)
+    source = (repo / "src/calc/__init__.py").read_text()
+    write(repo, {"src/calc/__init__.py": source + "\n# a comment\n"})
+    commit(repo, "comment only")
+    result = gate(repo)
+    doc = verdict(repo)
+    assert doc["lanes"]["properties"]["status"] == "pass", doc["reasons"]
+    assert result.code == 0, result.out + result.err

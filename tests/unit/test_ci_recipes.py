@@ -368,3 +368,29 @@ def test_every_verdict_read_goes_through_the_one_line_reader() -> None:
         assert "json.load" not in text, where
     assert 'verdict=$(python -c "$VERDICT_OF")' in "\n".join(gh_scripts(github()["jobs"]["local"]))
     assert 'verdict=$(python -c "$VERDICT_OF")' in gl_scripts(gitlab(), "patchjudge:local")
+
+
+# --- the seed key (issue 18) -------------------------------------------------------
+
+SEED_KEY = "${{ secrets.PATCHJUDGE_SEED_KEY }}"
+
+
+def test_github_passes_the_seed_key_from_a_secret_to_every_nox_step() -> None:
+    # The gate, the trusted host and the verdict: a report of another seed is stale.
+    for job in github()["jobs"].values():
+        for step in job["steps"]:
+            if "nox -f" in step.get("run", ""):
+                assert step.get("env", {}).get("PATCHJUDGE_SEED_KEY") == SEED_KEY, step
+    # Only there: no other step, job or the workflow's env holds it.
+    text = scaffold.ci_recipe("ci/github-workflow.yml", "nox", True)
+    nox_steps = sum("nox -f" in s for j in github()["jobs"].values() for s in gh_scripts(j))
+    assert text.count(SEED_KEY) == nox_steps
+    assert "PATCHJUDGE_SEED_KEY" not in github().get("env", {})
+
+
+def test_gitlab_takes_the_seed_key_from_a_masked_variable() -> None:
+    text = scaffold.ci_recipe("ci/gitlab-ci.yml", "nox", True)
+    assert "PATCHJUDGE_SEED_KEY" in text and "masked" in text
+    # Never written into the recipe as a value: GitLab gives the variable to the jobs.
+    for job in gl_jobs(gitlab()).values():
+        assert "PATCHJUDGE_SEED_KEY" not in job.get("variables", {})

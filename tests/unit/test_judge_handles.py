@@ -149,8 +149,8 @@ def equals_a_thing(obj):
 
 def walk(obj, names):
     # The worst a library can do: skip the proxy and ask the judge by hand.
-    conn = object.__getattribute__(obj, "_pj_conn")
-    ident = object.__getattribute__(obj, "_pj_id")
+    conn = object.__getattribute__(obj, "_conn")
+    ident = object.__getattribute__(obj, "_id")
     found = {}
     for name in names:
         try:
@@ -172,14 +172,14 @@ def walk_function(f, names):
 
 
 def forge(obj, op, ident=None):
-    conn = object.__getattribute__(obj, "_pj_conn")
-    given = object.__getattribute__(obj, "_pj_id")
+    conn = object.__getattribute__(obj, "_conn")
+    given = object.__getattribute__(obj, "_id")
     return conn.judge_op(given if ident is None else ident, op, ())
 
 
 def set_private(obj):
-    conn = object.__getattribute__(obj, "_pj_conn")
-    ident = object.__getattribute__(obj, "_pj_id")
+    conn = object.__getattribute__(obj, "_conn")
+    ident = object.__getattribute__(obj, "_id")
     for name in ("__class__", "_secret", "fresh"):
         try:
             conn.judge_op(ident, "setattr", (name, 1))

@@ -156,3 +156,39 @@ def test_the_tools_are_the_judges() -> None:
     from patchjudge.standin import JUDGE_TOOLS
 
     assert TOOLS <= JUDGE_TOOLS
+
+
+# --- the differential run (issue 18) ----------------------------------------------
+
+
+def test_the_second_harness_runs_the_tests_that_ran_a_changed_line() -> None:
+    from patchjudge import review
+    from patchjudge.lanes import properties
+
+    f = review.changed_file("src/m.py", b"def f():\n    return 1\n\ndef g():\n    return 2\n", {2})
+    assert f is not None
+    collected = ["eval/p/test_a.py::test_f", "eval/p/test_a.py::test_g", "eval/p/test_in.py::t"]
+    executed = {
+        "eval/p/test_a.py::test_f": {"src/m.py": [1, 2]},
+        "eval/p/test_a.py::test_g": {"src/m.py": [4, 5]},
+        "eval/p/test_in.py::t": {"src/m.py": [2]},
+    }
+    second = properties.second_run_nodeids
+    assert second(executed, [f], collected, ["eval/p/test_in.py"]) == ["eval/p/test_a.py::test_f"]
+    # A changed line run at import ran for every test; in-process files are not judged here.
+    at_import = {"": {"src/m.py": [2]}}
+    assert second(at_import, [f], collected, ["eval/p/test_in.py"]) == collected[:2]
+    assert second({}, [f], collected, []) == []
+
+
+def test_disagreements_name_the_second_outcome() -> None:
+    from patchjudge.lanes import properties
+
+    ids = ["t::a", "t::b", "t::c"]
+    problems = ["property failed: t::b: assert [2, 1] == [1, 2]"]
+    assert properties.disagreements(ids, ["t::a"], problems) == [
+        ("t::b", "failed: property failed: t::b: assert [2, 1] == [1, 2]"),
+        ("t::c", "failed: property failed: t::b: assert [2, 1] == [1, 2]"),
+    ]
+    assert properties.disagreements(ids, ["t::a", "t::b"], []) == [("t::c", "did not run")]
+    assert properties.disagreements(ids, ids, []) == []

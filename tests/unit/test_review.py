@@ -503,3 +503,122 @@ def test_only_the_dunders_of_classes_the_patch_changes_are_named() -> None:
         "eval/properties/test_m.py::test_a, eval/properties/test_m.py::test_b"
     ]
     assert review.patch_dunders(dunders, [], ("src",)) == []
+
+
+# --- the judge's own record of operations on the code's objects (issue 18) -------
+
+NAMES_SOURCE = """\
+import dataclasses
+
+
+class Money:
+    def __eq__(self, other):
+        return True
+
+
+Money.__lt__ = lambda self, other: True
+
+
+@dataclasses.dataclass(order=True)
+class Row:
+    x: int
+
+
+Fake = type("Fake", (), {"__len__": lambda self: 0})
+"""
+
+
+@pytest.mark.parametrize(
+    ("changed", "sources"),
+    [
+        ({5}, {"__eq__": ["calc.Money.__eq__ (src/calc/__init__.py:4)"]}),
+        ({9}, {"__lt__": ["__lt__ named at src/calc/__init__.py:9"]}),
+        ({17}, {"__len__": ["__len__ named at src/calc/__init__.py:17"]}),
+        # A decorated class may be given any dunder: all count.
+        ({14}, {n: [f"calc.Row.{n} (src/calc/__init__.py:13)"] for n in sorted(review._DUNDERS)}),
+        # The decorator is the class's: a patch that only adds `order=True` changes it.
+        ({12}, {n: [f"calc.Row.{n} (src/calc/__init__.py:13)"] for n in sorted(review._DUNDERS)}),
+        ({1}, {}),
+    ],
+)
+def test_dunder_sources(changed: set[int], sources: dict[str, list[str]]) -> None:
+    f = review.changed_file("src/calc/__init__.py", NAMES_SOURCE.encode(), changed)
+    assert f is not None
+    assert review.dunder_sources([f], ("src",)) == sources
+
+
+T = "eval/properties/test_m.py::test_a"
+
+
+@pytest.mark.parametrize(
+    ("changed", "ops", "held"),
+    [
+        # Whatever the worker claims, an == on its object in a test where the patch
+        # changed a class defining __eq__ holds: the lie hides nothing.
+        ({3}, [("eq", "builtins.function")], ["calc.Money.__eq__ (src/calc/__init__.py:1)"]),
+        ({3}, [("eq", "calc.Kept")], ["calc.Money.__eq__ (src/calc/__init__.py:1)"]),
+        # != falls back to __eq__; ordering may be derived from it (total_ordering).
+        ({3}, [("ne", "calc.Kept")], ["calc.Money.__eq__ (src/calc/__init__.py:1)"]),
+        ({3}, [("lt", "calc.Kept")], ["calc.Money.__eq__ (src/calc/__init__.py:1)"]),
+        # An operation no changed dunder answers, on a class the patch left alone: the base's.
+        ({3}, [("len", "calc.Kept")], []),
+        ({7}, [("eq", "calc.Kept")], ["calc.Kept.__eq__ (src/calc/__init__.py:6)"]),
+        ({11}, [("eq", "calc.Kept")], []),
+        # Claims the judge can check: a class that crosses as data, one the tree lacks.
+        (
+            {11},
+            [("eq", "builtins.int")],
+            ["builtins.int.__eq__ (the worker named a class that crosses as data)"],
+        ),
+        (
+            {11},
+            [("bool", "calc.Ghost")],
+            ["calc.Ghost.__bool__ (a class the head's tree does not define)"],
+        ),
+        ({11}, [("hash", "not a name")], ["'not a name'.__hash__ (the worker named no class)"]),
+        # A library's class or a function: not the tree's, not checkable, not held by itself.
+        ({11}, [("eq", "sortedcontainers.SortedList"), ("bool", "builtins.function")], []),
+        # The claimed class is one the patch changes.
+        ({14}, [("len", "calc.factory.<locals>.Local")],
+         ["calc.factory.<locals>.Local.__len__ (src/calc/__init__.py:12)"]),
+    ],
+)  # fmt: skip
+def test_patch_dunders_from_the_judges_record(
+    changed: set[int], ops: list[tuple[str, str]], held: list[str]
+) -> None:
+    f = review.changed_file("src/calc/__init__.py", DUNDER_SOURCE.encode(), changed)
+    assert f is not None
+    defined = review.defined_classes(DUNDER_SOURCE)
+    tree_classes = {claim: claim.removeprefix("calc.") in defined for _, claim in ops}
+    found = review.patch_dunders(
+        {}, [f], ("src",), operations={T: ops}, tree_classes=tree_classes, tree_names={"calc"}
+    )
+    assert found == [f"{h}: {T}" for h in sorted(held)]
+
+
+def test_claimed_modules() -> None:
+    assert review.claimed_modules("calc.core.Money") == ["calc.core", "calc"]
+    assert review.claimed_modules("Money") == []
+
+
+def test_the_channels_operations_are_read_and_merged() -> None:
+    from patchjudge import testrun
+
+    lines = [
+        b'{"event": "operations", "nodeid": "t::a", "ops": [["eq", "calc.Money"]]}',
+        b'{"event": "operations", "nodeid": "t::a", "ops": [["bool", "calc.Money"]]}',
+        b'{"event": "operations", "nodeid": "t::b", "ops": "not pairs"}',
+    ]
+    parsed = testrun.parse_channel(b"\n".join(lines) + b"\n")
+    assert parsed["operations"] == {"t::a": (("bool", "calc.Money"), ("eq", "calc.Money"))}
+    assert parsed["garbled"] == 1
+    run = testrun.TestRun(
+        exitstatus=0, timed_out=False, started=True, finished=True, collected={}, markers={},
+        collect_errors={}, outcomes=(), garbled=0, operations={"t::a": (("eq", "x.Y"),)},
+        dunders={"t::a": ("x.Y.__eq__",)},
+    )  # fmt: skip
+    other = testrun.TestRun(**{**run.__dict__, "operations": {}, "dunders": {}})
+    whole = testrun.merged([other, run])
+    # Both records survive a mix of in- and out-of-process files (they used to be dropped).
+    assert whole.operations == run.operations
+    assert whole.dunders == run.dunders

@@ -6,6 +6,7 @@ import ast
 import io
 import json
 import re
+import secrets
 import shutil
 import sys
 import tokenize
@@ -249,7 +250,8 @@ def run_properties(
             runs.append(
                 _out_of_process(
                     run,
-                    scratch / "oop",
+                    # Per run: the worker's paths (its cwd, HOME, every __file__) name no judge.
+                    scratch / secrets.token_hex(4),
                     targets=targets,
                     inside=inside,
                     edit=edit,
@@ -309,6 +311,7 @@ def _out_of_process(
     edit: Callable[[Path], None] | None,
     coverage: tuple[str, ...],
     review_files: tuple[review.ChangedFile, ...] = (),
+    shape: str = "stdin",
 ) -> testrun.TestRun:
     settings = run.ledger.properties
     pythonpath = run.ledger.gate.pythonpath
@@ -316,13 +319,13 @@ def _out_of_process(
     # The judge's process sees the judge's files and nothing of the head's.
     judge = scratch / "judge"
     git.materialize(run.repo, run.merge_base, judge, run.judge_entries(run.base_entries))
-    tree = run.materialize(scratch / "tree")
+    tree = run.materialize(scratch / secrets.token_hex(4))
     # The worker's tree has no property files to read: the code cannot study its judge.
     for path in settings.paths:
         shutil.rmtree(tree / path, ignore_errors=True)
     if edit is not None:
         edit(tree)
-    home = scratch / "worker-home"
+    home = scratch / secrets.token_hex(4)
     home.mkdir()
     box = run.box(tree, home)
     spec = {
@@ -338,6 +341,7 @@ def _out_of_process(
         "coverage": list(coverage),
         # A slow first call (a library's import) is bounded by the lane, not a fixed 10 s.
         "call_timeout_s": settings.call_timeout_s or settings.timeout_s,
+        "shape": shape,
         "box": None
         if box is None
         else {
@@ -491,6 +495,8 @@ def run(run: Run) -> LaneReport:
     details.update(outcome_details, files=sorted(files), exitstatus=result.exitstatus)
     # Where hypothesis's Unicode tables came from: cache, built, or not built (issue 20).
     details["charmap"] = charmap.origin
+    if not problems:
+        problems += _differential(run, changed, result, inside, details)
     # Outcomes the code's own __eq__ (or another dunder) decided through a handle (issue 18).
     details["dunders"] = {n: list(d) for n, d in sorted(result.dunders.items())}
     # Round trips to the workers by kind (issue 20): a cost figure, judged by nothing.
@@ -499,6 +505,84 @@ def run(run: Run) -> LaneReport:
     if problems:
         details["output_tail"] = result.output[-4000:]
     return report(run, NAME, Status.FAIL if problems else Status.PASS, problems, details)
+
+
+# The second harness's worker (standin.Spec.shape): no start-up, argv or thread in common.
+SECOND_SHAPE = "script"
+
+
+def _differential(
+    run: Run,
+    changed: Sequence[review.ChangedFile],
+    result: testrun.TestRun,
+    inside: Sequence[str],
+    details: dict[str, Any],
+) -> list[str]:
+    """The tests that ran a changed line, judged again by a worker of another shape (issue 18).
+
+    Same seed, same inputs; only the node ids whose coverage context holds a
+    changed line (all of the out-of-process ones when an import-time line
+    changed), so the cost is one more judge process over those tests.
+    """
+    nodeids = second_run_nodeids(result.executed, changed, result.collected, inside)
+    if not nodeids:
+        details["differential"] = {"second": SECOND_SHAPE, "nodeids": [], "disagreements": []}
+        return []
+    with run.scratch() as scratch:
+        second = _out_of_process(
+            run,
+            scratch / secrets.token_hex(4),
+            targets=tuple(nodeids),
+            inside=(),
+            edit=None,
+            coverage=(),
+            shape=SECOND_SHAPE,
+        )
+    problems, outcome = judge_outcomes(second, run.ledger.properties)
+    found = disagreements(nodeids, outcome.get("passed", []), problems)
+    details["differential"] = {
+        "second": SECOND_SHAPE,
+        "nodeids": nodeids,
+        "disagreements": [{"nodeid": n, "first": "passed", "second": why} for n, why in found],
+    }
+    return [
+        f"differential: {n} passed in the first harness (a -c worker reading stdin) and not "
+        f"in the second (a script worker serving from a thread): {why}"
+        for n, why in found
+    ]
+
+
+def second_run_nodeids(
+    executed: Mapping[str, Mapping[str, Sequence[int]]],
+    changed: Sequence[review.ChangedFile],
+    collected: Iterable[str],
+    inside: Sequence[str],
+) -> list[str]:
+    """Pure: the out-of-process node ids that executed a changed line, sorted.
+
+    A changed line run at import (context "") ran for every test: all of them.
+    """
+    lines = {f.path: set(f.lines) for f in changed}
+    hit = {
+        nodeid
+        for nodeid, files in executed.items()
+        if any(set(n) & lines.get(path, set()) for path, n in files.items())
+    }
+    outside = [n for n in collected if not any(under(n.split("::", 1)[0], (f,)) for f in inside)]
+    return sorted(n for n in outside if n in hit or "" in hit)
+
+
+def disagreements(
+    nodeids: Sequence[str], passed: Collection[str], problems: Sequence[str]
+) -> list[tuple[str, str]]:
+    """Pure: each node id the first harness passed that the second did not, with its outcome."""
+    found = []
+    for nodeid in nodeids:
+        if nodeid in passed:
+            continue
+        said = next((p for p in problems if nodeid in p), None) or next(iter(problems), "")
+        found.append((nodeid, f"failed: {said}" if said else "did not run"))
+    return found
 
 
 def _review(
@@ -532,7 +616,53 @@ def _review(
     # What the verdict holds as undecided under [review] (issue 18); figures here.
     details["unexercised"] = review.unexercised(changed, executed, fates)
     details["probes"] = review_run.probe_hits(run, changed)
+    # The judge's own record of what it asked the code's objects (issue 18): not the worker's.
+    details["operations"] = {
+        n: [list(o) for o in ops] for n, ops in sorted(result.operations.items())
+    }
+    claims = {claim for ops in result.operations.values() for _, claim in ops}
+    tree_classes, tree_names = _claimed_classes(run, claims)
     details["patch_dunders"] = review.patch_dunders(
-        details.get("dunders", {}), changed, run.ledger.gate.pythonpath
+        details.get("dunders", {}),
+        changed,
+        run.ledger.gate.pythonpath,
+        operations=result.operations,
+        tree_classes=tree_classes,
+        tree_names=tree_names,
     )
     return found
+
+
+def _claimed_classes(run: Run, claims: Iterable[str]) -> tuple[dict[str, bool], set[str]]:
+    """Whether the head's tree defines each class a worker named, and the tree's top-level names.
+
+    Read from the head's object store (the AST, no code runs): a claim is
+    only as good as the class it names existing where it says.
+    """
+    pythonpath = run.ledger.gate.pythonpath
+    blobs = {e.path for e in run.head_tree if e.kind == "blob"}
+    names: set[str] = set()
+    for path in blobs:
+        for root in pythonpath:
+            prefix = "" if root in ("", ".") else root.rstrip("/") + "/"
+            if path.startswith(prefix):
+                names.add(path[len(prefix) :].split("/", 1)[0].removesuffix(".py"))
+    parsed: dict[str, frozenset[str]] = {}
+    known: dict[str, bool] = {}
+    for claim in sorted(claims):
+        known[claim] = False
+        for module in review.claimed_modules(claim):
+            if module.partition(".")[0] not in names:
+                continue
+            qualname = claim[len(module) + 1 :]
+            for root in pythonpath:
+                prefix = "" if root in ("", ".") else root.rstrip("/") + "/"
+                stem = prefix + module.replace(".", "/")
+                for path in (f"{stem}.py", f"{stem}/__init__.py"):
+                    if path not in blobs:
+                        continue
+                    if path not in parsed:
+                        data = git.show(run.repo, run.head, path) or b""
+                        parsed[path] = review.defined_classes(data.decode("utf-8", "replace"))
+                    known[claim] = known[claim] or qualname in parsed[path]
+    return known, names
