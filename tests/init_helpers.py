@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import importlib.util
-import io
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -64,28 +61,18 @@ def _pip() -> list[str]:
     return [found]
 
 
-@functools.cache
-def _download(name: str, version: str, sha256: str) -> tuple[str, bytes]:
-    """The sdist's file name and bytes, by pip with its hash checked; once per process."""
-    with tempfile.TemporaryDirectory() as scratch:
-        dest = Path(scratch)
-        req = dest / f"{name}.txt"
-        req.write_text(f"{name}=={version} --hash=sha256:{sha256}\n")
-        argv = [*_pip(), "download", "-q", "--no-deps", "--no-binary", ":all:", "--require-hashes"]
-        result = run([*argv, "-r", str(req), "-d", str(dest)], dest, timeout=300)
-        assert result.returncode == 0, result.stderr
-        (archive,) = dest.glob(f"*-{version}.tar.gz")
-        return archive.name, archive.read_bytes()
-
-
 def sdist(dest: Path, name: str, version: str, sha256: str) -> Path:
     """The unpacked sdist of name==version, downloaded from PyPI with its hash checked."""
     dest.mkdir(parents=True, exist_ok=True)
-    # Downloaded once per xdist worker (issue 20), unpacked afresh: tests edit the tree.
-    filename, data = _download(name, version, sha256)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+    req = dest / f"{name}.txt"
+    req.write_text(f"{name}=={version} --hash=sha256:{sha256}\n")
+    argv = [*_pip(), "download", "-q", "--no-deps", "--no-binary", ":all:", "--require-hashes"]
+    result = run([*argv, "-r", str(req), "-d", str(dest)], dest, timeout=300)
+    assert result.returncode == 0, result.stderr
+    (archive,) = dest.glob(f"*-{version}.tar.gz")
+    with tarfile.open(archive) as tar:
         tar.extractall(dest, filter="data")
-    return dest / filename.removesuffix(".tar.gz")
+    return dest / archive.name.removesuffix(".tar.gz")
 
 
 def six_sdist(dest: Path) -> Path:
