@@ -173,18 +173,25 @@ class Result:
         return json.loads((repo / ".patchjudge" / f"{name}.json").read_text())
 
 
+def cli_env(**extra: str) -> dict[str, str]:
+    """The environment `cli` runs in by default, plus `extra`."""
+    # Inherited GITHUB_* would make a scenario gate append to the real job summary.
+    # A seed key in the shell would change every scenario's inputs (issue 18).
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("GITHUB_") and k != "PATCHJUDGE_SEED_KEY"
+    }
+    env.update(extra)
+    return env
+
+
 def cli(
     repo: Path, *args: str, env: Mapping[str, str] | None = None, timeout: float = 300
 ) -> Result:
     """`python -m patchjudge ARGS` in `repo`, as a user runs it."""
     if env is None:
-        # Inherited GITHUB_* would make a scenario gate append to the real job summary.
-        # A seed key in the shell would change every scenario's inputs (issue 18).
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith("GITHUB_") and k != "PATCHJUDGE_SEED_KEY"
-        }
+        env = cli_env()
     full_env = no_git_env(env)
     proc = subprocess.run(
         [sys.executable, "-m", "patchjudge", *args],

@@ -280,11 +280,35 @@ time.sleep(11)
 )
 
 
+ONE_PROPERTY = """
+from hypothesis import given, strategies as st
+
+from calc import total
+
+
+@given(st.lists(st.integers(min_value=0, max_value=9)))
+def test_total_matches_a_loop(xs):
+    expected = 0
+    for x in xs:
+        expected += x
+    assert total(xs) == expected
+"""
+
+
 def test_a_slow_first_call_is_bounded_by_the_lanes_timeout(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # The sleep's mutants survive (dropping it changes no result): this test is about
     # the deadline, so the untested-change rule only reports.
-    ledger = fast_ledger(timeout=60) + '\n[review]\nunexercised = "report"\n'
-    base = {"src/calc/__init__.py": LIB, "eval/gate.toml": ledger}
+    # Every process that imports calc pays the 11 s, so as few as the point needs: one
+    # property (one worker), no mutants (each is a worker), a visible suite that does
+    # not import calc. The 60 s lane deadline leaves a loaded machine ~45 s of slack.
+    ledger = fast_ledger(timeout=60).replace("review_mutants = 2", "review_mutants = 0")
+    ledger += '\n[review]\nunexercised = "report"\n'
+    base = {
+        "src/calc/__init__.py": LIB,
+        "eval/gate.toml": ledger,
+        "eval/properties/test_total.py": ONE_PROPERTY,
+        "tests/test_calc.py": "def test_nothing():\n    assert True\n",
+    }
     judged = attack(tmp_path, {"src/calc/__init__.py": SLOW_IMPORT}, base=base)
     assert not judged.says("call deadline"), judged.explain()
     assert judged.decision == "accept_for_review", judged.explain()
