@@ -18,10 +18,16 @@ ASSERTION_CAP = 300
 _COMMENT = re.compile(r"\s+#[^'\"]*$")
 
 
-# The scratch tree a lane tests lives at a random <tmp>/patchjudge-XXXX/.../tree/:
-# a message naming a file in it (`cannot import name 'f' from 'm' (/tmp/...)`)
-# would make verdict.json differ run to run. The path is shown tree-relative.
-_SCRATCH = re.compile(r"(?:/[^/\s'\"()]+)*/patchjudge-[^/\s'\"()]+/(?:[^/\s'\"()]+/)*?tree/")
+# The scratch tree a lane tests lives at a random <tmp>/tmpXXXXXXXX/.../tree/, or for
+# the properties' worker at <tmp>/tmpXXXXXXXX/<hex8>/<hex8>/ (no name of the judge's in
+# a path the code sees, issue 18): a message naming a file in it (`cannot import name
+# 'f' from 'm' (/tmp/...)`) would make verdict.json differ run to run. It is shown
+# tree-relative.
+_PART = r"[^/\s'\"()]+"
+_SCRATCH = re.compile(
+    rf"(?:/{_PART})*/(?:tmp[a-z0-9_]{{8}}|patchjudge-{_PART})/"
+    rf"(?:[0-9a-f]{{8}}/[0-9a-f]{{8}}/|(?:{_PART}/)*?tree/)"
+)
 
 
 def _lines(text: str) -> list[str]:

@@ -66,6 +66,9 @@ IMPORT = """\
 E       ImportError: cannot import name 'checkRecursive' from 'pyflakes.api' (/tmp/patchjudge-ri7kayf6/tree/pyflakes/api.py)
 
 eval/properties/test_public_api.py:38: ImportError"""
+# The scratch paths the lanes make now: tempfile's own names, the worker's tree two hex dirs.
+IMPORT_WORKER = IMPORT.replace("/tmp/patchjudge-ri7kayf6/tree/", "/tmp/tmp5rs80ox1/74682a65/da57c90e/")
+IMPORT_LANE = IMPORT.replace("/tmp/patchjudge-ri7kayf6/tree/", "/var/tmp/tmpk_3n9zq0/tree/")
 OLD_STYLE = """\
 E       assert -1 >= 0
 E       Falsifying example: test_total_never_negative(xs=[0, 0, 0])"""
@@ -84,6 +87,12 @@ TABLE = [
      "property failed: p::t: assert -1 >= 0; Falsifying example: test_total_never_negative(xs=[0, 0, 0])"),
     (BARE, "setup", None, "property failed in setup: p::t: assert (1 + 1) == 3"),
     (IMPORT, "call", None,
+     "property failed: p::t: ImportError: cannot import name 'checkRecursive' from 'pyflakes.api'"
+     " (pyflakes/api.py)"),
+    (IMPORT_WORKER, "call", None,
+     "property failed: p::t: ImportError: cannot import name 'checkRecursive' from 'pyflakes.api'"
+     " (pyflakes/api.py)"),
+    (IMPORT_LANE, "call", None,
      "property failed: p::t: ImportError: cannot import name 'checkRecursive' from 'pyflakes.api'"
      " (pyflakes/api.py)"),
     ("", "call", [], "property failed: p::t"),
