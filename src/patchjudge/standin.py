@@ -1483,10 +1483,15 @@ def _asked(handle: Handle, op: str, cls: type) -> bool:
     return worker.request("op", op, cls, (handle,)) is True
 
 
+# The judge's other plugin, loaded before this one (`-p` order, lanes/properties.py): it is
+# mid-import when this module installs the stand-ins and pytest looks it up after.
+JUDGE_PLUGINS = frozenset({"patchjudge.review_phase"})
+
+
 def _own_chain() -> set[str]:
     """This module and its packages: still being imported, pytest looks them up after."""
     parts = __name__.split(".")
-    return {".".join(parts[: i + 1]) for i in range(len(parts))}
+    return {".".join(parts[: i + 1]) for i in range(len(parts))} | JUDGE_PLUGINS
 
 
 def _forget_judge_modules(state: _State, keep: set[str]) -> None:
