@@ -19,7 +19,9 @@ import dataclasses
 import json
 import os
 import secrets
+import signal
 import sys
+import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
@@ -37,6 +39,31 @@ _SESSION = "<session>"
 
 _plan_path = os.environ.pop(PLAN_ENV, None)
 _started = time.monotonic()
+_main_done = threading.Event()
+
+
+def _cut_main() -> None:
+    """The main pass is still running at the lane's timeout_s: end the process as its deadline
+    would, saying so. The process's own deadline carries the review's budget on top, so without
+    this a hang would cost both (issue 20)."""
+    if _main_done.is_set():
+        return
+    pytest_plugin.emit("review_phase", main_seconds=time.monotonic() - _started, ran=False)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _watch_main(plan_path: str) -> None:
+    try:
+        main_s = float(json.loads(Path(plan_path).read_text(encoding="utf-8"))["main_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # no bound here: the process's own deadline still holds
+    timer = threading.Timer(main_s, _cut_main)
+    timer.daemon = True
+    timer.start()
+
+
+if _plan_path is not None:
+    _watch_main(_plan_path)
 
 
 class _CutOff(Exception):
@@ -46,6 +73,7 @@ class _CutOff(Exception):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
     result = yield
+    _main_done.set()
     state = standin._state
     if _plan_path is None or state is None:
         return result

@@ -29,6 +29,13 @@ def test_never_negative(xs):
 """
 
 
+def test_a_main_pass_the_review_plugin_cut_at_timeout_s_is_a_timeout_alone() -> None:
+    # review_phase.py ends the process at the lane's timeout_s (the process's own deadline
+    # has the review's budget on top): one reason, as the deadline gives, not its debris.
+    cut = _run({"p::a": "run"}, [], finished=False, review_phase={"main_seconds": 60.2})
+    assert judge_outcomes(cut, SETTINGS)[0] == ["timed out after 60 s"]
+
+
 @pytest.mark.parametrize(
     ("source", "fragment"),
     [

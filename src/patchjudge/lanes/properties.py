@@ -71,9 +71,10 @@ def judge_outcomes(
     problems = testrun.run_problems(run, settings.timeout_s)
     if run.timed_out:
         return problems, {}
-    # The process had the review's budget on top (review_phase.py): the main pass still has its own.
-    if float(run.review_phase.get("main_seconds", 0)) > settings.timeout_s:
-        problems.append(f"timed out after {settings.timeout_s:g} s")
+    # The process had the review's budget on top (review_phase.py): the main pass still has its
+    # own, and the phase's plugin ends the process when the main pass outlives it.
+    if float(run.review_phase.get("main_seconds", 0)) >= settings.timeout_s:
+        return [f"timed out after {settings.timeout_s:g} s"], {}
     problems += [
         f"property module not importable: {nodeid}: {reason}"
         for nodeid, text in sorted(run.collect_errors.items())
@@ -390,6 +391,7 @@ def _review_plan(
                 "seed": settings.seed,
                 "limit": settings.review_mutants,
                 "budget_s": settings.review_timeout_s,
+                "main_s": settings.timeout_s,
                 "files": [
                     {
                         "path": f.path,
