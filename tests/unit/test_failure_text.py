@@ -67,7 +67,9 @@ E       ImportError: cannot import name 'checkRecursive' from 'pyflakes.api' (/t
 
 eval/properties/test_public_api.py:38: ImportError"""
 # The scratch paths the lanes make now: tempfile's own names, the worker's tree two hex dirs.
-IMPORT_WORKER = IMPORT.replace("/tmp/patchjudge-ri7kayf6/tree/", "/tmp/tmp5rs80ox1/74682a65/da57c90e/")
+IMPORT_WORKER = IMPORT.replace(
+    "/tmp/patchjudge-ri7kayf6/tree/", "/tmp/tmp5rs80ox1/74682a65/da57c90e/"
+)
 IMPORT_LANE = IMPORT.replace("/tmp/patchjudge-ri7kayf6/tree/", "/var/tmp/tmpk_3n9zq0/tree/")
 OLD_STYLE = """\
 E       assert -1 >= 0
