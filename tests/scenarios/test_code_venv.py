@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.attack_helpers import fast_ledger
 from tests.helpers import commit, example_repo, gate, verdict, write
 
 USES_DEP = """
@@ -90,3 +91,30 @@ def test_a_python_that_is_not_one_is_exit_2_naming_the_option(tmp_path: Path) ->
     result = gate(repo, "--python", str(tmp_path / "nope" / "python"))
     assert result.code == 2
     assert result.err.count("\n") == 1 and "--python" in result.err, result.err
+
+
+def test_unboxed_a_start_up_file_planted_in_the_codes_venv_fails_the_lane(
+    tmp_path: Path, code_venv: Path
+) -> None:
+    # Without the box nothing stops the write; the guard watches the code's venv as it
+    # watches the judge's, so the lane that ran the planting test fails, naming the file.
+    site = next(code_venv.parent.parent.glob("lib/python*/site-packages"))
+    planted = site / f"planted_{tmp_path.name}.pth"
+    test = f"""
+    from calc import total
+
+
+    def test_plant():
+        open({str(planted)!r}, "w").write("\\n")
+        assert total([1]) == 1
+    """
+    repo = example_repo(tmp_path, **{"eval/gate.toml": fast_ledger(isolation="process")})
+    write(repo, {"tests/test_plant.py": test})
+    commit(repo)
+    try:
+        result = gate(repo, "--python", str(code_venv))
+    finally:
+        planted.unlink(missing_ok=True)
+    assert result.code == 1, result.out + result.err
+    reasons = [r for lane in verdict(repo)["lanes"].values() for r in lane["reasons"]]
+    assert any(planted.name in r for r in reasons), reasons

@@ -55,7 +55,11 @@ def run_lane(run: Run, name: str, lane: LaneFn) -> LaneReport:
 
 def _snapshot(run: Run) -> dict[str, guard.Stamp]:
     whole, listed = guard.interpreter_roots()
-    return guard.snapshot([*whole, run.reports.resolve()], listed, [run.repo.resolve()])
+    # The code's own venv (--python): its site-packages run in every later lane, so a .pth
+    # or sitecustomize one lane's tested code left there is tampering too. Nothing of the
+    # judge's writes there during a gate: `[gate] install` runs before it.
+    code = [p.resolve() for p in run.code.site if p.is_dir()]
+    return guard.snapshot([*whole, *code, run.reports.resolve()], listed, [run.repo.resolve()])
 
 
 def _shown(change: str, repo: Path) -> str:
