@@ -144,7 +144,7 @@ def round_trip_us(work: Path, pin: bool) -> float:
     env = {**bench.clean_env(), "PATCHJUDGE_ORACLE": json.dumps(spec)}
     env["PYTHONPATH"] = str(ROOT / "src")
     argv = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
-            "-p", "patchjudge.standin", "-c", os.devnull, "--rootdir", str(judge),
+            "-p", "patchjudge.boundary.standin", "-c", os.devnull, "--rootdir", str(judge),
             "test_rt.py"]  # fmt: skip
     if pin:
         argv = ["taskset", "-c", "0", *argv]

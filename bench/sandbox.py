@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from patchjudge import sandbox
+from patchjudge.boundary import sandbox
 
 LEDGER = """
 [gate]

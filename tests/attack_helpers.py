@@ -175,7 +175,7 @@ def require_sandbox() -> None:
     """A test that needs bubblewrap fails in CI without it (never skips there); skips elsewhere."""
     import pytest
 
-    from patchjudge import sandbox
+    from patchjudge.boundary import sandbox
 
     reason = sandbox.probe()
     if reason is None:

@@ -24,7 +24,8 @@ import zipfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-from patchjudge import codeenv, git, proc, sandbox
+from patchjudge import codeenv, git, proc
+from patchjudge.boundary import sandbox
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import is_bytecode
 

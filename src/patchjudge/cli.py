@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from patchjudge import __version__
+from patchjudge.boundary.sandbox import ISOLATIONS
 from patchjudge.errors import PatchjudgeError
-from patchjudge.sandbox import ISOLATIONS
 from patchjudge.workspace import Options
 
 LANE_COMMANDS = ("pathfilter", "fixtures", "freeze", "properties", "replay")

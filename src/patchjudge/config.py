@@ -11,8 +11,8 @@ from typing import Any
 
 import pathspec
 
+from patchjudge.boundary.sandbox import ISOLATIONS
 from patchjudge.errors import PatchjudgeError
-from patchjudge.sandbox import ISOLATIONS
 
 LEDGER = "eval/gate.toml"
 # The lanes a [map] entry may force, in the order the gate runs them.

@@ -25,7 +25,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchjudge import junit, sandbox, testrun
+from patchjudge import junit, testrun
+from patchjudge.boundary import sandbox
 
 # pytest-repeat's id part: `test_x[3-12]` or, parametrised, `test_x[a-1-3-12]`.
 _REPEAT_ID = re.compile(r"^(?P<base>.+?)(?:\[(?P<i>\d+)-(?P<n>\d+)\]|-(?P<j>\d+)-(?P<m>\d+)\])$")

@@ -1,6 +1,6 @@
 """The review's mutation phase, in the judge's pytest after the main pass (issue 20).
 
-Loaded with `-p patchjudge.review_phase` next to `patchjudge.standin` when
+Loaded with `-p patchjudge.review_phase` next to `patchjudge.boundary.standin` when
 the gate writes a plan to $PATCHJUDGE_REVIEW. After every property ran, the
 chosen mutants (review.choose on what the main pass executed) are compiled
 into their files once, as schemata (review.schema), each behind a switch
@@ -30,7 +30,8 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from patchjudge import pytest_plugin, review, standin
+from patchjudge import pytest_plugin, review
+from patchjudge.boundary import standin
 
 PLAN_ENV = "PATCHJUDGE_REVIEW"
 # One null mutant per this many mutants tried, and at least one.

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchjudge import charmap, failure, proc, sandbox
+from patchjudge import charmap, failure, proc
+from patchjudge.boundary import sandbox
 
 # What the tested code gets of the caller's environment: enough to run, no
 # tokens, no CI variables, no path back to the user's checkout.

@@ -13,7 +13,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from patchjudge import codeenv, git, sandbox, seed, trees
+from patchjudge import codeenv, git, seed, trees
+from patchjudge.boundary import sandbox
 from patchjudge.config import LEDGER, Ledger, check_paths_exist, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import SYMLINK, Change, Classification, classify, globs, is_bytecode

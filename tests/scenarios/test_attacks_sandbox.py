@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from patchjudge import sandbox
+from patchjudge.boundary import sandbox
 from tests.attack_helpers import Judged, attack, fast_ledger, gate_env, judged, require_sandbox
 from tests.helpers import CALC, commit, example_repo, write
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from patchjudge import standin
+from patchjudge.boundary import standin
 from tests.unit.test_standin import outcomes, run_judge
 
 LIBRARY = """

@@ -160,7 +160,7 @@ def test_needs_process(source: bytes, fragment: str | None) -> None:
 
 
 def test_the_tools_are_the_judges() -> None:
-    from patchjudge.standin import JUDGE_TOOLS
+    from patchjudge.boundary.standin import JUDGE_TOOLS
 
     assert TOOLS <= JUDGE_TOOLS
 

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from patchjudge import sandbox
+from patchjudge.boundary import sandbox
+from patchjudge.boundary.sandbox import Box, Host, bwrap_argv, choose, interpreter_paths
 from patchjudge.errors import PatchjudgeError
-from patchjudge.sandbox import Box, Host, bwrap_argv, choose, interpreter_paths
 from tests.attack_helpers import require_sandbox
 
 HOST = Host(

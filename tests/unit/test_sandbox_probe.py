@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from patchjudge import sandbox
+from patchjudge.boundary import sandbox
 
 
 def _interpreter(tmp_path: Path, prints: str, exits: int = 0) -> str:

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from patchjudge import sandbox, seccomp
-from patchjudge.sandbox import Box
+from patchjudge.boundary import sandbox, seccomp
+from patchjudge.boundary.sandbox import Box
 from tests.attack_helpers import require_sandbox
 
 UNISTD = Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")

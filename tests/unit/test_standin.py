@@ -295,7 +295,7 @@ def run_judge(
         "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp_path / "hyp"),
     }
     return subprocess.run(
-        [sys.executable, "-B", "-m", "pytest", "-p", "patchjudge.standin", "-p", "no:cacheprovider",
+        [sys.executable, "-B", "-m", "pytest", "-p", "patchjudge.boundary.standin", "-p", "no:cacheprovider",
          "-rA", "-q", "--hypothesis-profile=default", "-o", "addopts=", "-c", os.devnull,
          "--rootdir", str(judge), *sorted(f for f in files if f.startswith("test_"))],
         cwd=judge, env=env, capture_output=True, text=True, timeout=300, check=False,
@@ -450,7 +450,7 @@ def test_the_judge_shares_one_cpu_with_its_workers() -> None:
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one CPU: nothing to share")
     code = (
-        "import os; from patchjudge import standin; standin._share_one_cpu(); "
+        "import os; from patchjudge.boundary import standin; standin._share_one_cpu(); "
         "print(len(os.sched_getaffinity(0)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -225,7 +225,7 @@ import operator
 
 import pytest
 import mylib
-from patchjudge import standin
+from patchjudge.boundary import standin
 
 
 def asked(body):
@@ -291,7 +291,7 @@ def test_round_trips_are_counted_and_fewer(tmp_path: Path) -> None:
 SHARED = {
     "test_a.py": """
 import mylib
-from patchjudge import standin
+from patchjudge.boundary import standin
 
 
 def test_a_notes():
@@ -300,7 +300,7 @@ def test_a_notes():
 """,
     "test_b.py": """
 import mylib
-from patchjudge import standin
+from patchjudge.boundary import standin
 
 
 def test_b_sees_the_library_state_a_left():

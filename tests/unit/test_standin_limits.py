@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from patchjudge import standin
+from patchjudge.boundary import standin
 from tests.unit.test_standin import outcomes, run_judge
 
 LIBRARY = """

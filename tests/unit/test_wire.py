@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from patchjudge import wire
+from patchjudge.boundary import wire
 
 hashable = st.recursive(
     st.none()

@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from patchjudge import cache, git, sandbox, store
+from patchjudge import cache, git, store
+from patchjudge.boundary import sandbox
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes import flakes as lane
 from patchjudge.repeat import Tally

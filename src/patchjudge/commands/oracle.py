@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from patchjudge import git, oracle, sandbox, seed, store, testrun
+from patchjudge import git, oracle, seed, store, testrun
+from patchjudge.boundary import sandbox
 from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes.properties import is_test_file

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patchjudge import cache, git, repeat, sandbox, testrun
+from patchjudge import cache, git, repeat, testrun
+from patchjudge.boundary import sandbox
 from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import is_bytecode

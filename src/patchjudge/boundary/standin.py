@@ -1,6 +1,6 @@
 """The judge's side of the oracle's boundary: stand-in modules and handles for the code under test.
 
-Loaded into the judge's pytest (`-p patchjudge.standin`) when the gate sets
+Loaded into the judge's pytest (`-p patchjudge.boundary.standin`) when the gate sets
 $PATCHJUDGE_ORACLE. Importing a name the tested tree provides gives a
 stand-in module whose attributes live in a worker process (worker.py, one
 for the run's property modules); everything the worker sends is decoded by
@@ -41,7 +41,8 @@ from typing import Any
 
 import pytest
 
-from patchjudge import proc, pytest_plugin, sandbox, wire
+from patchjudge import proc, pytest_plugin
+from patchjudge.boundary import sandbox, wire
 
 ENV = "PATCHJUDGE_ORACLE"
 HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds, as worker.py numbers them

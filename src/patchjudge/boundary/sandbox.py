@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge import seccomp
+from patchjudge.boundary import seccomp
 from patchjudge.errors import PatchjudgeError
 
 ISOLATIONS = ("process", "auto", "sandbox")  # loosest first: the CLI may only move right
@@ -177,7 +177,7 @@ def _host(bwrap: str) -> Host:
     prefixes = [sys.base_prefix, sys.prefix, sys.base_exec_prefix, sys.exec_prefix]
     # The interpreter's real home too, when the venv reaches it through a symlink.
     prefixes += [str(Path(p).resolve()) for p in list(prefixes)]
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # patchjudge/, not boundary/
     readonly += interpreter_paths(prefixes, sys.path, package)
     return Host(
         bwrap=bwrap,
