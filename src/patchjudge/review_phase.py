@@ -15,7 +15,6 @@ gate's channel as a `mutant` event.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import secrets
@@ -275,8 +274,7 @@ def _killed(
     key = f"{first.path}#{token}"
     state.switch(key)
     worker = state.dedicate(key)
-    worker.spec = dataclasses.replace(
-        state.spec,
+    worker.spec = state.spec._replace(
         home=str(Path(state.spec.home) / secrets.token_hex(4)),  # no fixed name (issue 18)
         coverage=(),
         # A mutant that loops is cut off by the budget, as the per-mutant runs were.

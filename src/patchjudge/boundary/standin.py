@@ -23,7 +23,6 @@ import functools
 import importlib.abc
 import importlib.machinery
 import inspect
-import json
 import marshal
 import operator
 import os
@@ -42,23 +41,18 @@ from typing import Any
 import pytest
 
 from patchjudge import proc, pytest_plugin
-from patchjudge.boundary import sandbox, wire
+from patchjudge.boundary import protocol, sandbox, wire
+from patchjudge.boundary.protocol import ARGUMENT, BUILTIN, HANDLE, JUDGE_FN, JUDGE_OBJ
 
-ENV = "PATCHJUDGE_ORACLE"
-HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds, as worker.py numbers them
-# The judge's objects as handles; "argument N of the call in flight"; a builtin by name.
-JUDGE_OBJ, ARGUMENT, BUILTIN = 3, 4, 5
+ENV = protocol.ORACLE_ENV
 # Per call, counted while the worker has the turn (not while a judge function runs).
-DEFAULT_CALL_TIMEOUT_S = 10.0
+DEFAULT_CALL_TIMEOUT_S = protocol.DEFAULT_CALL_TIMEOUT_S
 # What the judge keeps of one worker's stderr (its prints): the rest is counted, not kept,
 # so a worker that writes a GiB there cannot fill the judge's capture file (issue 18).
 STDERR_KEPT = 1 << 20
-_WORKER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM", "USER", "LOGNAME")
 # The operations on a handle whose answer the code's own dunders may give (issue 18): the
 # judge records each it sends, per test, in its own process (the worker's record is a claim).
-DUNDER_OPS = frozenset(
-    {"eq", "ne", "lt", "le", "gt", "ge", "bool", "len", "contains", "hash", "iter"}
-)
+DUNDER_OPS = protocol.DUNDER_OPS
 # Never catchable in the property: from the code under test they fail it (issue 18).
 _INTERRUPTS = (KeyboardInterrupt, GeneratorExit, SystemExit)
 # The judge's test tools stay the judge's even where the tree provides them:
@@ -73,51 +67,8 @@ class WorkerFailure(Exception):
     """The worker could not answer: the property that was running fails with this reason."""
 
 
-@dataclass(frozen=True)
-class Spec:
-    """How to start a worker, as the gate wrote it into $PATCHJUDGE_ORACLE."""
-
-    python: str
-    tree: str
-    home: str
-    names: tuple[str, ...]  # top-level modules the tested tree provides: these are stand-ins
-    pythonpath: tuple[str, ...] = ()
-    coverage: tuple[str, ...] = ()
-    box: dict[str, Any] | None = None  # sandbox.Box fields from Run.box, or None
-    call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
-    # How the worker starts (issue 18, the differential run): "stdin", a `-c` boot reading
-    # its program from stdin; "script", the loader as a file by path, its loop in a thread.
-    shape: str = "stdin"
-
-    @classmethod
-    def from_json(cls, text: str) -> Spec:
-        doc = json.loads(text)
-        return cls(
-            python=doc["python"],
-            tree=doc["tree"],
-            home=doc["home"],
-            names=tuple(doc["names"]),
-            pythonpath=tuple(doc.get("pythonpath", ())),
-            coverage=tuple(doc.get("coverage", ())),
-            box=doc.get("box"),
-            call_timeout_s=float(doc.get("call_timeout_s", DEFAULT_CALL_TIMEOUT_S)),
-            shape=str(doc.get("shape", "stdin")),
-        )
-
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "python": self.python,
-                "tree": self.tree,
-                "home": self.home,
-                "names": list(self.names),
-                "pythonpath": list(self.pythonpath),
-                "coverage": list(self.coverage),
-                "box": self.box,
-                "call_timeout_s": self.call_timeout_s,
-                "shape": self.shape,
-            }
-        )
+# How to start a worker: the declared record, encoded and decoded in protocol.py only.
+Spec = protocol.WorkerSpec
 
 
 @dataclass
@@ -198,14 +149,13 @@ class Worker:
             program = b"%08d" % len(loader) + loader + program
         box = None
         if self.spec.box is not None:
-            fields = dict(self.spec.box)
             box = sandbox.Box(
-                tree=Path(fields["tree"]),
-                home=Path(fields["home"]),
-                readonly=tuple(Path(p) for p in fields.get("readonly", ())),
+                tree=Path(self.spec.box.tree),
+                home=Path(self.spec.box.home),
+                readonly=tuple(Path(p) for p in self.spec.box.readonly),
                 keep_fds=keep,
             )
-        env = {k: os.environ[k] for k in _WORKER_ENV if k in os.environ}
+        env = {k: os.environ[k] for k in protocol.WORKER_PASSED_ENV if k in os.environ}
         env.update(
             HOME=str(home),
             TMPDIR=str(home / "tmp"),
@@ -239,7 +189,7 @@ class Worker:
             return
         if self.failure is None:
             with contextlib.suppress(WorkerFailure):
-                self._send(wire.encode(("bye",)))
+                self._send(wire.encode((protocol.BYE,)))
         try:
             self.proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
@@ -264,29 +214,33 @@ class Worker:
         if self.failure is not None:
             self.incidents.append(self.failure)
             raise WorkerFailure(self.failure)
+        # The judge's own slip, never sent: the worker would refuse it (protocol.py).
+        if op not in protocol.REQUESTS or (op == protocol.OP and args[0] not in protocol.OPERATORS):
+            raise protocol.ProtocolError(f"no request {op!r} {args[:1]!r} in the protocol")
         if self.proc is None:
             self.start()
-            if self.context is not None and op != "context":
-                self.request("context", self.context)
-        if op == "op" and args[0] in DUNDER_OPS and _state is not None:
+            if self.context is not None and op != protocol.CONTEXT:
+                self.request(protocol.CONTEXT, self.context)
+        if op == protocol.OP and args[0] in DUNDER_OPS and _state is not None:
             self._note_operation(str(args[0]), (args[1], *args[2]))
-        frame = _Frame(self.next_id, call=args if op == "call" else None, items=into)
+        call = args if op == protocol.CALL else None
+        frame = _Frame(self.next_id, call=call, items=into)
         self.next_id += 1
         self.frames.append(frame)
-        kind = str(args[0]) if op == "op" else op
+        kind = str(args[0]) if op == protocol.OP else op
         self.requests[kind] = self.requests.get(kind, 0) + 1
-        if op != "batch":
+        if op != protocol.BATCH:
             self.drain = None  # anything else the worker is asked ends a drain (issue 20)
         try:
             try:
-                payload = wire.encode(("q", frame.ident, op, *args), self._to_ref)
+                payload = wire.encode((protocol.QUERY, frame.ident, op, *args), self._to_ref)
             except wire.WireError as exc:
                 raise TypeError(f"cannot cross to the code under test: {exc}") from None
             if self.released:
                 released, self.released = self.released, []
-                self._send(wire.encode(("rel", tuple(released))))
+                self._send(wire.encode((protocol.RELEASE, tuple(released))))
             self._send(payload)
-            return self._await(frame, args if op == "call" else None)
+            return self._await(frame, call)
         finally:
             self.frames.pop()
             # Issue 18: the library may not swallow the judge's verdict on its behalf.
@@ -321,34 +275,45 @@ class Worker:
     def _await(self, frame: _Frame, call: tuple[Any, ...] | None) -> Any:
         while True:
             message = self._receive()
-            if not (type(message) is tuple and len(message) >= 2 and type(message[1]) is int):
-                raise self.fail(f"broke the protocol: sent {type(message).__name__}, not a message")
-            kind, ident = message[0], message[1]
-            if kind in ("ok", "err") and ident != frame.ident:
+            try:
+                kind = protocol.check(message, protocol.JUDGE)
+            except protocol.ProtocolError as exc:
+                raise self.fail(f"broke the protocol: {exc}") from None
+            ident = message[1]
+            if kind in (protocol.OK, protocol.ERR) and ident != frame.ident:
                 raise self.fail(f"broke the protocol: forged a reply to call {ident}, not asked")
-            if kind == "ok" and len(message) == 4:
-                if call is not None:
-                    self._copy_back(call, message[3])
-                return message[2]
-            if kind == "err" and len(message) == 3:
-                raise self._exception(message[2])
-            if kind == "it" and len(message) == 3 and frame.items is not None:
-                if ident != frame.ident:
-                    raise self.fail(f"broke the protocol: an item for call {ident}, not asked")
-                frame.size += self.received
-                if len(frame.items) >= BATCH_ITEMS or frame.size > BATCH_BYTES:
-                    raise self.fail("broke the protocol: a batch larger than asked")
-                frame.items.append(message[2])
-                continue
-            if kind == "cb" and len(message) == 5:
-                self.requests["callback"] = self.requests.get("callback", 0) + 1
-                self._callback(*message[1:])
-                continue
-            if kind == "jop" and len(message) == 5:
-                self.requests["callback"] = self.requests.get("callback", 0) + 1
-                self._judge_op(*message[1:])
-                continue
-            raise self.fail(f"broke the protocol: a {kind!r} message of {len(message)} fields")
+            done, result = _ANSWERS[kind](self, frame, call, *message[1:])
+            if done:
+                return result
+
+    def _on_ok(self, frame: _Frame, call: Any, ident: int, result: Any, changed: Any) -> Any:
+        if call is not None:
+            self._copy_back(call, changed)
+        return True, result
+
+    def _on_err(self, frame: _Frame, call: Any, ident: int, error: Any) -> Any:
+        raise self._exception(error)
+
+    def _on_item(self, frame: _Frame, call: Any, ident: int, item: Any) -> Any:
+        if frame.items is None:
+            raise self.fail("broke the protocol: an item for a call that is not a batch")
+        if ident != frame.ident:
+            raise self.fail(f"broke the protocol: an item for call {ident}, not asked")
+        frame.size += self.received
+        if len(frame.items) >= BATCH_ITEMS or frame.size > BATCH_BYTES:
+            raise self.fail("broke the protocol: a batch larger than asked")
+        frame.items.append(item)
+        return False, None
+
+    def _on_callback(self, frame: _Frame, call: Any, *fields: Any) -> Any:
+        self.requests["callback"] = self.requests.get("callback", 0) + 1
+        self._callback(*fields)
+        return False, None
+
+    def _on_judge_op(self, frame: _Frame, call: Any, *fields: Any) -> Any:
+        self.requests["callback"] = self.requests.get("callback", 0) + 1
+        self._judge_op(*fields)
+        return False, None
 
     def _callback(self, ident: int, fn_id: Any, args: Any, kwargs: Any) -> None:
         fn = self.functions.get(fn_id) if type(fn_id) is int else None
@@ -395,18 +360,19 @@ class Worker:
                 )
             if type(exc).__module__ == "builtins" and isinstance(exc, Exception):
                 args_ = exc.args if wire.is_data(exc.args) else (str(exc),)
-                desc: tuple[Any, ...] = ("builtin", token, type(exc).__name__, args_)
+                desc: tuple[Any, ...] = (protocol.ERROR_BUILTIN, token, type(exc).__name__, args_)
             else:
-                desc = ("judge", token, type(exc).__name__)
-            self._send(wire.encode(("err", ident, desc)))
+                desc = (protocol.ERROR_JUDGE, token, type(exc).__name__)
+            self._send(wire.encode((protocol.ERR, ident, desc)))
             return
         try:
-            payload = wire.encode(("ok", ident, result, ()), self._to_ref)
+            payload = wire.encode((protocol.OK, ident, result, ()), self._to_ref)
         except wire.WireError as exc:
             token = self.next_id
             self.next_id += 1
             self.frames[-1].raised[token] = TypeError(str(exc))
-            payload = wire.encode(("err", ident, ("builtin", token, "TypeError", (str(exc),))))
+            error = (protocol.ERROR_BUILTIN, token, "TypeError", (str(exc),))
+            payload = wire.encode((protocol.ERR, ident, error))
         self._send(payload)
 
     def _copy_back(self, call: tuple[Any, ...], mutated: Any) -> None:
@@ -441,11 +407,11 @@ class Worker:
         if type(desc) is not tuple or not desc or type(desc[0]) is not str:
             return self.fail("broke the protocol: an error that is not described")
         kind = desc[0]
-        if kind == "builtin" and len(desc) == 3 and type(desc[1]) is str:
+        if kind == protocol.ERROR_BUILTIN and len(desc) == 3 and type(desc[1]) is str:
             if issubclass(getattr(builtins, desc[1], Exception), _INTERRUPTS):
                 return self._interrupted(desc[1])
             return _builtin_exception(desc[1], desc[2])
-        if kind == "foreign" and len(desc) == 4 and isinstance(desc[1], type):
+        if kind == protocol.ERROR_FOREIGN and len(desc) == 4 and isinstance(desc[1], type):
             cls, instance, message = desc[1], desc[2], desc[3]
             if not issubclass(cls, BaseException) or not hasattr(cls, "_pj_worker"):
                 return self.fail("broke the protocol: raised something that is not its exception")
@@ -454,14 +420,14 @@ class Worker:
             exc = cls(str(message))
             exc._pj_handle = instance  # type: ignore[attr-defined]
             return exc
-        if kind == "judge" and len(desc) == 2:
+        if kind == protocol.ERROR_JUDGE and len(desc) == 2:
             raised = next((f.raised[desc[1]] for f in self.frames if desc[1] in f.raised), None)
             if raised is None:
                 return self.fail(f"broke the protocol: named judge exception {desc[1]!r}")
             for f in self.frames:
                 f.verdicts.pop(desc[1], None)  # back to the judge: the property sees it
             return raised
-        if kind == "uncrossable" and len(desc) == 2:
+        if kind == protocol.ERROR_UNCROSSABLE and len(desc) == 2:
             reason = f"returned a value that cannot cross: {str(desc[1])[:200]}"
             self.incidents.append(f"the worker for {self.label} {reason}")
             return WorkerFailure(self.incidents[-1])
@@ -603,10 +569,10 @@ class Worker:
             self.drain = None
             raise end
         if self.drain != ident:
-            return self.request("op", "next", handle, ())
+            return self.request(protocol.OP, "next", handle, ())
         items: list[Any] = []
         try:
-            self.request("batch", handle, BATCH_ITEMS, into=items)
+            self.request(protocol.BATCH, handle, BATCH_ITEMS, into=items)
         except Exception as exc:
             if self.failure is not None:
                 raise  # the worker is gone: nothing it sent before stands in for it
@@ -647,6 +613,17 @@ class Worker:
             self.buffer += chunk
 
 
+# What the judge does with each message the worker may send it (protocol.received_by(JUDGE)):
+# -> (the call in flight is answered, its result).
+_ANSWERS: dict[str, Callable[..., tuple[bool, Any]]] = {
+    protocol.OK: Worker._on_ok,
+    protocol.ERR: Worker._on_err,
+    protocol.ITEM: Worker._on_item,
+    protocol.CALLBACK: Worker._on_callback,
+    protocol.JUDGE_OP: Worker._on_judge_op,
+}
+
+
 # The worker's whole command line after the interpreter's flags: read the loader's length
 # and the loader from stdin, run it in a namespace of its own.
 BOOT = "import sys;r=sys.stdin.buffer.read;exec(r(int(r(8))),{})"
@@ -670,7 +647,7 @@ def load(source, key, classes):
     filename = fresh(key + ".py") + ".py"
     exec(renamed(compile(source, filename, "exec", optimize=2), filename), module.__dict__)
     for value in list(module.__dict__.values()) if classes else ():
-        if type(value) is type and value.__module__ == module.__name__:
+        if isinstance(value, type) and value.__module__ == module.__name__:
             value.__name__ = value.__qualname__ = fresh(key + "." + value.__qualname__)
     return module
 for word in conf["forget"]:
@@ -682,17 +659,20 @@ for word in conf["forget"]:
     sys.path_importer_cache.clear()
 # The wire's classes keep their names: a WireError's name is in the reasons the judge shows.
 wire = load(conf["wire"], "w", False)
+protocol = load(conf["protocol"], "p", True)
 worker = load(conf["worker"], "k", True)
 argv, token = conf["argv"], fresh("token")
 del conf, salt, word
 globals().pop("name", None)
 """
-STDIN_START = "raise SystemExit(worker.main(argv, wire, token))\n"
+STDIN_START = "raise SystemExit(worker.main(argv, wire, token, protocol))\n"
 # The script shape serves from a thread of its own: another stack, another thread.
 SCRIPT_START = """\
 import threading
 done = []
-thread = threading.Thread(target=lambda: done.append(worker.main(argv, wire, token)))
+thread = threading.Thread(
+    target=lambda: done.append(worker.main(argv, wire, token, protocol))
+)
 thread.start()
 thread.join()
 raise SystemExit(done[0] if done else 1)
@@ -704,6 +684,7 @@ def worker_program(here: Path, argv: list[str], salt: bytes) -> tuple[bytes, byt
     conf = {
         "salt": salt,
         "wire": (here / "wire.py").read_text(),
+        "protocol": (here / "protocol.py").read_text(),
         "worker": (here / "worker.py").read_text(),
         "argv": ["", "", *argv],
         # Names the judge's own install leaves in every interpreter of its venv (an editable
@@ -755,11 +736,8 @@ def _owner(obj: Any) -> tuple[Worker, int] | None:
 
 # --- judge objects ----------------------------------------------------------------
 
-# The protocol operations a duck-typed library uses, and only those (issue 17): no
-# dunder, private or module attribute, so the worker cannot walk from a judge object
-# to `__class__`, `__globals__` or `__subclasses__`. Every result crosses again.
-_CAPABILITIES = ("iter", "next", "len", "getitem", "contains", "eq", "ne", "lt", "le", "gt",
-                 "ge", "hash", "bool")  # fmt: skip
+# What a judge object's type may define for the worker to ask (protocol.JUDGE_CAPABILITIES).
+_CAPABILITIES = tuple(c for c in protocol.JUDGE_CAPABILITIES if c != "call")
 
 
 def judge_capabilities(obj: Any) -> tuple[str, ...]:
@@ -842,9 +820,9 @@ def _under(path: str, root: str) -> bool:
 
 
 # A drain's batch (issue 20): bounded, so a drained endless iterator costs one batch at a time.
-BATCH_ITEMS = 256
-# The worker's bound (worker.BATCH_BYTES) and the item that passed it: past that, a lie.
-BATCH_BYTES = (4 << 20) + wire.MAX_FRAME
+BATCH_ITEMS = protocol.BATCH_ITEMS
+# The worker's bound and the item that passed it: past that, a lie.
+BATCH_BYTES = protocol.BATCH_BYTES + wire.MAX_FRAME
 
 JUDGE_OPS: dict[str, Callable[..., Any]] = {
     "iter": iter, "next": next, "len": len, "getitem": operator.getitem,
@@ -936,7 +914,7 @@ def _record_drawn(item: pytest.Item) -> None:
 
 def _is_exception_meta(meta: Any) -> bool:
     """("exc", graph): (module, qualname, bases) entries; a base: ("b", name) or ("c", i > own)."""
-    if not (type(meta) is tuple and len(meta) == 2 and meta[0] == "exc"):
+    if not (type(meta) is tuple and len(meta) == 2 and meta[0] == protocol.META_EXCEPTION):
         return False
     graph = meta[1]
     if type(graph) is not tuple or not graph:
@@ -963,18 +941,28 @@ def _is_exception_meta(meta: Any) -> bool:
 
 def _is_iterator_meta(meta: Any) -> bool:
     """("iter", type name): one of the stdlib's iterator types (worker.ITERATOR_TYPES)."""
-    return type(meta) is tuple and len(meta) == 2 and meta[0] == "iter" and type(meta[1]) is str
+    return (
+        type(meta) is tuple
+        and len(meta) == 2
+        and meta[0] == protocol.META_ITERATOR
+        and type(meta[1]) is str
+    )
 
 
 def _is_enum_meta(meta: Any) -> bool:
-    return type(meta) is tuple and len(meta) == 2 and meta[0] == "enum" and type(meta[1]) is str
+    return (
+        type(meta) is tuple
+        and len(meta) == 2
+        and meta[0] == protocol.META_ENUM
+        and type(meta[1]) is str
+    )
 
 
 def _is_module_meta(meta: Any) -> bool:
     return (
         type(meta) is tuple
         and len(meta) == 3
-        and meta[0] == "module"
+        and meta[0] == protocol.META_MODULE
         and type(meta[1]) is str
         and type(meta[2]) is bool
     )
@@ -1406,7 +1394,7 @@ def _remember(into: dict[str, dict[str, set[int]]], nodeid: str, lines: Any) -> 
 
 
 def _with_home(spec: Spec, home: Path) -> Spec:
-    return Spec(**{**spec.__dict__, "home": str(home)})
+    return spec._replace(home=str(home))
 
 
 def _executed_lines(found: Any) -> dict[str, dict[str, list[int]]]:
@@ -1534,7 +1522,7 @@ def _share_one_cpu() -> None:
 
 if _spec_text is not None:
     _share_one_cpu()
-    _state = _install(Spec.from_json(_spec_text))
+    _state = _install(protocol.decode_spec(_spec_text))
 
 
 def _module_key(path: Path) -> str:

@@ -4,8 +4,9 @@ Never imported as part of patchjudge (the tree under test may be patchjudge
 itself), and not run from its file either: the judge sends this source and
 wire.py's down the worker's stdin (standin.start_argv, standin.LOADER), and
 the loader compiles them under per-run random names, file names and function
-names before calling `main(argv, wire, token)` (issue 18: no fixed name,
-frame or argv of the judge's in the code's process). argv[1:7] are as the
+names before calling `main(argv, wire, token, protocol)` (issue 18: no fixed
+name, frame or argv of the judge's in the code's process). What may cross,
+and in which messages, is protocol.py's: this module names none of it itself. argv[1:7] are as the
 script took them: WIRE (unused when `wire` is given), FD_IN/FD_OUT the pipe
 ends the judge gave it, TREE the scratch tree, PATH and COVER os.pathsep
 separated: the tree's pythonpath and the tree-relative files whose executed
@@ -33,12 +34,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-HANDLE, JUDGE_FN = 1, 2  # wire.Ref kinds: an object of this worker's, a function of the judge's
-# An object of the judge's (iterator, instance, class...), "argument N of the call in flight",
-# and a builtin by name (`int`, `ValueError`, `len`): each side's own, so `except exc` works.
-JUDGE_OBJ, ARGUMENT, BUILTIN = 3, 4, 5
-
 wire: Any = None  # the wire module, loaded by file path in main()
+protocol: Any = None  # the protocol module (message kinds, requests, reference kinds): main()
 # The attribute a judge exception carries its token in: per run, from the judge (issue 18).
 TOKEN = "_token"
 
@@ -66,6 +63,7 @@ def _reflected(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return lambda a, b: op(b, a)
 
 
+# protocol.ARITHMETIC: this module's code runs before main() hands it the protocol.
 _ARITHMETIC = [
     "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift", "and_", "or_",
     "xor", "matmul",
@@ -97,13 +95,6 @@ OPS: dict[str, Callable[..., Any]] = {
 }  # fmt: skip
 
 
-# The operators a property's comparisons use (issue 18): where one of the code's own classes
-# defines it, the outcome was decided by the code, and the judge records that.
-DUNDER_OPS = frozenset(
-    {"eq", "ne", "lt", "le", "gt", "ge", "bool", "len", "contains", "hash", "iter"}
-)
-
-
 def _iterator_types() -> frozenset[type]:
     """The stdlib's iterator types, captured before the code runs (issue 20).
 
@@ -132,10 +123,6 @@ class _Indexed:
 
 
 ITERATOR_TYPES = _iterator_types()
-# A fetch-ahead batch (issue 20): at most this many items, or the item that passes this many
-# bytes; each item goes out as it comes, so the per-call deadline still times one step.
-BATCH_ITEMS = 256
-BATCH_BYTES = 4 << 20
 
 
 # Limits set before the code under test runs, soft and hard (unprivileged, it cannot raise
@@ -169,7 +156,7 @@ class Table:
             self.by_identity[id(obj)] = ident
             self.counts[ident] = 0
         self.counts[ident] += 1
-        return wire.Ref(HANDLE, ident, _meta(obj))
+        return wire.Ref(protocol.HANDLE, ident, _meta(obj))
 
     def get(self, ident: int) -> Any:
         try:
@@ -191,18 +178,18 @@ class Table:
 def _meta(obj: Any) -> Any:
     """What the judge needs to know to stand in for `obj`: exception classes, modules, enums."""
     if isinstance(obj, type) and issubclass(obj, BaseException) and not _is_builtin(obj):
-        return ("exc", _bases_graph(obj))
+        return (protocol.META_EXCEPTION, _bases_graph(obj))
     if type(obj) is type(sys):
-        return ("module", str(obj.__name__), hasattr(obj, "__path__"))
+        return (protocol.META_MODULE, str(obj.__name__), hasattr(obj, "__path__"))
     if type(obj) in ITERATOR_TYPES:
-        return ("iter", type(obj).__name__)
+        return (protocol.META_ITERATOR, type(obj).__name__)
     if isinstance(obj, enum.Enum):
         # A parametrize id is str(member) in process (_pytest.python._idval): the same here.
         try:
             text = str(obj)
         except Exception:
             return None
-        return ("enum", text[:200]) if type(text) is str else None
+        return (protocol.META_ENUM, text[:200]) if type(text) is str else None
     return None
 
 
@@ -258,12 +245,12 @@ class JudgeObject:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        return _judge_op(self, "getattr", name)
+        return _judge_op(self, protocol.GETATTR, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith("_"):
             raise AttributeError(f"{name}: a judge object has no private attributes to set")
-        _judge_op(self, "setattr", name, value)
+        _judge_op(self, protocol.SETATTR, name, value)
 
     def __repr__(self) -> str:
         return str(_judge_op(self, "repr"))
@@ -300,7 +287,7 @@ def _judge_only(value: Any) -> bool:
 
     def ref(obj: Any) -> Any:
         if isinstance(obj, JudgeObject | JudgeFunction) or builtin_name(obj) is not None:
-            return wire.Ref(JUDGE_OBJ, 0)
+            return wire.Ref(protocol.JUDGE_OBJ, 0)
         raise wire.WireError("an object of the worker's")
 
     try:
@@ -315,9 +302,6 @@ def _call(self: JudgeObject, *args: Any, **kwargs: Any) -> Any:
     return conn.callback(object.__getattribute__(self, "_id"), args, kwargs)
 
 
-# What a judge object may be asked, by the name the judge's table (standin.JUDGE_OPS) knows.
-JUDGE_CAPABILITIES = ("call", "iter", "next", "len", "getitem", "contains", "eq", "ne",
-                      "lt", "le", "gt", "ge", "hash", "bool")  # fmt: skip
 _proxy_classes: dict[tuple[str, ...], type] = {}
 
 
@@ -348,6 +332,21 @@ class Connection:
         self.tree = ""
         self.context = ""  # the node id running now, as the judge names it
         self.dunders: dict[str, set[str]] = {}  # node id -> "module.Class.__eq__", ...
+        # The judge's messages and requests, by protocol.py's names: a kind or request the
+        # protocol declares and this table lacks is refused, as is one it does not declare.
+        self.handlers: dict[str, Callable[..., None]] = {
+            protocol.QUERY: self.answer, protocol.RELEASE: self.release, protocol.BYE: self.bye,
+        }  # fmt: skip
+        self.requests: dict[str, Callable[..., Any]] = {
+            protocol.IMPORT: importlib.import_module,
+            protocol.GETATTR: getattr,
+            protocol.SETATTR: setattr,
+            protocol.DELATTR: delattr,
+            protocol.OP: self.operator,
+            protocol.CONTEXT: self.set_context,
+            protocol.EXECUTED: self.executed,
+            protocol.DUNDERS: self.dunder_record,
+        }
 
     # --- frames ---
     def send(self, message: tuple[Any, ...]) -> None:
@@ -370,24 +369,24 @@ class Connection:
             return obj  # an ARGUMENT reference built by answer()
         # A judge object goes back as itself: the judge gets its own object, not a handle.
         if isinstance(obj, JudgeObject):
-            return wire.Ref(JUDGE_OBJ, object.__getattribute__(obj, "_id"))
+            return wire.Ref(protocol.JUDGE_OBJ, object.__getattribute__(obj, "_id"))
         if isinstance(obj, JudgeFunction):
-            return wire.Ref(JUDGE_FN, obj._id)
+            return wire.Ref(protocol.JUDGE_FN, obj._id)
         name = builtin_name(obj)
         if name is not None:
-            return wire.Ref(BUILTIN, 0, name)
+            return wire.Ref(protocol.BUILTIN, 0, name)
         return self.table.to_ref(obj)
 
     def from_ref(self, ref: Any) -> Any:
-        if ref.kind == HANDLE:
+        if ref.kind == protocol.HANDLE:
             return self.table.get(ref.id)
-        if ref.kind in (JUDGE_FN, JUDGE_OBJ):
+        if ref.kind in (protocol.JUDGE_FN, protocol.JUDGE_OBJ):
             known = self.judge_objects.get(ref.id)
             if known is None:
                 known = self.judge_objects[ref.id] = self.judge_proxy(ref)
             return known
         if (
-            ref.kind == BUILTIN
+            ref.kind == protocol.BUILTIN
             and type(ref.meta) is str
             and builtin_name(found := getattr(builtins, ref.meta, None))
         ):
@@ -395,10 +394,10 @@ class Connection:
         raise wire.WireError(f"unknown reference kind {ref.kind}")
 
     def judge_proxy(self, ref: Any) -> Any:
-        if ref.kind == JUDGE_FN:
+        if ref.kind == protocol.JUDGE_FN:
             return JudgeFunction(self, ref.id)
         caps = ref.meta
-        if type(caps) is not tuple or not set(caps) <= set(JUDGE_CAPABILITIES):
+        if type(caps) is not tuple or not set(caps) <= set(protocol.JUDGE_CAPABILITIES):
             raise wire.WireError(f"judge object {ref.id} with capabilities {caps!r}")
         proxy: Any = object.__new__(_proxy_class(tuple(sorted(caps))))
         object.__setattr__(proxy, "_conn", self)
@@ -410,42 +409,45 @@ class Connection:
         """Answer the judge's requests; with `until`, return the judge's reply to that callback."""
         while True:
             message = self.receive()
-            kind = message[0]
-            if kind == "q":
-                self.answer(message)
-            elif kind == "rel":
-                for ident, times in message[1]:
-                    self.table.release(ident, times)
-            elif kind in ("ok", "err") and until is not None and message[1] == until:
-                if kind == "ok":
+            try:
+                kind = protocol.check(message, protocol.WORKER)
+            except protocol.ProtocolError as exc:
+                raise SystemExit(f"patchjudge worker: the judge {exc}") from None
+            if kind in (protocol.OK, protocol.ERR):
+                if until is None or message[1] != until:
+                    raise SystemExit(f"patchjudge worker: a reply to {message[1]!r}, not asked")
+                if kind == protocol.OK:
                     return message[2]
                 raise _judge_exception(message[2])
-            elif kind == "bye":
-                raise SystemExit(0)
-            else:
-                raise SystemExit(f"patchjudge worker: unexpected message {kind!r}")
+            self.handlers[kind](*message[1:])
+
+    def release(self, released: Any) -> None:
+        for ident, times in released:
+            self.table.release(ident, times)
+
+    def bye(self) -> None:
+        raise SystemExit(0)
 
     def callback(self, fn: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         ident = self.next_id
         self.next_id += 1
-        self.send(("cb", ident, fn, tuple(args), dict(kwargs)))
+        self.send((protocol.CALLBACK, ident, fn, tuple(args), dict(kwargs)))
         return self.serve(until=ident)
 
     def judge_op(self, obj: int, op: str, args: tuple[Any, ...]) -> Any:
         """One protocol operation on a judge object, answered by the judge."""
         ident = self.next_id
         self.next_id += 1
-        self.send(("jop", ident, obj, op, tuple(args)))
+        self.send((protocol.JUDGE_OP, ident, obj, op, tuple(args)))
         return self.serve(until=ident)
 
-    def answer(self, message: tuple[Any, ...]) -> None:
-        ident, op, args = message[1], message[2], message[3:]
+    def answer(self, ident: int, op: Any, *args: Any) -> None:
         mutated: tuple[Any, ...] = ()
-        if op == "batch":
+        if op == protocol.BATCH:
             self.answer_batch(ident, *args)
             return
         try:
-            if op == "call":
+            if op == protocol.CALL:
                 target, call_args, call_kwargs = args
                 result = target(*call_args, **call_kwargs)
                 mutated = _containers(call_args, call_kwargs)
@@ -456,9 +458,12 @@ class Connection:
             self.reply_error(ident, exc)
             return
         try:
-            self.send(("ok", ident, result, mutated))
+            self.send((protocol.OK, ident, result, mutated))
         except (wire.WireError, RecursionError) as exc:
-            self.send(("err", ident, ("uncrossable", f"{type(exc).__name__}: {exc}")))
+            self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
+
+    def uncrossable(self, ident: int, text: str) -> None:
+        self.send((protocol.ERR, ident, (protocol.ERROR_UNCROSSABLE, text)))
 
     def answer_batch(self, ident: int, iterator: Any, limit: Any) -> None:
         """`next` up to `limit` times (issue 20): each item as an "it" frame, then the end.
@@ -469,53 +474,45 @@ class Connection:
         per-call deadline times each step, as one `next` a round trip did.
         """
         sent = 0
-        for _ in range(min(limit, BATCH_ITEMS) if type(limit) is int else 0):
+        for _ in range(min(limit, protocol.BATCH_ITEMS) if type(limit) is int else 0):
             try:
                 item = next(iterator)
             except BaseException as exc:
                 self.reply_error(ident, exc)
                 return
             try:
-                data = wire.frame(wire.encode(("it", ident, item), self.to_ref))
+                data = wire.frame(wire.encode((protocol.ITEM, ident, item), self.to_ref))
             except (wire.WireError, RecursionError) as exc:
-                self.send(("err", ident, ("uncrossable", f"{type(exc).__name__}: {exc}")))
+                self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
                 return
             sent += len(data)
             while data:
                 data = data[os.write(self.fd_out, data) :]
-            if sent >= BATCH_BYTES:
+            if sent >= protocol.BATCH_BYTES:
                 break
-        self.send(("ok", ident, None, ()))
+        self.send((protocol.OK, ident, None, ()))
 
-    def operation(self, op: str, args: tuple[Any, ...]) -> Any:
-        if op == "import":
-            return importlib.import_module(args[0])
-        if op == "getattr":
-            return getattr(args[0], args[1])
-        if op == "setattr":
-            setattr(args[0], args[1], args[2])
-            return None
-        if op == "delattr":
-            delattr(args[0], args[1])
-            return None
-        if op == "op":
-            name, target, operands = args
-            fn = OPS.get(name)
-            if fn is None:
-                raise LookupError(f"no operation {name!r}")
-            if name in DUNDER_OPS:
-                self.note_dunder(name, target)
-            return fn(target, *operands)
-        if op == "context":
-            self.context = str(args[0])
-            if self.coverage is not None:
-                self.coverage.switch_context(args[0])
-            return None
-        if op == "executed":
-            return self.executed()
-        if op == "dunders":
-            return {k: tuple(sorted(v)) for k, v in sorted(self.dunders.items()) if k}
-        raise LookupError(f"no request {op!r}")
+    def operation(self, op: Any, args: tuple[Any, ...]) -> Any:
+        answer = self.requests.get(op) if type(op) is str else None
+        if answer is None:
+            raise LookupError(f"no request {op!r}")
+        return answer(*args)
+
+    def operator(self, name: Any, target: Any, operands: Any) -> Any:
+        fn = OPS.get(name) if type(name) is str else None
+        if fn is None:
+            raise LookupError(f"no operation {name!r}")
+        if name in protocol.DUNDER_OPS:
+            self.note_dunder(name, target)
+        return fn(target, *operands)
+
+    def set_context(self, name: Any) -> None:
+        self.context = str(name)
+        if self.coverage is not None:
+            self.coverage.switch_context(name)
+
+    def dunder_record(self) -> dict[str, tuple[str, ...]]:
+        return {k: tuple(sorted(v)) for k, v in sorted(self.dunders.items()) if k}
 
     def note_dunder(self, name: str, target: Any) -> None:
         """Record `name` if the class that defines it for `target` is one of the tree's."""
@@ -547,21 +544,21 @@ class Connection:
 
     def reply_error(self, ident: int, exc: BaseException) -> None:
         try:
-            self.send(("err", ident, self.describe(exc)))
+            self.send((protocol.ERR, ident, self.describe(exc)))
         except (wire.WireError, RecursionError):
-            self.send(("err", ident, ("uncrossable", f"{type(exc).__name__} (unprintable)")))
+            self.uncrossable(ident, f"{type(exc).__name__} (unprintable)")
 
     def describe(self, exc: BaseException) -> tuple[Any, ...]:
         token = getattr(exc, TOKEN, None)
         if type(token) is int:
-            return ("judge", token)
+            return (protocol.ERROR_JUDGE, token)
         cls = type(exc)
         message = _safe_str(exc)
         # By identity: a class of the code's named builtins.ValueError is the code's (issue 18).
         if _is_builtin(cls):
             args = exc.args if wire.is_data(exc.args) else (message,)
-            return ("builtin", cls.__name__, args)
-        return ("foreign", cls, exc, message)
+            return (protocol.ERROR_BUILTIN, cls.__name__, args)
+        return (protocol.ERROR_FOREIGN, cls, exc, message)
 
 
 def _by_context(data: Any, path: str) -> dict[str, set[int]]:
@@ -598,7 +595,7 @@ def _as_argument(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     pairs = [*enumerate(args), *kwargs.items()]
     for key, value in pairs:
         if value is result and type(value) in wire.DATA_TYPES:
-            return wire.Ref(ARGUMENT, 0, key)
+            return wire.Ref(protocol.ARGUMENT, 0, key)
     return result
 
 
@@ -606,7 +603,7 @@ def _judge_exception(desc: Any) -> BaseException:
     """What a judge-side function raised, as the worker's code sees it (and the judge gets back)."""
     kind, token = desc[0], desc[1]
     exc: BaseException
-    if kind == "builtin":
+    if kind == protocol.ERROR_BUILTIN:
         cls = wire.BUILTIN_CLASSES.get(desc[2]) if type(desc[2]) is str else None
         if isinstance(cls, type) and issubclass(cls, Exception):
             try:
@@ -621,20 +618,24 @@ def _judge_exception(desc: Any) -> BaseException:
     return exc
 
 
-def _load_wire(path: str) -> Any:
-    spec = importlib.util.spec_from_file_location("_patchjudge_wire", path)
+def _load(path: str, name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise SystemExit(f"patchjudge worker: cannot load {path}")
     module = importlib.util.module_from_spec(spec)
-    sys.modules["_patchjudge_wire"] = module  # dataclasses and the like look modules up by name
+    sys.modules[name] = module  # dataclasses and the like look modules up by name
     spec.loader.exec_module(module)
     return module
 
 
-def main(argv: list[str], loaded: Any = None, token: str = TOKEN) -> int:
-    global wire, TOKEN  # noqa: PLW0603  (set once, before any code under test)
+def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = None) -> int:
+    global wire, protocol, TOKEN  # noqa: PLW0603  (set once, before any code under test)
     wire_path, fd_in, fd_out, tree, pythonpath, cover = argv[1:7]
-    wire = loaded if loaded is not None else _load_wire(wire_path)
+    wire = loaded if loaded is not None else _load(wire_path, "_patchjudge_wire")
+    protocol = proto
+    if protocol is None:  # run as a script: the protocol lies beside the wire
+        here = os.path.dirname(os.path.abspath(wire_path))
+        protocol = _load(os.path.join(here, "protocol.py"), "_patchjudge_protocol")
     TOKEN = token
     _limit_resources()
     coverage = None

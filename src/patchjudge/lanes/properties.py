@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from patchjudge import charmap, failure, git, parsed, review, review_run, testrun
+from patchjudge.boundary import protocol
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes import not_forced, report
 from patchjudge.paths import under
@@ -23,7 +24,7 @@ from patchjudge.workspace import Run
 
 NAME = "properties"
 MIN_LINES = 8
-ORACLE_ENV = "PATCHJUDGE_ORACLE"  # read by standin.py in the judge's pytest
+ORACLE_ENV = protocol.ORACLE_ENV  # read by standin.py in the judge's pytest
 REVIEW_ENV = "PATCHJUDGE_REVIEW"  # read by review_phase.py in the judge's pytest
 _WORKER_FAILURE = re.compile(r"WorkerFailure: (the worker for [^\n]*)")
 # The judge's test tools (standin.JUDGE_TOOLS): never the code under test.
@@ -329,28 +330,26 @@ def _out_of_process(
     home = scratch / secrets.token_hex(4)
     home.mkdir()
     box = run.box(tree, home)
-    spec = {
-        "python": run.code.interpreter,
-        "tree": str(tree),
-        "home": str(home),
-        "names": provided_names(
-            _listing(tree, pythonpath),
-            _judge_names(judge, settings.paths),
-            imported_names(_judge_sources(judge, settings.paths)),
+    spec = protocol.WorkerSpec(
+        python=run.code.interpreter,
+        tree=str(tree),
+        home=str(home),
+        names=tuple(
+            provided_names(
+                _listing(tree, pythonpath),
+                _judge_names(judge, settings.paths),
+                imported_names(_judge_sources(judge, settings.paths)),
+            )
         ),
-        "pythonpath": list(pythonpath),
-        "coverage": list(coverage),
+        pythonpath=tuple(pythonpath),
+        coverage=tuple(coverage),
         # A slow first call (a library's import) is bounded by the lane, not a fixed 10 s.
-        "call_timeout_s": settings.call_timeout_s or settings.timeout_s,
-        "shape": shape,
-        "box": None
+        call_timeout_s=float(settings.call_timeout_s or settings.timeout_s),
+        shape=shape,
+        box=None
         if box is None
-        else {
-            "tree": str(box.tree),
-            "home": str(box.home),
-            "readonly": [str(p) for p in box.readonly],
-        },
-    }
+        else protocol.BoxSpec(str(box.tree), str(box.home), tuple(str(p) for p in box.readonly)),
+    )
     phase = _review_plan(run, scratch, review_files)
     plan = testrun.Plan(
         tree=judge,
@@ -370,7 +369,7 @@ def _out_of_process(
             *(f"--ignore={f}" for f in inside),
             *(("-x",) if edit is not None else ()),
         ),
-        env=((ORACLE_ENV, json.dumps(spec)), *phase),
+        env=((ORACLE_ENV, protocol.encode_spec(spec)), *phase),
     )
     return testrun.run(
         plan, scratch=scratch, environ=run.environ, hypothesis_tables=charmap.prefetched()

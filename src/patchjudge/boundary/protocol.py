@@ -1,0 +1,272 @@
+"""What crosses the oracle's boundary, named once for both ends (issue 17).
+
+The judge (standin.py, in the judge's pytest) and the worker (worker.py, in a
+process the code under test owns) talk in messages that wire.py encodes; this
+module is the one place that says which. Stdlib only and pure: the worker's
+loader sends this file down the worker's stdin too, under a random name.
+
+    judge                                        worker
+    QUERY  ("q", id, request, *args)  ------->   answers with OK or ERR,
+    RELEASE ("rel", ((handle, times), ...)) -->  ITEM ("it", id, item) first
+    BYE    ("bye",)                   ------->     for a BATCH request
+    OK     ("ok", id, result, changed)  <---->   OK   (both ways: a reply to the
+    ERR    ("err", id, error)           <---->   ERR   call in flight)
+    the judge answers OK or ERR  <-------------  CALLBACK ("cb", id, fn, args, kwargs)
+                                 <-------------  JUDGE_OP ("jop", id, obj, operation, args)
+
+- MESSAGES: each kind, the end that receives it and its fields; `check` is
+  the decoder's gate both ends pass every message through, so a kind or a
+  shape the table does not declare is refused wherever it arrives.
+- REQUESTS: what the judge may ask the worker (a QUERY's request); OPERATORS:
+  the operators of the OP request (`==`, `len`, `iter`, ...).
+- JUDGE_OPERATIONS: what the worker may ask of a judge object (JUDGE_OP), and
+  JUDGE_CAPABILITIES, the ones a judge object's proxy class may define.
+- Reference kinds (wire.Ref.kind): HANDLE, JUDGE_FN, JUDGE_OBJ, ARGUMENT, BUILTIN;
+  a handle's meta kinds; an ERR's error kinds.
+- The environment: ORACLE_ENV (the worker spec, for the judge's pytest),
+  WORKER_PASSED_ENV (what of the judge's environment a worker keeps).
+- WorkerSpec: how to start a worker, one declared record with its defaults,
+  encoded and decoded here only.
+- Cause: why a worker could not answer, as data the lane reads (never prose
+  matched back); the sandbox's own failure kept apart from the program's.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from typing import Any, NamedTuple
+
+# --- messages ------------------------------------------------------------------
+
+QUERY, RELEASE, BYE = "q", "rel", "bye"
+OK, ERR = "ok", "err"
+ITEM, CALLBACK, JUDGE_OP = "it", "cb", "jop"
+
+# The two ends, as receivers of a message.
+JUDGE, WORKER = "judge", "worker"
+
+
+class Message(NamedTuple):
+    """One message kind: who receives it and its fields after the kind."""
+
+    to: frozenset[str]
+    fields: tuple[str, ...]
+    more: bool = False  # further fields may follow (a query's arguments)
+
+
+MESSAGES: dict[str, Message] = {
+    QUERY: Message(frozenset({WORKER}), ("id", "request"), more=True),
+    RELEASE: Message(frozenset({WORKER}), ("released",)),
+    BYE: Message(frozenset({WORKER}), ()),
+    OK: Message(frozenset({WORKER, JUDGE}), ("id", "result", "changed")),
+    ERR: Message(frozenset({WORKER, JUDGE}), ("id", "error")),
+    ITEM: Message(frozenset({JUDGE}), ("id", "item")),
+    CALLBACK: Message(frozenset({JUDGE}), ("id", "function", "args", "kwargs")),
+    JUDGE_OP: Message(frozenset({JUDGE}), ("id", "object", "operation", "args")),
+}
+
+
+class ProtocolError(ValueError):
+    """A message the table does not declare: the end that got it stops talking."""
+
+
+def received_by(end: str) -> frozenset[str]:
+    """Pure: the message kinds `end` may be sent."""
+    return frozenset(kind for kind, m in MESSAGES.items() if end in m.to)
+
+
+def check(message: Any, end: str) -> str:
+    """Pure: `message`'s kind if `end` may receive it in that shape; else ProtocolError."""
+    if not (type(message) is tuple and message and type(message[0]) is str):
+        raise ProtocolError(f"sent {type(message).__name__}, not a message")
+    kind = message[0]
+    declared = MESSAGES.get(kind)
+    if declared is None or end not in declared.to:
+        raise ProtocolError(f"a {kind[:40]!r} message of {len(message)} fields")
+    n = len(message) - 1
+    if n < len(declared.fields) or (n > len(declared.fields) and not declared.more):
+        raise ProtocolError(f"a {kind!r} message of {len(message)} fields")
+    if declared.fields[:1] == ("id",) and type(message[1]) is not int:
+        raise ProtocolError(f"sent a {kind!r} message with no call id")
+    return kind
+
+
+# --- requests: what the judge asks the worker ------------------------------------
+
+IMPORT, GETATTR, SETATTR, DELATTR = "import", "getattr", "setattr", "delattr"
+CALL, OP, BATCH = "call", "op", "batch"
+CONTEXT, EXECUTED, DUNDERS = "context", "executed", "dunders"
+REQUESTS = frozenset(
+    {IMPORT, GETATTR, SETATTR, DELATTR, CALL, OP, BATCH, CONTEXT, EXECUTED, DUNDERS}
+)
+
+_ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift",
+               "and_", "or_", "xor", "matmul")  # fmt: skip
+ARITHMETIC = _ARITHMETIC  # operator's names: and_, or_
+# The OP request's operators, by the names the worker's table (worker.OPS) knows.
+OPERATORS = frozenset(
+    {
+        *_ARITHMETIC,
+        *("i" + n.rstrip("_") for n in _ARITHMETIC),
+        *("r" + n.rstrip("_") for n in _ARITHMETIC),
+        *("eq", "ne", "lt", "le", "gt", "ge", "getitem", "delitem", "contains", "setitem"),
+        *("divmod", "rdivmod", "len", "iter", "next", "reversed", "repr", "str", "hash"),
+        *("bool", "neg", "pos", "abs", "invert", "int", "float", "index", "complex", "round"),
+        *("format", "dir", "instancecheck", "subclasscheck", "callable", "enter", "exit"),
+        *("bytes", "typename", "signature", "copy", "deepcopy"),
+    }
+)
+# The operators a property's comparisons use (issue 18): where one of the code's own classes
+# defines it, the outcome was decided by the code; both ends record them.
+DUNDER_OPS = frozenset(
+    {"eq", "ne", "lt", "le", "gt", "ge", "bool", "len", "contains", "hash", "iter"}
+)
+
+# A fetch-ahead batch (issue 20): at most this many items, or the item that passes this many
+# bytes.
+BATCH_ITEMS = 256
+BATCH_BYTES = 4 << 20
+
+# --- judge objects: what the worker may ask of the judge ---------------------------
+
+# The protocol operations a duck-typed library uses, and only those (issue 17): no
+# dunder, private or module attribute, so the worker cannot walk from a judge object
+# to `__class__`, `__globals__` or `__subclasses__`. Every result crosses again.
+JUDGE_CAPABILITIES = ("call", "iter", "next", "len", "getitem", "contains", "eq", "ne",
+                      "lt", "le", "gt", "ge", "hash", "bool")  # fmt: skip
+# What a JUDGE_OP may name ("call" is a CALLBACK): a public attribute it has itself too.
+JUDGE_OPERATIONS = frozenset({*JUDGE_CAPABILITIES, "str", "repr", "getattr", "setattr"} - {"call"})
+
+# --- references (wire.Ref.kind) ---------------------------------------------------
+
+HANDLE = 1  # an object of the worker's, in its table
+JUDGE_FN = 2  # a function of the judge's: the worker may only call it
+JUDGE_OBJ = 3  # another object of the judge's: JUDGE_OPERATIONS only
+ARGUMENT = 4  # "argument N of the call in flight", returned as itself
+BUILTIN = 5  # a builtin by name (`int`, `ValueError`): each side's own
+REF_KINDS = frozenset({HANDLE, JUDGE_FN, JUDGE_OBJ, ARGUMENT, BUILTIN})
+
+# A handle's meta (what the judge needs to stand in for it): ("exc", bases graph),
+# ("module", name, is a package), ("iter", type name), ("enum", str(member)).
+META_EXCEPTION, META_MODULE, META_ITERATOR, META_ENUM = "exc", "module", "iter", "enum"
+
+# An ERR's error: ("builtin", name, args), ("foreign", class, instance, text),
+# ("judge", token) for what a judge function raised, ("uncrossable", text).
+ERROR_BUILTIN, ERROR_FOREIGN, ERROR_JUDGE, ERROR_UNCROSSABLE = (
+    "builtin", "foreign", "judge", "uncrossable",
+)  # fmt: skip
+
+# --- the environment ---------------------------------------------------------------
+
+ORACLE_ENV = "PATCHJUDGE_ORACLE"  # the WorkerSpec, read (and removed) by the judge's pytest
+# What of the judge's environment a worker keeps; HOME, TMPDIR, PYTHONDONTWRITEBYTECODE and
+# PYTHONHASHSEED are set for it.
+WORKER_PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM", "USER",
+                     "LOGNAME")  # fmt: skip
+
+# --- the worker spec ---------------------------------------------------------------
+
+DEFAULT_CALL_TIMEOUT_S = 10.0
+SHAPES = ("stdin", "script")
+
+
+class BoxSpec(NamedTuple):
+    """The sandbox a worker starts in (sandbox.Box's paths), as data."""
+
+    tree: str
+    home: str
+    readonly: tuple[str, ...] = ()
+
+
+class WorkerSpec(NamedTuple):
+    """How to start a worker, as the gate writes it into $PATCHJUDGE_ORACLE."""
+
+    python: str
+    tree: str
+    home: str
+    names: tuple[str, ...]  # top-level modules the tested tree provides: these are stand-ins
+    pythonpath: tuple[str, ...] = ()
+    coverage: tuple[str, ...] = ()
+    box: BoxSpec | None = None
+    call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
+    # How the worker starts (issue 18, the differential run): "stdin", a `-c` boot reading
+    # its program from stdin; "script", the loader as a file by path, its loop in a thread.
+    shape: str = "stdin"
+
+
+class SpecError(ValueError):
+    """A worker spec that is not the declared record."""
+
+
+def encode_spec(spec: WorkerSpec) -> str:
+    """Pure: the spec as the JSON text $PATCHJUDGE_ORACLE holds."""
+    doc = spec._asdict()
+    doc["box"] = None if spec.box is None else spec.box._asdict()
+    return json.dumps(doc)
+
+
+def decode_spec(text: str) -> WorkerSpec:
+    """Pure: the spec from its JSON text; an unknown or missing key is a SpecError."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise SpecError(f"{ORACLE_ENV} is not JSON: {exc}") from None
+    fields = _record(doc, WorkerSpec, "the worker spec")
+    box = fields.get("box")
+    if box is not None:
+        fields["box"] = BoxSpec(**_record(box, BoxSpec, "the worker spec's box"))
+    timeout = fields.get("call_timeout_s", DEFAULT_CALL_TIMEOUT_S)
+    if type(timeout) not in (int, float) or timeout < 0:
+        raise SpecError(f"the worker spec's call_timeout_s is {timeout!r}, not a number of seconds")
+    fields["call_timeout_s"] = float(timeout)
+    if fields.get("shape", "stdin") not in SHAPES:
+        raise SpecError(f"the worker spec's shape is {fields['shape']!r}, not one of {SHAPES}")
+    return WorkerSpec(**fields)
+
+
+def _record(doc: Any, record: Any, what: str) -> dict[str, Any]:
+    """`doc`'s fields for the NamedTuple `record`: str and lists of str as declared."""
+    if type(doc) is not dict:
+        raise SpecError(f"{what} is {type(doc).__name__}, not an object")
+    known = record._fields
+    unknown = sorted(set(doc) - set(known))
+    if unknown:
+        raise SpecError(f"{what} has unknown keys {unknown}: expected some of {list(known)}")
+    missing = [k for k in known if k not in doc and k not in record._field_defaults]
+    if missing:
+        raise SpecError(f"{what} lacks {missing}")
+    fields: dict[str, Any] = {}
+    for key, value in doc.items():
+        default = record._field_defaults.get(key, "")
+        if type(default) is tuple or key == "names":
+            if type(value) is not list or not all(type(v) is str for v in value):
+                raise SpecError(f"{what}'s {key} is not a list of strings")
+            fields[key] = tuple(value)
+            continue
+        if type(default) is str and type(value) is not str:
+            raise SpecError(f"{what}'s {key} is {type(value).__name__}, not a string")
+        fields[key] = value
+    return fields
+
+
+# --- why a worker could not answer ---------------------------------------------------
+
+
+class Cause(enum.Enum):
+    """Why a worker could not answer (isolate's meta: the box's `XX` apart from `TO`/`RE`).
+
+    Carried as data from the judge's pytest to the lane (the "worker_failure"
+    event); failure.worker_text renders it.
+    """
+
+    SANDBOX = "sandbox"  # the box did not start the worker: the judge's machine, not the code
+    CRASHED = "crashed"  # the worker exited (the code's exit, signal or crash)
+    TIMEOUT = "timeout"  # no answer within the per-call deadline
+    GONE = "gone"  # its pipe was closed under the judge's write
+    MALFORMED = "malformed"  # sent what wire.py refuses
+    PROTOCOL = "protocol"  # sent a message the protocol does not allow there
+    UNCROSSABLE = "uncrossable"  # returned a value that cannot cross
+    INTERRUPT = "interrupt"  # the code raised an interrupt (SystemExit, KeyboardInterrupt)
+    VERDICT = "verdict"  # swallowed what a judge function raised (its verdict)
+    HANDLE_TO_JUDGE = "handle_to_judge"  # passed an object of its own to a judge function
