@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from patchjudge.boundary.protocol import Cause
+
 EXAMPLE_STARTS = ("Falsifying example", "Falsifying explicit example", "Failing test case")
 # A reason is one line of a table cell: the assertion's message is cut, not the reason's start.
 ASSERTION_CAP = 300
@@ -95,6 +97,29 @@ def last_line(text: str) -> str:
     last = (errors or lines or [""])[-1]
     line = _SCRATCH.sub("", last[1:].strip() if last.startswith("E ") else last.strip())
     return line if len(line) <= ASSERTION_CAP else line[: ASSERTION_CAP - 1] + "…"
+
+
+# What each cause says after "the worker for FILE" (protocol.Incident's detail in {}).
+WORKER_TEXT = {
+    Cause.SANDBOX: " did not start: the sandbox failed before the worker ran ({})",
+    Cause.CRASHED: " crashed ({})",
+    Cause.TIMEOUT: " did not answer within the {} s call deadline",
+    Cause.GONE: " is gone ({})",
+    Cause.MALFORMED: " sent malformed data: {}",
+    Cause.PROTOCOL: " broke the protocol: {}",
+    Cause.UNCROSSABLE: " returned a value that cannot cross: {}",
+    Cause.INTERRUPT: ": the code under test raised {} (an interrupt fails the property)",
+    Cause.VERDICT: " did not return what the judge's {} (the judge's verdict stands)",
+    Cause.HANDLE_TO_JUDGE: (
+        " passed an object of the code under test to the judge's {}: the judge's functions "
+        "get data only (pass plain values, or list the file in [properties] in_process)"
+    ),
+}
+
+
+def worker_text(cause: Cause, worker: str, detail: str) -> str:
+    """Pure: the one line that says why the worker for `worker` could not answer."""
+    return f"the worker for {worker}" + WORKER_TEXT[cause].format(detail)
 
 
 def reason(nodeid: str, when: str, longrepr: str, falsifying: Sequence[str]) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from patchjudge import charmap, failure, proc
-from patchjudge.boundary import sandbox
+from patchjudge.boundary import protocol, sandbox
 
 # What the tested code gets of the caller's environment: enough to run, no
 # tokens, no CI variables, no path back to the user's checkout.
@@ -120,6 +120,9 @@ class TestRun:
     # node id -> (operation, class the worker claims) the judge sent to the code's objects:
     # the judge's own record of what the code's dunders may have decided (issue 18).
     operations: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    # (node id, phase) -> why the properties' worker could not answer there, as the judge's
+    # stand-in recorded it (the "worker_failure" event, issue 17): data, never a test's text.
+    worker_failures: Mapping[tuple[str, str], protocol.Incident] = field(default_factory=dict)
 
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
@@ -230,6 +233,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
     dunders: dict[str, tuple[str, ...]] = {}
     requests: dict[str, int] = {}
     operations: dict[str, tuple[tuple[str, str], ...]] = {}
+    failures: dict[tuple[str, str], protocol.Incident] = {}
     parsed: dict[str, Any] = {"started": False, "finished": False, "garbled": 0}
     for line in data.decode("utf-8", "surrogateescape").splitlines():
         try:
@@ -287,6 +291,13 @@ def parse_channel(data: bytes) -> dict[str, Any]:
                 operations[nodeid] = tuple(sorted({*operations.get(nodeid, ()), *ops}))
             except (KeyError, TypeError, ValueError):
                 parsed["garbled"] += 1
+        elif event == "worker_failure":
+            try:
+                cause = protocol.Cause(rec["cause"])
+                incident = protocol.Incident(cause, str(rec["worker"]), str(rec["detail"]))
+                failures.setdefault((str(rec["nodeid"]), str(rec["when"])), incident)
+            except (KeyError, TypeError, ValueError):
+                parsed["garbled"] += 1
         elif event == "finish":
             parsed["finished"] = True
             parsed["finish_status"] = rec["exitstatus"]
@@ -305,6 +316,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
         dunders=dunders,
         requests=requests,
         operations=operations,
+        worker_failures=failures,
     )
     return parsed
 
@@ -394,6 +406,7 @@ def run(
         null_mutants=tuple(parsed.get("null_mutants", ())),
         review_phase=parsed.get("review_phase", {}),
         operations=parsed["operations"],
+        worker_failures=parsed["worker_failures"],
     )
 
 
@@ -465,6 +478,7 @@ def merged(runs: Sequence[TestRun]) -> TestRun:
         # Each node id runs in one of the runs: the records do not overlap.
         dunders={k: v for r in runs for k, v in r.dunders.items()},
         operations={k: v for r in runs for k, v in r.operations.items()},
+        worker_failures={k: v for r in runs for k, v in r.worker_failures.items()},
     )
 
 

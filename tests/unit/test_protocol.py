@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from patchjudge import failure
 from patchjudge.boundary import protocol, standin, wire, worker
 from patchjudge.boundary.protocol import JUDGE, WORKER
 
@@ -207,7 +208,7 @@ def test_the_judge_kills_a_worker_that_sends_what_the_table_lacks(
     _write(to_judge, message)
     with pytest.raises(standin.WorkerFailure, match=said):
         end._await(standin._Frame(1), None)
-    assert incidents == [f"the worker for test_x.py {said}"]
+    assert [failure.worker_text(*i) for i in incidents] == [f"the worker for test_x.py {said}"]
     os.close(to_judge)
     os.close(end.fd_in)
 

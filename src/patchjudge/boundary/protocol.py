@@ -270,3 +270,11 @@ class Cause(enum.Enum):
     INTERRUPT = "interrupt"  # the code raised an interrupt (SystemExit, KeyboardInterrupt)
     VERDICT = "verdict"  # swallowed what a judge function raised (its verdict)
     HANDLE_TO_JUDGE = "handle_to_judge"  # passed an object of its own to a judge function
+
+
+class Incident(NamedTuple):
+    """One reason a worker could not answer, as data (the "worker_failure" event's fields)."""
+
+    cause: Cause
+    worker: str  # the worker's label: the property module it was running for
+    detail: str  # the cause's particulars: an exit status, what the protocol refused

@@ -40,9 +40,9 @@ from typing import Any
 
 import pytest
 
-from patchjudge import proc, pytest_plugin
+from patchjudge import failure, proc, pytest_plugin
 from patchjudge.boundary import protocol, sandbox, wire
-from patchjudge.boundary.protocol import ARGUMENT, BUILTIN, HANDLE, JUDGE_FN, JUDGE_OBJ
+from patchjudge.boundary.protocol import ARGUMENT, BUILTIN, HANDLE, JUDGE_FN, JUDGE_OBJ, Cause
 
 ENV = protocol.ORACLE_ENV
 # Per call, counted while the worker has the turn (not while a judge function runs).
@@ -64,7 +64,16 @@ JUDGE_TOOLS = frozenset(
 
 
 class WorkerFailure(Exception):
-    """The worker could not answer: the property that was running fails with this reason."""
+    """The worker could not answer: the property that was running fails with this reason.
+
+    `incident` is the reason as data: the lane reads it from the "worker_failure"
+    event, never from this exception's text (None: not a worker's failure).
+    """
+
+    def __init__(self, reason: protocol.Incident | str) -> None:
+        self.incident = reason if isinstance(reason, protocol.Incident) else None
+        text = reason if isinstance(reason, str) else failure.worker_text(*reason)
+        super().__init__(text)
 
 
 # How to start a worker: the declared record, encoded and decoded in protocol.py only.
@@ -88,12 +97,12 @@ class _Frame:
 class Worker:
     """One worker process and the judge's side of its protocol."""
 
-    def __init__(self, spec: Spec, label: str, incidents: list[str]) -> None:
+    def __init__(self, spec: Spec, label: str, incidents: list[protocol.Incident]) -> None:
         self.spec, self.label, self.incidents = spec, label, incidents
         self.proc: subprocess.Popen[bytes] | None = None
         self.fd_in = self.fd_out = -1
         self.buffer = bytearray()
-        self.failure: str | None = None
+        self.failure: protocol.Incident | None = None
         self.frames: list[_Frame] = []
         self.next_id = 1
         self.proxies: weakref.WeakValueDictionary[int, Handle] = weakref.WeakValueDictionary()
@@ -199,10 +208,10 @@ class Worker:
             os.close(fd)
         self.proc = None
 
-    def fail(self, reason: str) -> WorkerFailure:
+    def fail(self, cause: Cause, detail: str) -> WorkerFailure:
         """Kill the worker; every later call on it fails with the same reason."""
         if self.failure is None:
-            self.failure = f"the worker for {self.label} {reason}"
+            self.failure = protocol.Incident(cause, self.label, detail)
             self.incidents.append(self.failure)
             if self.proc is not None and self.proc.poll() is None:
                 self.proc.kill()
@@ -245,7 +254,7 @@ class Worker:
             self.frames.pop()
             # Issue 18: the library may not swallow the judge's verdict on its behalf.
             for verdict in frame.verdicts.values():
-                self.incidents.append(f"the worker for {self.label} {verdict}")
+                self.incidents.append(protocol.Incident(Cause.VERDICT, self.label, verdict))
 
     def _note_operation(self, op: str, operands: tuple[Any, ...]) -> None:
         """Record, judge side, that the code answers `op` on its objects in the test running now.
@@ -278,10 +287,10 @@ class Worker:
             try:
                 kind = protocol.check(message, protocol.JUDGE)
             except protocol.ProtocolError as exc:
-                raise self.fail(f"broke the protocol: {exc}") from None
+                raise self.fail(Cause.PROTOCOL, f"{exc}") from None
             ident = message[1]
             if kind in (protocol.OK, protocol.ERR) and ident != frame.ident:
-                raise self.fail(f"broke the protocol: forged a reply to call {ident}, not asked")
+                raise self.fail(Cause.PROTOCOL, f"forged a reply to call {ident}, not asked")
             done, result = _ANSWERS[kind](self, frame, call, *message[1:])
             if done:
                 return result
@@ -296,12 +305,12 @@ class Worker:
 
     def _on_item(self, frame: _Frame, call: Any, ident: int, item: Any) -> Any:
         if frame.items is None:
-            raise self.fail("broke the protocol: an item for a call that is not a batch")
+            raise self.fail(Cause.PROTOCOL, "an item for a call that is not a batch")
         if ident != frame.ident:
-            raise self.fail(f"broke the protocol: an item for call {ident}, not asked")
+            raise self.fail(Cause.PROTOCOL, f"an item for call {ident}, not asked")
         frame.size += self.received
         if len(frame.items) >= BATCH_ITEMS or frame.size > BATCH_BYTES:
-            raise self.fail("broke the protocol: a batch larger than asked")
+            raise self.fail(Cause.PROTOCOL, "a batch larger than asked")
         frame.items.append(item)
         return False, None
 
@@ -318,20 +327,18 @@ class Worker:
     def _callback(self, ident: int, fn_id: Any, args: Any, kwargs: Any) -> None:
         fn = self.functions.get(fn_id) if type(fn_id) is int else None
         if fn is None:
-            raise self.fail(
-                f"broke the protocol: asked to call judge function {fn_id!r}, not given"
-            )
+            raise self.fail(Cause.PROTOCOL, f"asked to call judge function {fn_id!r}, not given")
         if type(args) is not tuple or type(kwargs) is not dict:
-            raise self.fail("broke the protocol: a callback's arguments are not a tuple and a dict")
+            raise self.fail(Cause.PROTOCOL, "a callback's arguments are not a tuple and a dict")
         self._serve_judge(ident, f"function {_name_of(fn)}", fn, args, kwargs)
 
     def _judge_op(self, ident: int, obj_id: Any, op: Any, args: Any) -> None:
         obj = self.functions.get(obj_id) if type(obj_id) is int else None
         if obj is None:
-            raise self.fail(f"broke the protocol: asked for judge object {obj_id!r}, not given")
+            raise self.fail(Cause.PROTOCOL, f"asked for judge object {obj_id!r}, not given")
         operation = JUDGE_OPS.get(op) if type(op) is str else None
         if operation is None or type(args) is not tuple:
-            raise self.fail(f"broke the protocol: asked a judge object for {op!r}")
+            raise self.fail(Cause.PROTOCOL, f"asked a judge object for {op!r}")
         self._serve_judge(ident, f"{op} of {_name_of(obj)}", operation, (obj, *args), {})
 
     def _serve_judge(
@@ -341,13 +348,9 @@ class Worker:
         try:
             if _holds_worker_object((args, kwargs)):
                 # SPEC: callbacks get data only; a handle is an object the code could make lie.
-                reason = (
-                    f"passed an object of the code under test to the judge's {what}: the judge's "
-                    "functions get data only (pass plain values, or list the file in "
-                    "[properties] in_process)"
-                )
-                self.incidents.append(f"the worker for {self.label} {reason}")
-                raise TypeError(reason)
+                incident = protocol.Incident(Cause.HANDLE_TO_JUDGE, self.label, what)
+                self.incidents.append(incident)
+                raise TypeError(failure.WORKER_TEXT[incident.cause].format(what).lstrip())
             result = fn(*args, **kwargs)
         except BaseException as exc:
             token = self.next_id
@@ -355,8 +358,7 @@ class Worker:
             self.frames[-1].raised[token] = exc
             if _is_verdict(exc):
                 self.frames[-1].verdicts[token] = (
-                    f"did not return what the judge's {what} raised: "
-                    f"{type(exc).__name__}: {_text(exc)} (the judge's verdict stands)"
+                    f"{what} raised: {type(exc).__name__}: {_text(exc)}"
                 )
             if type(exc).__module__ == "builtins" and isinstance(exc, Exception):
                 args_ = exc.args if wire.is_data(exc.args) else (str(exc),)
@@ -379,17 +381,17 @@ class Worker:
         """The list, dict and set arguments the code changed in place, changed here too."""
         _, args, kwargs = call
         if type(mutated) is not tuple:
-            raise self.fail("broke the protocol: changed arguments are not a tuple")
+            raise self.fail(Cause.PROTOCOL, "changed arguments are not a tuple")
         for pair in mutated:
             if not (type(pair) is tuple and len(pair) == 2):
-                raise self.fail("broke the protocol: a changed argument is not a pair")
+                raise self.fail(Cause.PROTOCOL, "a changed argument is not a pair")
             key, value = pair
             if type(key) is int and 0 <= key < len(args):
                 original = args[key]
             elif type(key) is str and key in kwargs:
                 original = kwargs[key]
             else:
-                raise self.fail(f"broke the protocol: changed argument {key!r} was not passed")
+                raise self.fail(Cause.PROTOCOL, f"changed argument {key!r} was not passed")
             if type(original) is not type(value):
                 continue
             if _state is not None and _state.drawn.get(id(original)) is original:
@@ -405,7 +407,7 @@ class Worker:
 
     def _exception(self, desc: Any) -> BaseException:
         if type(desc) is not tuple or not desc or type(desc[0]) is not str:
-            return self.fail("broke the protocol: an error that is not described")
+            return self.fail(Cause.PROTOCOL, "an error that is not described")
         kind = desc[0]
         if kind == protocol.ERROR_BUILTIN and len(desc) == 3 and type(desc[1]) is str:
             if issubclass(getattr(builtins, desc[1], Exception), _INTERRUPTS):
@@ -414,7 +416,7 @@ class Worker:
         if kind == protocol.ERROR_FOREIGN and len(desc) == 4 and isinstance(desc[1], type):
             cls, instance, message = desc[1], desc[2], desc[3]
             if not issubclass(cls, BaseException) or not hasattr(cls, "_pj_worker"):
-                return self.fail("broke the protocol: raised something that is not its exception")
+                return self.fail(Cause.PROTOCOL, "raised something that is not its exception")
             if not issubclass(cls, Exception):
                 return self._interrupted(f"{cls.__module__}.{cls.__qualname__}")
             exc = cls(str(message))
@@ -423,22 +425,19 @@ class Worker:
         if kind == protocol.ERROR_JUDGE and len(desc) == 2:
             raised = next((f.raised[desc[1]] for f in self.frames if desc[1] in f.raised), None)
             if raised is None:
-                return self.fail(f"broke the protocol: named judge exception {desc[1]!r}")
+                return self.fail(Cause.PROTOCOL, f"named judge exception {desc[1]!r}")
             for f in self.frames:
                 f.verdicts.pop(desc[1], None)  # back to the judge: the property sees it
             return raised
         if kind == protocol.ERROR_UNCROSSABLE and len(desc) == 2:
-            reason = f"returned a value that cannot cross: {str(desc[1])[:200]}"
-            self.incidents.append(f"the worker for {self.label} {reason}")
-            return WorkerFailure(self.incidents[-1])
-        return self.fail(f"broke the protocol: an error of kind {kind!r}")
+            incident = protocol.Incident(Cause.UNCROSSABLE, self.label, str(desc[1])[:200])
+            self.incidents.append(incident)
+            return WorkerFailure(incident)
+        return self.fail(Cause.PROTOCOL, f"an error of kind {kind!r}")
 
     def _interrupted(self, name: str) -> WorkerFailure:
         """An interrupt from the code: the property fails even if it catches what is raised."""
-        self.incidents.append(
-            f"the worker for {self.label}: the code under test raised {name}"
-            " (an interrupt fails the property)"
-        )
+        self.incidents.append(protocol.Incident(Cause.INTERRUPT, self.label, name))
         return WorkerFailure(self.incidents[-1])
 
     # --- references ---
@@ -579,7 +578,7 @@ class Worker:
             # Raised at the `next` that would have raised it, after the items before it.
             self.ends[ident] = exc
         if not items and ident not in self.ends:
-            raise self.fail("broke the protocol: a batch with no item and no end")
+            raise self.fail(Cause.PROTOCOL, "a batch with no item and no end")
         self.fetched[ident] = collections.deque(items)
         return self.next_item(handle, ident)
 
@@ -590,7 +589,7 @@ class Worker:
             while data:
                 data = data[os.write(self.fd_out, data) :]
         except OSError as exc:
-            raise self.fail(f"is gone ({exc.strerror})") from None
+            raise self.fail(Cause.GONE, str(exc.strerror)) from None
 
     def _receive(self) -> Any:
         timeout = self.spec.call_timeout_s
@@ -601,15 +600,15 @@ class Worker:
                     self.received = len(payload)
                     return wire.decode(payload, self._from_ref)
             except (wire.WireError, RecursionError) as exc:
-                raise self.fail(f"sent malformed data: {exc}") from None
+                raise self.fail(Cause.MALFORMED, str(exc)) from None
             ready, _, _ = select.select([self.fd_in], [], [], timeout)
             if not ready:
-                raise self.fail(f"did not answer within the {timeout:g} s call deadline")
+                raise self.fail(Cause.TIMEOUT, f"{timeout:g}")
             chunk = os.read(self.fd_in, 1 << 20)
             if not chunk:
                 assert self.proc is not None
                 code = self.proc.wait()
-                raise self.fail(f"crashed (exit {code})")
+                raise self.fail(Cause.CRASHED, f"exit {code}")
             self.buffer += chunk
 
 
@@ -1292,7 +1291,7 @@ class _State:
         self.started = 0
         self.modules: dict[str, dict[str, types.ModuleType]] = {}
         self.key = "<session>"
-        self.incidents: list[str] = []
+        self.incidents: list[protocol.Incident] = []
         self.judge_root: str | None = None  # the judge's tree: classes it defines are its own
         self.drawn: dict[int, Any] = {}  # what hypothesis drew for the example running now
         self.mutations: list[str] = []  # drawn arguments the code changed in place
@@ -1535,10 +1534,50 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
         return (yield)
     previous = _state.key
     _state.switch(_module_key(collector.path))
+    seen = len(_state.incidents)
     try:
-        return (yield)
+        report = yield
     finally:
         _state.switch(previous)
+    if report.failed and len(_state.incidents) > seen:
+        _emit_failure(report.nodeid, "collect", _state.incidents[seen])
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if _state is not None and report.failed and call.excinfo is not None:
+        _emit_failure(item.nodeid, report.when, _first_incident(call.excinfo.value))
+    return report
+
+
+def _emit_failure(nodeid: str, when: str, incident: protocol.Incident | None) -> None:
+    """The reason as data on the judge's channel (issue 17): the lane renders it, never parses."""
+    if incident is not None:
+        cause, worker, detail = incident
+        pytest_plugin.emit(
+            "worker_failure", nodeid=nodeid, when=when, cause=cause.value, worker=worker,
+            detail=detail,
+        )  # fmt: skip
+
+
+def _first_incident(exc: BaseException) -> protocol.Incident | None:
+    """The first worker failure pytest shows for `exc`: its chain oldest first, groups within."""
+    order: list[BaseException] = []
+    seen: set[int] = set()
+
+    def walk(e: BaseException | None, depth: int) -> None:
+        if e is None or id(e) in seen or depth > 64:
+            return
+        seen.add(id(e))
+        walk(e.__cause__ or (None if e.__suppress_context__ else e.__context__), depth + 1)
+        order.append(e)
+        for inner in e.exceptions if isinstance(e, BaseExceptionGroup) else ():
+            walk(inner, depth + 1)
+
+    walk(exc, 0)
+    return next((e.incident for e in order if isinstance(e, WorkerFailure) and e.incident), None)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import io
 import json
-import re
 import secrets
 import shutil
 import sys
@@ -26,7 +25,6 @@ NAME = "properties"
 MIN_LINES = 8
 ORACLE_ENV = protocol.ORACLE_ENV  # read by standin.py in the judge's pytest
 REVIEW_ENV = "PATCHJUDGE_REVIEW"  # read by review_phase.py in the judge's pytest
-_WORKER_FAILURE = re.compile(r"WorkerFailure: (the worker for [^\n]*)")
 # The judge's test tools (standin.JUDGE_TOOLS): never the code under test.
 TOOLS = frozenset({"pytest", "_pytest", "hypothesis", "coverage"})
 LEDGER_REASON = "listed in [properties] in_process"
@@ -78,8 +76,8 @@ def judge_outcomes(
         return [f"timed out after {settings.timeout_s:g} s"], {}
     problems += [
         f"property module not importable: {nodeid}: {reason}"
-        for nodeid, text in sorted(run.collect_errors.items())
-        if (reason := worker_reason(text))
+        for nodeid in sorted(run.collect_errors)
+        if (reason := worker_reason(run, nodeid, "collect"))
     ]
     grouped = run.by_nodeid()
     passed, failed = [], []
@@ -89,7 +87,7 @@ def judge_outcomes(
         skipped = [o for o in outcomes if o.outcome == "skipped"]
         if bad:
             falsifying = [f for o in bad for f in o.falsifying]
-            worker = worker_reason(bad[0].longrepr)
+            worker = worker_reason(run, nodeid, bad[0].when)
             when = "" if bad[0].when == "call" else f" in {bad[0].when}"
             problems.append(
                 f"property failed{when}: {nodeid}: {worker}"
@@ -122,10 +120,11 @@ def judge_outcomes(
     return problems, {"passed": passed, "failed": failed}
 
 
-def worker_reason(longrepr: str) -> str:
-    """Pure: why the oracle's worker could not answer, from a failure's text (or "")."""
-    found = _WORKER_FAILURE.search(longrepr)
-    return found.group(1).strip() if found else ""
+def worker_reason(run: testrun.TestRun, nodeid: str, when: str) -> str:
+    """Pure: why the oracle's worker could not answer in that phase (or ""), from the judge's
+    own record: a property's text that looks like one is the property's text."""
+    found = run.worker_failures.get((nodeid, when))
+    return "" if found is None else failure.worker_text(*found)
 
 
 def needs_process(source: bytes, judge: Collection[str]) -> str | None:
