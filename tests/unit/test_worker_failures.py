@@ -8,11 +8,13 @@ own text that reads like a worker failure is that property's text.
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 
 from patchjudge import failure, testrun
-from patchjudge.boundary import standin
+from patchjudge.boundary import protocol, sandbox, standin
 from patchjudge.boundary.protocol import Cause, Incident
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes.properties import judge_outcomes
@@ -159,3 +161,52 @@ def test_a_worker_failure_at_collection_names_the_module() -> None:
     run = TestRun(**{**run.__dict__, "collect_errors": {F: "E   anything"}})
     problems, _ = judge_outcomes(run, SETTINGS)
     assert f"property module not importable: {F}: the worker for {F} crashed (exit 0)" in problems
+
+
+# --- the sandbox's own failure apart from the program's (real bwrap) -------------------
+
+
+def _boxed_worker(tmp_path: Path, readonly: tuple[str, ...]) -> standin.Worker:
+    tree, home = tmp_path / "tree", tmp_path / "home"
+    (tree / "mylib").mkdir(parents=True)
+    (tree / "mylib" / "__init__.py").write_text("import os\n\nos._exit(3)\n")
+    home.mkdir()
+    spec = protocol.WorkerSpec(
+        sys.executable,
+        str(tree),
+        str(home),
+        ("mylib",),
+        pythonpath=(".",),
+        box=protocol.BoxSpec(str(tree), str(home), readonly),
+        call_timeout_s=120,
+    )
+    return standin.Worker(spec, F, [])
+
+
+def _close(worker: standin.Worker) -> None:
+    assert worker.proc is not None and worker.proc.stderr is not None
+    stderr = worker.proc.stderr
+    worker.close()
+    stderr.close()  # the judge's process would close it at its end
+
+
+needs_bwrap = pytest.mark.skipif(sandbox.probe() is not None, reason="no sandbox starts here")
+
+
+@needs_bwrap
+def test_a_box_that_cannot_start_is_the_sandboxs_failure(tmp_path: Path) -> None:
+    worker = _boxed_worker(tmp_path, (str(tmp_path / "missing"),))
+    with pytest.raises(standin.WorkerFailure) as failed:
+        worker.request(protocol.IMPORT, "mylib")
+    _close(worker)
+    assert failed.value.incident == Incident(Cause.SANDBOX, F, "bwrap exited 1")
+
+
+@needs_bwrap
+def test_a_program_that_exits_in_the_box_is_the_programs_failure(tmp_path: Path) -> None:
+    # Honest look-alike: the same box starts; the code exits 3 as it imports.
+    worker = _boxed_worker(tmp_path, ())
+    with pytest.raises(standin.WorkerFailure) as failed:
+        worker.request(protocol.IMPORT, "mylib")
+    _close(worker)
+    assert failed.value.incident == Incident(Cause.CRASHED, F, "exit 3")

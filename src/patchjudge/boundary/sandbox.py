@@ -70,6 +70,9 @@ class Box:
     keep_fds: tuple[int, ...] = ()
     # Further read-write binds: the run's own scratch files (its JUnit XML).
     writable: tuple[Path, ...] = ()
+    # bwrap's --json-status-fd (in keep_fds): its "exit-code" line says the program ran, so
+    # a box that failed to start is told from a program that failed (isolate's XX vs RE).
+    status_fd: int | None = None
 
 
 # tree, home -> the box for a process that runs the patch's code there (None: unboxed).
@@ -113,6 +116,8 @@ def bwrap_argv(
     if seccomp_fd is not None:  # the filter bwrap reads from it before the exec
         out += ["--seccomp", str(seccomp_fd)]
     out += ["--hostname", host.hostname]
+    if box.status_fd is not None:
+        out += ["--json-status-fd", str(box.status_fd)]
     out += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
     for target, link in host.symlinks:
         out += ["--symlink", target, str(link)]

@@ -101,6 +101,7 @@ class Worker:
         self.spec, self.label, self.incidents = spec, label, incidents
         self.proc: subprocess.Popen[bytes] | None = None
         self.fd_in = self.fd_out = -1
+        self.status_fd = -1  # bwrap's status pipe, read end (-1: unboxed)
         self.buffer = bytearray()
         self.failure: protocol.Incident | None = None
         self.frames: list[_Frame] = []
@@ -157,12 +158,15 @@ class Worker:
             loader += STDIN_START.encode()
             program = b"%08d" % len(loader) + loader + program
         box = None
+        status_w = -1
         if self.spec.box is not None:
+            self.status_fd, status_w = os.pipe()
             box = sandbox.Box(
                 tree=Path(self.spec.box.tree),
                 home=Path(self.spec.box.home),
                 readonly=tuple(Path(p) for p in self.spec.box.readonly),
-                keep_fds=keep,
+                keep_fds=(*keep, status_w),
+                status_fd=status_w,
             )
         env = {k: os.environ[k] for k in protocol.WORKER_PASSED_ENV if k in os.environ}
         env.update(
@@ -191,6 +195,9 @@ class Worker:
         threading.Thread(target=_write_all, args=(boot_w, program), daemon=True).start()
         os.close(to_worker_r)
         os.close(from_worker_w)
+        if status_w >= 0:
+            os.close(status_w)
+            os.set_blocking(self.status_fd, False)
         self.fd_out, self.fd_in = to_worker_w, from_worker_r
 
     def close(self) -> None:
@@ -204,8 +211,9 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        for fd in (self.fd_in, self.fd_out):
+        for fd in (self.fd_in, self.fd_out, *((self.status_fd,) if self.status_fd >= 0 else ())):
             os.close(fd)
+        self.status_fd = -1
         self.proc = None
 
     def fail(self, cause: Cause, detail: str) -> WorkerFailure:
@@ -582,6 +590,16 @@ class Worker:
         self.fetched[ident] = collections.deque(items)
         return self.next_item(handle, ident)
 
+    def _program_ran(self) -> bool:
+        """Unboxed, or bwrap said the program it started exited (its status "exit-code")."""
+        if self.status_fd < 0:
+            return True
+        said = b""
+        with contextlib.suppress(OSError):  # BlockingIOError: nothing more was written
+            while chunk := os.read(self.status_fd, 1 << 16):
+                said += chunk
+        return b'"exit-code"' in said
+
     # --- frames ---
     def _send(self, payload: bytes) -> None:
         data = wire.frame(payload)
@@ -589,6 +607,12 @@ class Worker:
             while data:
                 data = data[os.write(self.fd_out, data) :]
         except OSError as exc:
+            if self.status_fd >= 0 and self.proc is not None:
+                # The box may have failed before the worker read a byte: bwrap says which.
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(timeout=5)
+                if self.proc.returncode is not None and not self._program_ran():
+                    raise self.fail(Cause.SANDBOX, f"bwrap exited {self.proc.returncode}") from None
             raise self.fail(Cause.GONE, str(exc.strerror)) from None
 
     def _receive(self) -> Any:
@@ -608,6 +632,8 @@ class Worker:
             if not chunk:
                 assert self.proc is not None
                 code = self.proc.wait()
+                if not self._program_ran():
+                    raise self.fail(Cause.SANDBOX, f"bwrap exited {code}")
                 raise self.fail(Cause.CRASHED, f"exit {code}")
             self.buffer += chunk
 
