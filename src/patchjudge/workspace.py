@@ -54,9 +54,9 @@ class Run:
     # The --receipt bytes, read when the run opens: before any lane runs code
     # under test that could rewrite the file (issue 4).
     receipt: bytes | None = None
-    # "sandbox" or "process": how code from the patch runs in this gate run
-    # (SPEC: The boundary). Decided once, when the run opens (issue 10).
-    isolation: str = "process"
+    # How code from the patch runs in this gate run (SPEC: The boundary). Decided once,
+    # when the run opens (issue 10); required: a Run without one is an error, never "process".
+    isolation: sandbox.Isolation = field(kw_only=True)
     # Why `auto` ran the patch's code unboxed (the failed probe's reason); None
     # when it did not fall back. Every lane report carries it (issue 19).
     isolation_fallback: str | None = None

@@ -9,6 +9,7 @@ places that look at this machine.
 from __future__ import annotations
 
 import contextlib
+import enum
 import errno
 import functools
 import os
@@ -27,6 +28,19 @@ from patchjudge.boundary import seccomp
 from patchjudge.errors import PatchjudgeError
 
 ISOLATIONS = ("process", "auto", "sandbox")  # loosest first: the CLI may only move right
+
+
+class Isolation(enum.StrEnum):
+    """How a run boxes the patch's code, as decide() resolved it once for the run (issue 17).
+
+    A str, so reports keep "sandbox" / "process"; required wherever it is
+    passed, never defaulted: a missing value is an error, not `process`.
+    """
+
+    SANDBOX = "sandbox"
+    PROCESS = "process"
+
+
 HOW_TO_GET = (
     "install bubblewrap (apt-get install bubblewrap) or enable unprivileged user namespaces "
     "(Ubuntu 24.04: sysctl kernel.apparmor_restrict_unprivileged_userns=0)"
@@ -79,11 +93,12 @@ class Box:
 Boxer = Callable[[Path, Path], "Box | None"]
 
 
-def boxer(isolation: str) -> Boxer:
-    """The Boxer of a run whose isolation is `isolation` ("sandbox" | "process")."""
+def boxer(isolation: Isolation) -> Boxer:
+    """The Boxer of a run whose isolation is `isolation`; any other value is an error."""
+    boxed = Isolation(isolation) is Isolation.SANDBOX  # ValueError, never a fallback
 
     def box(tree: Path, home: Path) -> Box | None:
-        return Box(tree=tree, home=home) if isolation == "sandbox" else None
+        return Box(tree=tree, home=home) if boxed else None
 
     return box
 
@@ -334,7 +349,7 @@ def check_isolation(value: str, key: str, file: str | None = None) -> str:
     return value
 
 
-def choose(ledger_value: str, cli_value: str | None, probe_reason: str | None) -> str:
+def choose(ledger_value: str, cli_value: str | None, probe_reason: str | None) -> Isolation:
     """Pure: "sandbox" or "process", from the ledger, --isolation and what probe() said.
 
     --isolation may tighten the ledger (process < auto < sandbox), never
@@ -353,11 +368,11 @@ def choose(ledger_value: str, cli_value: str | None, probe_reason: str | None) -
             )
         wanted = cli_value
     if wanted == "process":
-        return "process"
+        return Isolation.PROCESS
     if probe_reason is None:
-        return "sandbox"
+        return Isolation.SANDBOX
     if wanted == "auto":
-        return "process"
+        return Isolation.PROCESS
     asked = "[gate] isolation" if ledger_value == "sandbox" else "--isolation"
     raise PatchjudgeError(f"isolation 'sandbox' but {probe_reason}", key=asked, fix=HOW_TO_GET)
 
@@ -374,10 +389,10 @@ def from_head(ledger_value: str) -> str:
 
 
 @dataclass(frozen=True)
-class Isolation:
+class Decision:
     """How one run boxes the patch's code, and why it is weaker than asked, when it is."""
 
-    value: str  # "sandbox" | "process"
+    value: Isolation
     fallback: str | None = None  # "auto" found no sandbox: the probe's reason
 
 
@@ -389,7 +404,7 @@ def fallback_line(reason: str) -> str:
     )
 
 
-def decide(ledger_value: str, cli_value: str | None, err: TextIO | None = None) -> Isolation:
+def decide(ledger_value: str, cli_value: str | None, err: TextIO | None = None) -> Decision:
     """choose() with a probe only when the answer can depend on it.
 
     A fallback is never silent: it is printed on `err` (default: the
@@ -402,9 +417,9 @@ def decide(ledger_value: str, cli_value: str | None, err: TextIO | None = None) 
     fallback = reason if value == "process" and wanted == "auto" else None
     if fallback is not None:
         print(fallback_line(fallback), file=err or sys.stderr, flush=True)
-    return Isolation(value, fallback)
+    return Decision(value, fallback)
 
 
-def resolve(ledger_value: str, cli_value: str | None) -> str:
+def resolve(ledger_value: str, cli_value: str | None) -> Isolation:
     """decide()'s value: "sandbox" or "process" (a fallback is printed on stderr)."""
     return decide(ledger_value, cli_value).value

@@ -283,7 +283,7 @@ def collect_evidence(
     workers: str | int,
     environ: Mapping[str, str] = os.environ,
     progress: Progress | None = None,
-    isolation: str = "process",
+    isolation: sandbox.Isolation,  # required: no default that falls open to "process"
     cache_dir: Path | None = None,
 ) -> Evidence:
     """Run the visible suite of `head` `count` times in a scratch copy and count."""
