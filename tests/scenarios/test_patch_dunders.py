@@ -97,7 +97,8 @@ import gc as _gc
 
 for _table in _gc.get_objects():
     if type(_table) is dict and "typename" in _table and "signature" in _table:
-        _table["signature"].__globals__["DUNDER_OPS"] = frozenset()
+        # The worker's set of recorded operators is its protocol module's (issue 17).
+        _table["signature"].__globals__["protocol"].DUNDER_OPS = frozenset()
         _table["typename"] = lambda obj: "builtins.function"
 """
 

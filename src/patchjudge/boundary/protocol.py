@@ -96,9 +96,12 @@ def check(message: Any, end: str) -> str:
 
 IMPORT, GETATTR, SETATTR, DELATTR = "import", "getattr", "setattr", "delattr"
 CALL, OP, BATCH = "call", "op", "batch"
+# `obj.name(*args, **kwargs)` in one round trip, where getattr + call were two (issue 20):
+# (target, name, args, kwargs); the worker reads the attribute, then calls what it read.
+CALL_METHOD = "callmethod"
 CONTEXT, EXECUTED, DUNDERS = "context", "executed", "dunders"
 REQUESTS = frozenset(
-    {IMPORT, GETATTR, SETATTR, DELATTR, CALL, OP, BATCH, CONTEXT, EXECUTED, DUNDERS}
+    {IMPORT, GETATTR, SETATTR, DELATTR, CALL, CALL_METHOD, OP, BATCH, CONTEXT, EXECUTED, DUNDERS}
 )
 
 _ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift",

@@ -19,6 +19,7 @@ import atexit
 import builtins
 import collections
 import contextlib
+import dis
 import functools
 import importlib.abc
 import importlib.machinery
@@ -240,7 +241,13 @@ class Worker:
                 self.request(protocol.CONTEXT, self.context)
         if op == protocol.OP and args[0] in DUNDER_OPS and _state is not None:
             self._note_operation(str(args[0]), (args[1], *args[2]))
-        call = args if op == protocol.CALL else None
+        call = (
+            args
+            if op == protocol.CALL
+            else (args[0], *args[2:])
+            if op == protocol.CALL_METHOD
+            else None
+        )
         frame = _Frame(self.next_id, call=call, items=into)
         self.next_id += 1
         self.frames.append(frame)
@@ -1058,6 +1065,8 @@ class Handle:
             return object.__getattribute__(self, name)
         if name in _LOCAL:
             return object.__getattribute__(self, "_pj_local")(name)
+        if method_call(sys._getframe(1), name):
+            return _Method(self, name)
         return object.__getattribute__(self, "_pj_request")("getattr", self, name)
 
     def _pj_local(self, name: str) -> Any:
@@ -1198,6 +1207,58 @@ for _name in (
     setattr(Handle, f"__{_name}__", _op(_fn))
     setattr(Handle, f"__r{_name}__", _op("r" + _name))
     setattr(Handle, f"__i{_name}__", _op("i" + _name))
+
+
+# --- method calls in one round trip (issue 20) ----------------------------------
+
+# What may stand between `obj.name` and its call without running any code: the reads of
+# locals and constants that make the arguments.
+_PLAIN_LOADS = frozenset({"LOAD_FAST", "LOAD_CONST", "LOAD_DEREF", "LOAD_CLOSURE", "KW_NAMES",
+                          "CACHE", "EXTENDED_ARG", "NOP"})  # fmt: skip
+_method_calls: dict[types.CodeType, dict[int, str]] = {}
+
+
+def method_calls(code: types.CodeType) -> dict[int, str]:
+    """Pure: offset -> name of each `obj.name(...)` in `code` called before any code runs.
+
+    A LOAD_METHOD whose value only plain loads follow up to its PRECALL/CALL:
+    nothing can see the attribute apart from the call, nor run between the
+    two, so reading it in the worker as part of the call is the same program.
+    """
+    found: dict[int, str] = {}
+    instructions = list(dis.get_instructions(code))
+    for i, ins in enumerate(instructions):
+        if ins.opname != "LOAD_METHOD":
+            continue
+        for later in instructions[i + 1 :]:
+            if later.opname in ("PRECALL", "CALL"):
+                found[ins.offset] = str(ins.argval)
+                break
+            if later.opname not in _PLAIN_LOADS:
+                break
+    return found
+
+
+def method_call(frame: types.FrameType, name: str) -> bool:
+    """Whether `frame` is reading `name` to call it at once (its LOAD_METHOD, above)."""
+    code = frame.f_code
+    calls = _method_calls.get(code)
+    if calls is None:
+        calls = _method_calls[code] = method_calls(code)
+    return calls.get(frame.f_lasti) == name
+
+
+class _Method:
+    """`handle.name` about to be called: the call asks the worker for both at once."""
+
+    __slots__ = ("handle", "name")
+
+    def __init__(self, handle: Handle, name: str) -> None:
+        self.handle, self.name = handle, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        worker = object.__getattribute__(self.handle, "_pj_worker")
+        return worker.request(protocol.CALL_METHOD, self.handle, self.name, args, kwargs)
 
 
 # --- views ----------------------------------------------------------------------

@@ -447,8 +447,12 @@ class Connection:
             self.answer_batch(ident, *args)
             return
         try:
-            if op == protocol.CALL:
-                target, call_args, call_kwargs = args
+            if op in (protocol.CALL, protocol.CALL_METHOD):
+                if op == protocol.CALL:
+                    target, call_args, call_kwargs = args
+                else:  # the attribute as getattr reads it, then the call, as the two requests
+                    obj, name, call_args, call_kwargs = args
+                    target = getattr(obj, name)
                 result = target(*call_args, **call_kwargs)
                 mutated = _containers(call_args, call_kwargs)
                 result = _as_argument(result, call_args, call_kwargs)
