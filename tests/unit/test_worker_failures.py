@@ -210,3 +210,11 @@ def test_a_program_that_exits_in_the_box_is_the_programs_failure(tmp_path: Path)
         worker.request(protocol.IMPORT, "mylib")
     _close(worker)
     assert failed.value.incident == Incident(Cause.CRASHED, F, "exit 3")
+
+
+@pytest.mark.parametrize(("status_fd", "flags"), [(7, ["--json-status-fd", "7"]), (None, [])])
+def test_bwrap_reports_its_status_only_where_asked(status_fd: int | None, flags: list[str]) -> None:
+    box = sandbox.Box(Path("/t/tree"), Path("/t/home"), status_fd=status_fd)
+    argv = sandbox.bwrap_argv(box, ["python"], sandbox.Host("bwrap", ()))
+    found = [argv[i : i + 2] for i, a in enumerate(argv) if a == "--json-status-fd"]
+    assert [f for pair in found for f in pair] == flags
