@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from patchjudge import charmap, failure, git, parsed, review, review_run, testrun
+from patchjudge import charmap, failure, git, parsed, review, review_run, seed, testrun
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes import not_forced, report
 from patchjudge.paths import under
@@ -343,6 +343,8 @@ def _out_of_process(
         # A slow first call (a library's import) is bounded by the lane, not a fixed 10 s.
         "call_timeout_s": settings.call_timeout_s or settings.timeout_s,
         "shape": shape,
+        # Not the judge's 0 (its node ids need that): a seed-0 hash is a tell (issue 18).
+        "hash_seed": str(seed.hash_seed(settings.seed)),
         "box": None
         if box is None
         else {
