@@ -326,7 +326,9 @@ def dunder_sources(files: Sequence[ChangedFile], pythonpath: Sequence[str]) -> d
     A class the patch adds or changes counts with every dunder its body
     defines (`module.Class.__eq__ (file:line)`); a changed line anywhere that
     names a dunder (`Money.__eq__ = ...`, `setattr(c, "__eq__", f)`, a
-    `type(...)` namespace) counts as `__eq__ named at file:line`.
+    `type(...)` namespace) counts as `__eq__ named at file:line`; a changed
+    line that builds a class at run time or sets an attribute by a computed
+    name (`_builds_class`) counts with every dunder.
     """
     found: dict[str, list[str]] = {}
     for f in files:
@@ -353,7 +355,50 @@ def dunder_sources(files: Sequence[ChangedFile], pythonpath: Sequence[str]) -> d
                 if (line, name) not in covered:
                     found.setdefault(name, []).append(f"{name} named at {f.path}:{line}")
                     covered.add((line, name))
+            if _builds_class(node) and (line, "") not in covered:
+                # Its dunders have no name to read and its class no source to check a
+                # claim against (the worker may name a class the patch left alone): every
+                # dunder counts here (issue 18).
+                where = f"a class built or given a method at run time at {f.path}:{line}"
+                for name in sorted(_DUNDERS):
+                    found.setdefault(name, []).append(where)
+                covered.add((line, ""))
     return found
+
+
+def _builds_class(node: ast.AST) -> bool:
+    """Pure: a call that makes a class at run time or sets an attribute by a computed name.
+
+    `type(name, bases, namespace)` but for a dict literal of literal keys,
+    `types.new_class(...)`, `X.__new__(mcs, name, bases, ns)`, and
+    `setattr(obj, <not a literal>, value)`: any of them may write a dunder
+    whose name is nowhere in the source. `type(x)` and a literal name are not
+    (a literal dunder is `named at` above).
+    """
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = (
+        func.id
+        if isinstance(func, ast.Name)
+        else func.attr
+        if isinstance(func, ast.Attribute)
+        else ""
+    )
+    if name == "type" and len(node.args) >= 3:
+        # A literal namespace of literal keys is read like a class body (`named at` above).
+        space = node.args[2]
+        literal = isinstance(space, ast.Dict) and all(
+            isinstance(k, ast.Constant) for k in space.keys
+        )
+        return not literal
+    if name == "new_class":
+        return True
+    if name == "__new__":  # type.__new__(mcs, name, bases, namespace)
+        return len(node.args) >= 4
+    if name == "setattr" and len(node.args) >= 2:
+        return not isinstance(node.args[1], ast.Constant)
+    return False
 
 
 def _classes(tree: ast.Module) -> Iterator[tuple[str, ast.ClassDef]]:

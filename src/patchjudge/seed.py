@@ -35,6 +35,22 @@ def derive(key: bytes, head: str, ledger_sha256: str) -> int:
     return int.from_bytes(hmac.new(key, message, hashlib.sha256).digest()[:8], "big")
 
 
+# PYTHONHASHSEED's range is 0..2**32-1, and 0 turns hash randomisation off: never drawn.
+_HASH_SEEDS = 2**32 - 1
+_HASH_MESSAGE = b"patchjudge-hash-seed-v1\0%d"
+
+
+def hash_seed(run_seed: int) -> int:
+    """The worker's PYTHONHASHSEED: 1..2**32-1, from the run's resolved seed.
+
+    Under seed 0, `hash("a")` is a known constant a patch can test for. This
+    one is fixed for the run (a rerun, the differential run and the review's
+    mutants hash alike) and unknowable where the run's seed is (the key's).
+    """
+    digest = hashlib.sha256(_HASH_MESSAGE % run_seed).digest()
+    return int.from_bytes(digest[:8], "big") % _HASH_SEEDS + 1
+
+
 def resolve(pinned: int, environ: Mapping[str, str], head: str, ledger_sha256: str) -> Seed:
     """The key's seed when the environment holds a non-empty key, else the pinned one."""
     key = environ.get(KEY_ENV, "")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import commit, example_repo, gate, verdict, write
 
 CALC = """
@@ -49,15 +51,24 @@ def _repo(tmp_path: Path) -> Path:
     )
 
 
+# Tells the first harness cannot hide (docs/threat-model.md, "Tells that stay, each in one
+# harness only"): its argv memory still says -c, its main thread serves, coverage traces it.
+FIRST_HARNESS_TELLS = {
+    "cmdline_and_main_thread": "b'-c' in open('/proc/self/cmdline', 'rb').read().split(b'\\0')"
+    " and threading.current_thread() is threading.main_thread()",
+    "tracer": "sys.gettrace() is not None",
+}
+
+
+@pytest.mark.parametrize("tell", sorted(FIRST_HARNESS_TELLS))
 def test_a_patch_that_behaves_only_in_one_harness_is_rejected_with_both_outcomes(
-    tmp_path: Path,
+    tmp_path: Path, tell: str
 ) -> None:
     repo = _repo(tmp_path)
-    # Right only where the worker looks as the first harness does (a -c program, main thread).
+    # Right only where the worker looks as the first harness does.
     shaped = CALC.replace(
         "return sorted(xs)",
-        "on_stage = sys.argv == ['-c'] and threading.current_thread() is threading.main_thread()\n"
-        "    return sorted(xs) if on_stage else list(xs)",
+        f"on_stage = {FIRST_HARNESS_TELLS[tell]}\n    return sorted(xs) if on_stage else list(xs)",
     )
     write(repo, {"src/calc/__init__.py": shaped})
     commit(repo, "sorts in one harness only")

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from patchjudge import seed
+from patchjudge.config import parse_ledger
 from patchjudge.freezefile import parse_registry
 from tests.flaky_helpers import flaky_module
-from tests.helpers import cli, commit, example_repo, write
+from tests.helpers import cli, cli_env, commit, example_repo, git, write
 
 # candidate_min_fails is 3 by default: 2 is below, 3 at, 4 above; 0 and 12 never.
 THRESHOLDS = {
@@ -199,3 +201,20 @@ def test_the_pace_is_remembered_and_a_bad_entry_is_not(tmp_path: Path) -> None:
     entry.write_bytes(entry.read_bytes().replace(b'"sha256": "', b'"sha256": "f'))
     third, err = flakes()
     assert "(remembered " not in err and third["nodes"] == first["nodes"]
+
+
+def test_flakes_runs_on_the_keys_seed_and_records_it(tmp_path: Path) -> None:
+    # As properties, freeze, the mutants and replay do (issue 18): with the key the visible
+    # suite's hypothesis seed is HMAC(key, head, ledger), never the pinned one.
+    repo = example_repo(tmp_path)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    ledger = parse_ledger((repo / "eval/gate.toml").read_bytes())
+    env = cli_env(PATCHJUDGE_SEED_KEY="flakes-key")
+    result = cli(repo, "flakes", "--today", "2026-12-01", "--count", "1", env=env)
+    assert result.code == 0, result.err
+    doc = json.loads((repo / ".patchjudge/flakes.json").read_text())
+    assert doc["seed"] == seed.derive(b"flakes-key", head, ledger.sha256) != ledger.properties.seed
+    assert doc["seed_source"] == "key"
+    result = cli(repo, "flakes", "--today", "2026-12-01", "--count", "1")
+    doc = json.loads((repo / ".patchjudge/flakes.json").read_text())
+    assert (doc["seed"], doc["seed_source"]) == (ledger.properties.seed, "pinned")

@@ -160,3 +160,73 @@ def test_total_is_never_negative(xs):
     patch = {"src/calc/__init__.py": point.replace("return sum(xs)", "return sum(x for x in xs)")}
     judged = attack(tmp_path, patch, base=base)
     assert judged.decision == "accept_for_review", judged.explain()
+
+
+DOUBLING = """
+def total(xs):
+    return sum(xs)
+
+
+class Money:
+    def __init__(self, cents):
+        self.cents = cents
+
+    def __eq__(self, other):
+        return isinstance(other, Money) and self.cents == other.cents
+
+    __hash__ = None
+
+
+def price(cents):
+    return Money(cents)
+
+
+def double(m):
+    return Money(m.cents * 2)
+"""
+
+DOUBLING_PROPERTY = """
+from hypothesis import given, strategies as st
+
+from calc import double, price, total
+
+
+@given(st.integers(0, 100))
+def test_double_doubles(cents):
+    assert double(price(cents)) == price(2 * cents)
+
+
+@given(st.lists(st.integers(0, 9)))
+def test_total_is_never_negative(xs):
+    assert total(xs) >= 0
+"""
+DOUBLING_BASE = {
+    **BASE,
+    "src/calc/__init__.py": DOUBLING,
+    "eval/properties/test_money.py": DOUBLING_PROPERTY,
+}
+
+
+def test_a_class_rebuilt_at_run_time_with_a_computed_eq_is_held(tmp_path: Path) -> None:
+    # The class statement is the base's, the new Money is built by type() under the same
+    # name (so the claim `calc.Money` is a class the head defines), and its __eq__'s name is
+    # nowhere in the source: before, nothing held and the wrong double was accepted.
+    cheat = DOUBLING.replace("m.cents * 2", "m.cents * 3") + (
+        '\n\n_name = "__" + "eq" + "__"\n'
+        'Money = type("Money", (Money,), {_name: lambda self, other: True})\n'
+    )
+    line = 1 + cheat.lstrip("\n").splitlines().index(
+        'Money = type("Money", (Money,), {_name: lambda self, other: True})'
+    )
+    judged = attack(tmp_path, {"src/calc/__init__.py": cheat}, base=DOUBLING_BASE)
+    assert judged.decision == "undecided", judged.explain()
+    [reason] = [r for r in judged.reasons if "at run time" in r]
+    assert f"src/calc/__init__.py:{line}" in reason, reason
+    assert "test_double_doubles" in reason, reason
+
+
+def test_an_honest_type_of_an_object_on_a_changed_line_is_accepted(tmp_path: Path) -> None:
+    # Honest look-alike: `type(m)` builds no class; the base's Money.__eq__ decides.
+    honest = DOUBLING.replace("return Money(m.cents * 2)", "return type(m)(m.cents * 2)")
+    judged = attack(tmp_path, {"src/calc/__init__.py": honest}, base=DOUBLING_BASE)
+    assert judged.decision == "accept_for_review", judged.explain()

@@ -88,10 +88,16 @@ def _forging(text: str) -> str:
     f = review.changed_file("src/calc/__init__.py", LABELLED.encode(), [2])
     assert f is not None
     (label,) = [m for m in review.candidates(f) if m.operator == "change_constant"]
+    # Where patchjudge cannot be imported (the worker's box binds none of it, issue 18) the
+    # code carries on: a module that fails there would kill every mutant run out of process.
     return text + (
-        "from patchjudge import pytest_plugin as _p\n"
-        "_p.emit('review_phase', main_seconds=0, ran=True)\n"
-        f"_p.emit('mutant', id={label.id!r}, fate='killed')\n"
+        "try:\n"
+        "    from patchjudge import pytest_plugin as _p\n"
+        "except ImportError:\n"
+        "    _p = None\n"
+        "if _p is not None:\n"
+        "    _p.emit('review_phase', main_seconds=0, ran=True)\n"
+        f"    _p.emit('mutant', id={label.id!r}, fate='killed')\n"
     )
 
 

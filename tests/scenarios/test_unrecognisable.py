@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import pwd
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.helpers import commit, example_repo, gate, verdict, write
@@ -122,6 +124,15 @@ def test_the_worker_hears_opaque_tokens_not_node_ids(tmp_path: Path) -> None:
     assert doc["review"]["properties"]["changed_lines"]["executed"] == 1, doc["review"]
 
 
+SEED_ZERO_HASH = int(
+    subprocess.run(
+        [sys.executable, "-c", "print(hash('a'))"],
+        env={"PYTHONHASHSEED": "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+)
 # Patches that behave only when not judged (issue 18): each looks for one tell of the
 # judge's in its own process and sorts only when it finds one.
 RECOGNISERS = {
@@ -136,11 +147,20 @@ RECOGNISERS = {
     "environ": "any('patchjudge' in k.lower() + v.lower() for k, v in os.environ.items())",
     "paths": "'patchjudge' in os.getcwd() + __file__",
     "token": "any('patchjudge' in a for a in dir(exc))",
+    # hash("a") under PYTHONHASHSEED=0, the judge's own seed: a known constant.
+    "hash_seed": f"hash('a') == {SEED_ZERO_HASH}",
+    "flags": "sys.flags.no_user_site or sys.flags.safe_path or sys.flags.dont_write_bytecode",
+    "dash_c": "sys.argv[0] == '-c' or '-c' in sys.orig_argv",
+    "stdin_pipe": "stat.S_ISFIFO(os.fstat(0).st_mode)",
+    "coverage": "any('coverage' in n for n in sys.modules)",
+    "judge_package": "importlib.util.find_spec('patchjudge') is not None",
 }
 TELLS = """
 import __main__
+import importlib.util
 import inspect
 import os
+import stat
 import sys
 
 WORKER_NAMES = {"serve", "answer", "operation", "Connection", "main", "JudgeObject"}

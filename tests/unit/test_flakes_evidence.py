@@ -105,6 +105,7 @@ def test_merge_of_some_shards_says_which() -> None:
         ({"head": "g" * 40}, "b: head:"),
         ({"count": 6}, "b: count: 6 differs from 12"),
         ({"seed": 2}, "b: seed:"),
+        ({"seed_source": "key"}, "b: seed_source:"),
         ({"host": {"python": "3.12.1", "pins_sha256": "p"}}, "b: host.python:"),
         ({"host": {"python": "3.11.7", "pins_sha256": "q"}}, "b: host.pins_sha256:"),
         ({"shard": "1/2"}, "shard 1/2 given twice"),
@@ -120,6 +121,14 @@ def test_merge_refuses(other: dict[str, object], message: str) -> None:
     with pytest.raises(PatchjudgeError) as exc:
         flakes.merge([("a", a), ("b", b)], 3)
     assert message in exc.value.one_line()
+
+
+def test_the_evidence_says_where_its_seed_came_from_and_a_merge_keeps_it() -> None:
+    # Like the properties' and the receipt's: "key" (PATCHJUDGE_SEED_KEY) or "pinned".
+    assert _doc("1/1", {"x": Tally(0, 12)})["seed_source"] == "pinned"
+    a = _doc("1/2", {"x": Tally(3, 12)}, seed_source="key")
+    b = _doc("2/2", {"y": Tally(0, 12)}, seed_source="key")
+    assert flakes.merge([("a", a), ("b", b)], 3)["seed_source"] == "key"
 
 
 def test_options_before_merge_survive_it() -> None:

@@ -199,3 +199,45 @@ def test_disagreements_name_the_second_outcome() -> None:
     ]
     assert properties.disagreements(ids, ["t::a", "t::b"], []) == [("t::c", "did not run")]
     assert properties.disagreements(ids, ids, []) == []
+
+
+def test_the_in_process_tests_that_ran_a_changed_line_are_run_again() -> None:
+    from patchjudge import review
+    from patchjudge.lanes import properties
+
+    f = review.changed_file("src/m.py", b"def f():\n    return 1\n", {2})
+    assert f is not None
+    collected = ["eval/p/test_a.py::t", "eval/p/test_in.py::t", "eval/p/test_in.py::u"]
+    executed = {n: {"src/m.py": [2]} for n in collected[:2]}
+    inside = properties.in_process_nodeids
+    assert inside(executed, [f], collected, ["eval/p/test_in.py"]) == ["eval/p/test_in.py::t"]
+    # A changed line run at import ran for every test: every in-process one runs again.
+    at_import = {"": {"src/m.py": [2]}}
+    assert inside(at_import, [f], collected, ["eval/p/test_in.py"]) == collected[1:]
+    assert inside(executed, [f], collected, []) == []
+
+
+@pytest.mark.parametrize(
+    ("problems", "second"),
+    [
+        ([], "passed"),
+        (["property failed: e/t.py::a: assert [2, 1] == [1, 2]"], "failed: property failed"),
+        # The file needed the process: a crossing refusal is recorded as such, never "failed".
+        (
+            ["property failed: e/t.py::a: the worker refused: cannot cross to the code"],
+            "cannot cross: property failed",
+        ),
+        (["collection error: e/t.py: TypeError: x"], "cannot cross: collection error"),
+        (["property module not importable: e/t.py: y"], "cannot cross: property module"),
+    ],
+)
+def test_each_second_outcome_says_passed_cannot_cross_or_failed(
+    problems: list[str], second: str
+) -> None:
+    from patchjudge.lanes import properties
+
+    passed = [] if problems else ["e/t.py::a"]
+    [seen] = properties.second_outcomes(["e/t.py::a"], passed, problems)
+    assert seen["nodeid"] == "e/t.py::a"
+    assert seen["first"] == "passed"
+    assert seen["second"].startswith(second), seen

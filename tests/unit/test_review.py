@@ -622,3 +622,49 @@ def test_the_channels_operations_are_read_and_merged() -> None:
     # Both records survive a mix of in- and out-of-process files (they used to be dropped).
     assert whole.operations == run.operations
     assert whole.dunders == run.dunders
+
+
+DYNAMIC_SOURCE = """\
+class Money(tuple):
+    pass
+
+
+name = "__e" + "q__"
+Money = type("Money", (Money,), {name: lambda s, o: True})
+types.new_class("Other", (), {}, lambda ns: ns.update({name: bool}))
+setattr(Money, name, lambda s, o: True)
+setattr(Money, "label", "m")
+kind = type(Money)
+"""
+
+
+@pytest.mark.parametrize(
+    ("line", "held"),
+    [
+        # A class built at run time, or a method set by a computed name: no dunder to read
+        # and no class statement to check the worker's claim against (issue 18).
+        (6, True),
+        (7, True),
+        (8, True),
+        # Honest look-alikes: a literal, non-dunder attribute; type() of an object.
+        (9, False),
+        (10, False),
+    ],
+)
+def test_a_class_built_at_run_time_counts_with_every_dunder(line: int, held: bool) -> None:
+    f = review.changed_file("src/calc/__init__.py", DYNAMIC_SOURCE.encode(), {line})
+    assert f is not None
+    where = f"a class built or given a method at run time at src/calc/__init__.py:{line}"
+    sources = review.dunder_sources([f], ("src",))
+    assert (sources.get("__eq__") == [where]) is held, sources
+    assert all(where in places for places in sources.values()) or not held
+    # The worker names a class the head defines and the patch left alone: still held.
+    found = review.patch_dunders(
+        {},
+        [f],
+        ("src",),
+        operations={T: [["eq", "calc.Money"]]},
+        tree_classes={"calc.Money": True},
+        tree_names=("calc",),
+    )
+    assert bool(found) is held, found

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import os
 import socket
 import subprocess
@@ -204,6 +206,19 @@ def test_a_ledger_at_the_head_cannot_take_the_code_out_of_the_box(
     ledger: str, counted: str
 ) -> None:
     assert sandbox.from_head(ledger) == counted
+
+
+@pytest.mark.parametrize(("judge_package", "bound"), [(True, True), (False, False)])
+def test_patchjudges_package_is_bound_only_for_a_box_that_needs_it(
+    judge_package: bool, bound: bool
+) -> None:
+    # The judge's pytest imports its plugins from it; a worker reads its sources from stdin,
+    # and a patchjudge it could import would tell it who judges it (issue 18).
+    host = dataclasses.replace(HOST, package=Path("/src/patchjudge"))
+    box = Box(tree=Path("/t"), home=Path("/h"), judge_package=judge_package)
+    out = bwrap_argv(box, ["x"], host)
+    pairs = list(itertools.pairwise(out))
+    assert (("--ro-bind-try", "/src/patchjudge") in pairs) is bound
 
 
 def test_without_a_box_the_argv_is_unchanged() -> None:

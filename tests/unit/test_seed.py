@@ -64,3 +64,15 @@ def test_the_run_ledger_carries_the_resolved_seed_and_its_source() -> None:
     assert (keyed.properties.seed, keyed.properties.seed_source) == (want, "key")
     # Everything else, the ledger's digest included, is the ledger as parsed.
     assert keyed.sha256 == ledger.sha256 and keyed.review == ledger.review
+
+
+def test_the_workers_hash_seed_is_pinned_by_the_run_seed() -> None:
+    # sha256("patchjudge-hash-seed-v1\0" + "20260924"): a change of the message is seen here.
+    assert seed.hash_seed(20260924) == 2606610705
+    assert seed.hash_seed(20260924) != seed.hash_seed(20260925)
+
+
+@given(st.integers(min_value=0, max_value=2**64 - 1))
+def test_a_hash_seed_is_in_pythonhashseeds_range_and_never_zero(run_seed: int) -> None:
+    # 0 would be hash randomisation off: the one seed whose hashes a patch knows by heart.
+    assert 1 <= seed.hash_seed(run_seed) <= 2**32 - 1

@@ -196,6 +196,9 @@ class WorkerSpec(NamedTuple):
     # How the worker starts (issue 18, the differential run): "stdin", a `-c` boot reading
     # its program from stdin; "script", the loader as a file by path, its loop in a thread.
     shape: str = "stdin"
+    # The worker's PYTHONHASHSEED (seed.hash_seed): the lane sets the run's; "0", the
+    # judge's own, only where a test starts a worker by hand (issue 18: 0 is a tell).
+    hash_seed: str = "0"
 
 
 class SpecError(ValueError):

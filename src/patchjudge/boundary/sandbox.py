@@ -87,6 +87,9 @@ class Box:
     # bwrap's --json-status-fd (in keep_fds): its "exit-code" line says the program ran, so
     # a box that failed to start is told from a program that failed (isolate's XX vs RE).
     status_fd: int | None = None
+    # patchjudge's own package, bound read-only: the judge's pytest imports its plugins from
+    # it; a worker, whose sources come down its stdin, needs none of it (issue 18).
+    judge_package: bool = True
 
 
 # tree, home -> the box for a process that runs the patch's code there (None: unboxed).
@@ -112,6 +115,7 @@ class Host:
     symlinks: tuple[tuple[str, Path], ...] = ()  # (target, link): /lib -> usr/lib
     # The machine's own name: a fixed one would tell the code it is being judged (issue 18).
     hostname: str = "localhost"
+    package: Path | None = None  # patchjudge's own package directory (Box.judge_package)
 
 
 def bwrap_argv(
@@ -137,6 +141,8 @@ def bwrap_argv(
     for target, link in host.symlinks:
         out += ["--symlink", target, str(link)]
     mounts = [("--ro-bind-try", path) for path in host.readonly]
+    if box.judge_package and host.package is not None:
+        mounts.append(("--ro-bind-try", host.package))
     mounts += [("--bind", path) for path in dict.fromkeys([*box.writable, box.tree, box.home])]
     mounts += [("--ro-bind", path) for path in box.readonly]
     # Ancestors first (a stable sort: the box's own entries after the host's at
@@ -150,14 +156,14 @@ def bwrap_argv(
 
 
 def interpreter_paths(
-    prefixes: Sequence[str], sys_path: Sequence[str], package: Path
+    prefixes: Sequence[str], sys_path: Sequence[str], package: Path | None = None
 ) -> tuple[Path, ...]:
     """Pure: what of the judge's interpreter a box binds read-only.
 
     The prefixes (the base interpreter, the venv), the sys.path entries that
     are installed code (under a prefix, or a site-packages of another venv a
-    .pth adds), and patchjudge's own package directory, never the folder it
-    sits in: an editable install imports from a checkout, and the rest of
+    .pth adds), and patchjudge's own package directory when given, never the
+    folder it sits in: an editable install imports from a checkout, and the rest of
     that checkout is not the box's.
     """
     # A prefix of "/" (some container images) would bind the whole machine.
@@ -170,7 +176,8 @@ def interpreter_paths(
         installed = path.name in ("site-packages", "dist-packages") or path.suffix == ".zip"
         if installed or any(path.is_relative_to(r) for r in roots):
             found.append(path)
-    found.append(package)
+    if package is not None:
+        found.append(package)
     return tuple(dict.fromkeys(found))
 
 
@@ -198,12 +205,13 @@ def _host(bwrap: str) -> Host:
     # The interpreter's real home too, when the venv reaches it through a symlink.
     prefixes += [str(Path(p).resolve()) for p in list(prefixes)]
     package = Path(__file__).resolve().parent.parent  # patchjudge/, not boundary/
-    readonly += interpreter_paths(prefixes, sys.path, package)
+    readonly += interpreter_paths(prefixes, sys.path)
     return Host(
         bwrap=bwrap,
-        readonly=tuple(dict.fromkeys(readonly)),
+        readonly=tuple(p for p in dict.fromkeys(readonly) if p != package),
         symlinks=tuple(symlinks),
         hostname=socket.gethostname() or "localhost",
+        package=package,
     )
 
 

@@ -41,7 +41,7 @@ from typing import Any
 
 import pytest
 
-from patchjudge import failure, proc, pytest_plugin
+from patchjudge import failure, pytest_plugin
 from patchjudge.boundary import protocol, sandbox, wire
 from patchjudge.boundary.protocol import ARGUMENT, BUILTIN, HANDLE, JUDGE_FN, JUDGE_OBJ, Cause
 
@@ -141,7 +141,8 @@ class Worker:
         keep = (to_worker_r, from_worker_w)
         # No file, path or name of the judge's on the worker's command line (issue 18): it
         # reads its program from stdin, compiled there under this run's names.
-        argv = [self.spec.python, *proc.ISOLATED_PYTHON, "-c", BOOT]
+        flags = worker_flags(_pyvenv_cfg(self.spec.python))
+        argv = [self.spec.python, *flags, "-c", BOOT]
         loader, program = worker_program(
             here,
             [str(keep[0]), str(keep[1]), self.spec.tree, os.pathsep.join(self.spec.pythonpath),
@@ -154,7 +155,7 @@ class Worker:
             # The second harness shares no start-up with the first: a script by path.
             script = home / f"{secrets.token_hex(4)}.py"
             script.write_bytes(loader + SCRIPT_START.encode())
-            argv = [self.spec.python, *proc.ISOLATED_PYTHON, str(script)]
+            argv = [self.spec.python, *flags, str(script)]
         else:
             loader += STDIN_START.encode()
             program = b"%08d" % len(loader) + loader + program
@@ -168,13 +169,14 @@ class Worker:
                 readonly=tuple(Path(p) for p in self.spec.box.readonly),
                 keep_fds=(*keep, status_w),
                 status_fd=status_w,
+                # Its sources come down stdin: patchjudge's own package is not its to see.
+                judge_package=False,
             )
         env = {k: os.environ[k] for k in protocol.WORKER_PASSED_ENV if k in os.environ}
         env.update(
             HOME=str(home),
             TMPDIR=str(home / "tmp"),
-            PYTHONDONTWRITEBYTECODE="1",
-            PYTHONHASHSEED=proc.HASH_SEED,
+            PYTHONHASHSEED=self.spec.hash_seed,
         )
         # Same process group as the judge: a lane timeout kills both, nothing escapes it.
         with sandbox.wrapped(box, argv) as (boxed, fds):
@@ -662,7 +664,16 @@ BOOT = "import sys;r=sys.stdin.buffer.read;exec(r(int(r(8))),{})"
 # Compiles the sources the judge sends under this run's names and starts the worker. Its
 # frame stays under the worker's, so it holds no name of the judge's either.
 LOADER = """\
-import hashlib, marshal, os, sys, types
+import sys
+# What -P -B --check-hash-based-pycs=always did, done from inside, so sys.flags shows a plain
+# run (issue 18): the start-up's path entry (the cwd, or the script's folder) goes before
+# anything is imported from it; no bytecode is written; a hash-based .pyc is checked.
+if not sys.flags.safe_path:
+    del sys.path[0]
+sys.dont_write_bytecode = True
+import _imp
+_imp.check_hash_based_pycs = "always"
+import hashlib, marshal, os, types
 conf = marshal.loads(sys.stdin.buffer.read())
 os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
 salt = conf["salt"]
@@ -697,7 +708,16 @@ argv, token = conf["argv"], fresh("token")
 del conf, salt, word
 globals().pop("name", None)
 """
-STDIN_START = "raise SystemExit(worker.main(argv, wire, token, protocol))\n"
+# The -c start-up shows argv as `python -m pytest` would; /proc/self/cmdline still has the
+# -c (the script shape has neither: docs/threat-model.md, "cheating the oracle").
+STDIN_START = """\
+import importlib.util
+found = importlib.util.find_spec("pytest")
+sys.argv = [os.path.join(os.path.dirname(found.origin), "__main__.py") if found else "-m"]
+sys.orig_argv = [sys.orig_argv[0], "-m", "pytest"]
+del found
+raise SystemExit(worker.main(argv, wire, token, protocol))
+"""
 # The script shape serves from a thread of its own: another stack, another thread.
 SCRIPT_START = """\
 import threading
@@ -709,6 +729,33 @@ thread.start()
 thread.join()
 raise SystemExit(done[0] if done else 1)
 """
+
+
+def worker_flags(pyvenv_cfg: str | None) -> tuple[str, ...]:
+    """Pure: the worker's interpreter flags, given its venv's pyvenv.cfg (None: no venv).
+
+    Only `-s`, and only where a user site could load: a venv without the
+    system's site-packages never loads one, and there a `-s` in sys.flags
+    would be a tell and nothing more (issue 18). A user site under the home
+    the code may write would run before the worker, with the loader's salt
+    still on stdin; the rest of proc.ISOLATED_PYTHON is done from inside.
+    """
+    if pyvenv_cfg is None:
+        return ("-s",)
+    for line in pyvenv_cfg.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip().lower() == "include-system-site-packages":
+            return ("-s",) if value.strip().lower() == "true" else ()
+    return ("-s",)  # site.py's default for a venv that does not say: the system's included
+
+
+def _pyvenv_cfg(python: str) -> str | None:
+    """The pyvenv.cfg the interpreter itself would find: beside it or one folder up."""
+    here = Path(python).parent  # not resolved: a venv's python is a symlink out of it
+    for folder in (here, here.parent):
+        with contextlib.suppress(OSError):
+            return (folder / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+    return None
 
 
 def worker_program(here: Path, argv: list[str], salt: bytes) -> tuple[bytes, bytes]:

@@ -329,6 +329,7 @@ class Connection:
         self.buffer = bytearray()
         self.next_id = 1
         self.coverage = coverage
+        self.coverage_modules: dict[str, Any] = {}  # out of sys.modules while the code runs
         self.tree = ""
         self.context = ""  # the node id running now, as the judge names it
         self.dunders: dict[str, set[str]] = {}  # node id -> "module.Class.__eq__", ...
@@ -533,6 +534,8 @@ class Connection:
     def executed(self) -> dict[str, dict[str, list[int]]]:
         if self.coverage is None:
             return {}
+        # Back under their names: coverage imports what stop() and get_data() need by name.
+        sys.modules.update(self.coverage_modules)
         self.coverage.stop()
         data = self.coverage.get_data()
         found: dict[str, dict[str, list[int]]] = {}
@@ -654,6 +657,13 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
             data_file=None, include=files, branch=False, config_file=False
         )
         coverage.start()
+    # coverage's modules leave sys.modules while the code runs, so `"coverage" in
+    # sys.modules` is no tell (issue 18); the tracer (sys.gettrace()) stays, and
+    # the differential run's second worker has none. Only coverage's names are
+    # here yet: the tree has not been imported.
+    hidden = {n: m for n, m in sys.modules.items() if "coverage" in n}
+    for name in hidden:
+        del sys.modules[name]
     if "__file__" in globals():  # run as a script: its folder is patchjudge's, not the tree's
         here = os.path.dirname(os.path.abspath(__file__))
         sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
@@ -667,6 +677,7 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
     # The code's prints must not land on the judge's wire (fd 1 is the judge's stdout anyway).
     os.dup2(2, 1)
     conn = Connection(*fds, coverage)
+    conn.coverage_modules = hidden
     conn.tree = os.path.abspath(tree)
     try:
         conn.serve()

@@ -119,6 +119,7 @@ def evidence_json(
     nodes: Mapping[str, Tally],
     min_fails: int,
     duration_s: float,
+    seed_source: str = "pinned",
 ) -> dict[str, Any]:
     """Pure: flakes.json (SPEC: Reports), plus the duration."""
     return {
@@ -127,6 +128,7 @@ def evidence_json(
         "count": count,
         "shard": str(shard),
         "seed": seed,
+        "seed_source": seed_source,  # "key" (PATCHJUDGE_SEED_KEY) or "pinned", as properties'
         "host": dict(host_info),
         "nodes": {n: {"fail": t.fail, "runs": t.runs} for n, t in sorted(nodes.items())},
         "candidates": candidates(nodes, min_fails),
@@ -155,7 +157,7 @@ def nodes_from_json(doc: Mapping[str, Any], source: str) -> dict[str, Tally]:
 
 
 # What every shard of one evidence run must agree on.
-SETTINGS = ("head", "count", "seed")
+SETTINGS = ("head", "count", "seed", "seed_source")
 HOST_SETTINGS = ("python", "pins_sha256")
 
 
@@ -209,6 +211,7 @@ def merge(docs: Sequence[tuple[str, Mapping[str, Any]]], min_fails: int) -> dict
         count=first["count"],
         shard=merged_shard or Shard(indices[0], total),
         seed=first["seed"],
+        seed_source=str(first.get("seed_source", "pinned")),
         host_info=first.get("host", {}),
         nodes=nodes,
         min_fails=min_fails,
@@ -358,6 +361,7 @@ def collect_evidence(
             count=count,
             shard=shard,
             seed=ledger.properties.seed,
+            seed_source=ledger.properties.seed_source,
             host_info=host(),
             nodes=nodes,
             min_fails=ledger.flakes.candidate_min_fails,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from patchjudge import charmap, failure, git, parsed, review, review_run, testrun
+from patchjudge import charmap, failure, git, parsed, review, review_run, seed, testrun
 from patchjudge.boundary import protocol
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes import not_forced, report
@@ -345,6 +345,8 @@ def _out_of_process(
         # A slow first call (a library's import) is bounded by the lane, not a fixed 10 s.
         call_timeout_s=float(settings.call_timeout_s or settings.timeout_s),
         shape=shape,
+        # Not the judge's 0 (its node ids need that): a seed-0 hash is a tell (issue 18).
+        hash_seed=str(seed.hash_seed(settings.seed)),
         box=None
         if box is None
         else protocol.BoxSpec(str(box.tree), str(box.home), tuple(str(p) for p in box.readonly)),
@@ -499,6 +501,7 @@ def run(run: Run) -> LaneReport:
     details["charmap"] = charmap.origin
     if not problems:
         problems += _differential(run, changed, result, inside, details)
+        _in_process_twice(run, changed, result, inside, details)
     # Outcomes the code's own __eq__ (or another dunder) decided through a handle (issue 18).
     details["dunders"] = {n: list(d) for n, d in sorted(result.dunders.items())}
     # Round trips to the workers by kind (issue 20): a cost figure, judged by nothing.
@@ -552,6 +555,73 @@ def _differential(
         f"in the second (a script worker serving from a thread): {why}"
         for n, why in found
     ]
+
+
+def _in_process_twice(
+    run: Run,
+    changed: Sequence[review.ChangedFile],
+    result: testrun.TestRun,
+    inside: Sequence[str],
+    details: dict[str, Any],
+) -> None:
+    """The in-process tests that ran a changed line, run again out of process: a record.
+
+    `details.differential.in_process` (issue 18). Not a verdict: a file is in
+    process because its objects behave otherwise out of it (a weak reference
+    watches a stand-in, `type(x)` is a handle's type), and an honest test of
+    it can fail there with an ordinary assertion, just as a patch right only
+    in the judge's process does. docs/spec.md says what it would take.
+    """
+    nodeids = in_process_nodeids(result.executed, changed, result.collected, inside)
+    found: list[dict[str, str]] = []
+    if nodeids:
+        with run.scratch() as scratch:
+            second = _out_of_process(
+                run,
+                scratch / secrets.token_hex(4),
+                targets=tuple(nodeids),
+                inside=(),
+                edit=None,
+                coverage=(),
+            )
+        problems, outcome = judge_outcomes(second, run.ledger.properties)
+        found = second_outcomes(nodeids, outcome.get("passed", []), problems)
+    details.setdefault("differential", {})["in_process"] = found
+
+
+def in_process_nodeids(
+    executed: Mapping[str, Mapping[str, Sequence[int]]],
+    changed: Sequence[review.ChangedFile],
+    collected: Iterable[str],
+    inside: Sequence[str],
+) -> list[str]:
+    """Pure: the node ids of the in-process files that executed a changed line, sorted."""
+    hit = second_run_nodeids(executed, changed, collected, ())
+    return [n for n in hit if any(under(n.split("::", 1)[0], (f,)) for f in inside)]
+
+
+# A second outcome that says the object could not cross, not that the code was wrong.
+_CROSSING = ("cannot cross", "not importable", "collection error", "the worker ")
+
+
+def second_outcomes(
+    nodeids: Sequence[str], passed: Collection[str], problems: Sequence[str]
+) -> list[dict[str, str]]:
+    """Pure: each in-process node id's outcome out of process: passed, cannot cross, failed."""
+    found = []
+    for nodeid in nodeids:
+        if nodeid in passed:
+            found.append({"nodeid": nodeid, "first": "passed", "second": "passed"})
+            continue
+        path = nodeid.split("::", 1)[0]
+        said = (
+            next((p for p in problems if nodeid in p), None)
+            or next((p for p in problems if path in p), None)
+            or next(iter(problems), "did not run")
+        )
+        kind = "cannot cross" if any(w in said for w in _CROSSING) else "failed"
+        found.append({"nodeid": nodeid, "first": "passed", "second": f"{kind}: {said}"})
+    return found
 
 
 def second_run_nodeids(
