@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
 import functools
 import os
@@ -67,11 +66,7 @@ class Run:
 
     def box(self, tree: Path, home: Path) -> sandbox.Box | None:
         """The sandbox for a process that runs the patch's code in `tree`; None without one."""
-        found = sandbox.boxer(self.isolation)(tree, home)
-        if found is None or not self.code.binds:
-            return found
-        # The code's venv is read-only in the box, as the judge's interpreter is.
-        return dataclasses.replace(found, readonly=(*found.readonly, *self.code.binds))
+        return codeenv.boxer(self.isolation, self.code)(tree, home)
 
     @property
     def key(self) -> RunKey:

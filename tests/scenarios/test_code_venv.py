@@ -9,6 +9,7 @@ comes from the judge.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import sysconfig
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.attack_helpers import fast_ledger
-from tests.helpers import commit, example_repo, gate, verdict, write
+from tests.helpers import Result, cli, commit, example_repo, gate, verdict, write
 
 USES_DEP = """
 import codeonly_dep
@@ -118,3 +119,42 @@ def test_unboxed_a_start_up_file_planted_in_the_codes_venv_fails_the_lane(
     assert result.code == 1, result.out + result.err
     reasons = [r for lane in verdict(repo)["lanes"].values() for r in lane["reasons"]]
     assert any(planted.name in r for r in reasons), reasons
+
+
+def _uses_dep(tmp_path: Path) -> Path:
+    repo = example_repo(tmp_path, **{"src/calc/__init__.py": USES_DEP})
+    commit(repo)
+    return repo
+
+
+def _flakes(repo: Path, *args: str) -> Result:
+    return cli(repo, "flakes", "--count", "2", "--workers", "0", "--today", "2026-12-01", *args)
+
+
+def test_flakes_runs_the_suite_with_the_codes_venv(tmp_path: Path, code_venv: Path) -> None:
+    repo = _uses_dep(tmp_path)
+    result = _flakes(repo, "--python", str(code_venv))
+    assert result.code == 0, result.err
+    nodes = json.loads((repo / ".patchjudge" / "flakes.json").read_text())["nodes"]
+    assert nodes["tests/test_calc.py::test_two"] == {"fail": 0, "runs": 2}, nodes
+
+
+def test_flakes_without_python_lacks_the_codes_dependency(tmp_path: Path) -> None:
+    # The twin above passes only because --python was given.
+    result = _flakes(_uses_dep(tmp_path))
+    assert result.code == 1, result.err
+    assert "codeonly_dep" in result.err and "cannot be believed" in result.err
+
+
+def test_oracle_runs_the_properties_with_the_codes_venv(tmp_path: Path, code_venv: Path) -> None:
+    repo = _uses_dep(tmp_path)
+    result = cli(repo, "oracle", "--max-examples", "20", "--python", str(code_venv))
+    assert result.code == 0, result.out + result.err
+    doc = json.loads((repo / ".patchjudge" / "oracle.json").read_text())
+    assert doc["properties"]["eval/properties/test_total.py::test_total_matches_sum"]["killed"]
+
+
+def test_oracle_without_python_lacks_the_codes_dependency(tmp_path: Path) -> None:
+    result = cli(_uses_dep(tmp_path), "oracle", "--max-examples", "20")
+    assert result.code == 2, result.out + result.err
+    assert "fails on the unmutated code" in result.err and "codeonly_dep" in result.err
