@@ -58,3 +58,64 @@ def test_inits_judge_venvs_never_get_the_project(
                 assert "--require-hashes" in call["args"] or any(
                     a.endswith("patchjudge.txt") for a in call["args"]
                 ), (name, call)
+
+
+def _installs(calls: list[dict[str, Any]]) -> list[list[str]]:
+    return [c["args"] for c in calls if c["method"] == "install"]
+
+
+def _into_code(calls: list[dict[str, Any]]) -> list[list[str]]:
+    """What went into the code's venv: `uv pip install --python <code>` or `<code> -m pip`."""
+    found = []
+    for call in calls:
+        args = call["args"]
+        if (
+            call["method"] == "run"
+            and "install" in args
+            and any(a.endswith("/code/bin/python") for a in args)
+        ):
+            found.append(args)
+    return found
+
+
+@pytest.fixture(scope="module")
+def own_sessions() -> dict[str, list[dict[str, Any]]]:
+    return recorded(ROOT / "noxfile.py")
+
+
+@pytest.mark.parametrize("name", ["flakes", "oracle", "freeze", "gate-properties", "replay-run"])
+def test_this_repos_sessions_run_the_code_with_the_codes_venv(
+    own_sessions: dict[str, list[dict[str, Any]]], name: str
+) -> None:
+    commands = _commands(own_sessions[name])
+    assert commands, own_sessions[name]
+    for args in commands:
+        assert _code_python(args).endswith("/code/bin/python"), args
+
+
+@pytest.mark.parametrize("name", ["freeze", "gate-pathfilter", "flakes"])
+def test_this_repos_judge_gets_patchjudge_and_the_code_gets_the_project(
+    own_sessions: dict[str, list[dict[str, Any]]], name: str
+) -> None:
+    calls = own_sessions[name]
+    # The judge's venv: the lane runtime with hashes, then patchjudge's wheel, no deps.
+    pins, judge = _installs(calls)
+    assert "--require-hashes" in pins and str(ROOT / "constraints" / "lane.txt") in pins
+    assert judge[0] == "--no-deps" and "/.nox/_wheels/" in judge[1], judge
+    # The code's venv: the suite's own pins, then `[gate] install` (this tree) as a wheel.
+    code_pins, project = _into_code(calls)
+    assert str(ROOT / "constraints" / f"{name.removeprefix('gate-')}.txt") in code_pins
+    assert "--no-deps" in project and any("/.nox/_wheels/" in a for a in project), project
+
+
+def test_a_patchjudge_tree_named_from_elsewhere_is_the_judge_not_the_code(
+    tmp_path: Path,
+) -> None:
+    # As test_nox's repositories use it: `[gate] install = [<patchjudge's source>]`
+    # installs the judge; the project itself is on the ledger's pythonpath.
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "eval" / "gate.toml").write_text(f'[gate]\ninstall = ["{ROOT}"]\n')
+    (tmp_path / "noxfile.py").write_text((ROOT / "noxfile.py").read_text())
+    calls = recorded(tmp_path / "noxfile.py")["gate-freeze"]
+    assert [a[0] for a in _installs(calls)] == ["--require-hashes", "--no-deps"]
+    assert len(_into_code(calls)) == 1  # the pins only: no wheel of patchjudge there
