@@ -119,3 +119,19 @@ def test_a_patchjudge_tree_named_from_elsewhere_is_the_judge_not_the_code(
     calls = recorded(tmp_path / "noxfile.py")["gate-freeze"]
     assert [a[0] for a in _installs(calls)] == ["--require-hashes", "--no-deps"]
     assert len(_into_code(calls)) == 1  # the pins only: no wheel of patchjudge there
+
+
+def test_inits_code_venv_is_built_once_per_nox_run_and_copied_into_each_lane(
+    init_sessions: dict[str, list[dict[str, Any]]],
+) -> None:
+    # issue 19: one build of the code's venv per nox run; every lane gets a copy.
+    builds = [
+        name
+        for name, calls in init_sessions.items()
+        for c in calls
+        if c["method"] == "run" and "venv" in c["args"][1:3] and "/_code/" in c["args"][-1]
+    ]
+    assert len(builds) == 1, builds
+    for name in ("gate-freeze", "gate-properties", "flakes"):
+        (python,) = {_code_python(a) for a in _commands(init_sessions[name])}
+        assert f"/.nox/{name}/tmp/code/bin/python" in python, python
