@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import nox
 
@@ -29,6 +30,8 @@ RUN_ID = secrets.token_hex(8)
 # lane -> sha256 of the report it wrote, as it printed it. Held in nox's own
 # memory, out of reach of the tested code, and checked by `verdict --expect`.
 DIGESTS: dict[str, str] = {}
+# (tree, kind of venv) -> its wheel, built once per nox run and shared by the lanes.
+WHEELS: dict[str, str] = {}
 
 
 def _constraints(name: str) -> Path:
@@ -83,46 +86,112 @@ def isolation(session: nox.Session) -> None:
     )
 
 
-def _boxbuild_root(entries: list[str]) -> str:
-    """Where `patchjudge.boxbuild` comes from before patchjudge is installed: this
-    judge's own tree, or the patchjudge tree it installs (never the venv: empty yet)."""
+def _gate() -> dict[str, Any]:
+    gate: dict[str, Any] = tomllib.loads((HERE / "eval" / "gate.toml").read_text()).get("gate", {})
+    return gate
+
+
+def _judge_tree(entries: list[str]) -> Path | None:
+    """patchjudge's own source: this tree, or the patchjudge tree `[gate] install` names."""
     for root in (HERE, *(HERE / e for e in entries if not e.startswith("-"))):
         if (root / "src" / "patchjudge" / "boxbuild.py").is_file():
-            return str(root / "src")
-    return ""
+            return root
+    return None
+
+
+def _wheel(session: nox.Session, entry: Path, into: str) -> str:
+    """The wheel of one tree, built in the box once per nox run and per kind of venv.
+
+    Building runs the package's own backend: the patch's code when this tree
+    is the head's. It runs in the sandbox (issue 10); only the wheel comes
+    out, and installing a wheel runs nothing. `into`: the code's venv the
+    wheel is checked against ("": the judge's own).
+    """
+    key = f"{entry}\0{bool(into)}"
+    if key not in WHEELS:
+        wheels = HERE / ".nox" / "_wheels" / RUN_ID / str(len(WHEELS))
+        wheels.mkdir(parents=True, exist_ok=True)
+        isolation = ["--ledger-isolation", str(_gate().get("isolation", "auto"))]
+        isolation += _isolation_args(list(session.posargs))
+        # Before patchjudge is installed, boxbuild comes from the judge's own source.
+        judge = _judge_tree(_gate().get("install", ["."]))
+        built = session.run(
+            "python", "-m", "patchjudge.boxbuild", str(entry), str(wheels), *isolation,
+            *(["--into", into] if into else []),
+            env={"PYTHONPATH": str(judge / "src") if judge else ""}, silent=True,
+        )  # fmt: skip
+        lines = built.strip().splitlines() if isinstance(built, str) else []
+        for line in lines[:-1]:  # what the build said (the version it was given)
+            print(line, file=sys.stderr)
+        WHEELS[key] = lines[-1] if lines else str(wheels)
+    return WHEELS[key]
 
 
 def _install_judge(session: nox.Session, name: str) -> None:
-    """Pinned runtime with hashes, then what `[gate] install` names, from this judge."""
-    gate = tomllib.loads((HERE / "eval" / "gate.toml").read_text()).get("gate", {})
-    entries = gate.get("install", ["."])
-    # The entries are built without isolation from a pinned backend: an
-    # isolated build would fetch whatever setuptools the index serves, unhashed.
-    build = ["-r", str(HERE / "constraints" / "build.txt")] if entries else []
-    session.install("--require-hashes", "-r", str(_constraints(name)), *build)
-    isolation = ["--ledger-isolation", gate.get("isolation", "auto")]
-    isolation += _isolation_args(list(session.posargs))
-    for i, entry in enumerate(entries):
+    """The judge's venv: its pinned runtime and patchjudge itself, never the project.
+
+    The project `[gate] install` names goes into the code's venv (`_code_venv`):
+    a project the judge depends on (patchjudge itself, here) must not replace
+    the judge's copy (issue 19).
+    """
+    # Copies, not uv's hard links into its cache: a link's count moves whenever
+    # another install on the machine links the same file, read as tampering.
+    session.env["UV_LINK_MODE"] = "copy"
+    # Built without isolation from a pinned backend: an isolated build would
+    # fetch whatever setuptools the index serves, unhashed.
+    build = ["-r", str(HERE / "constraints" / "build.txt")]
+    session.install("--require-hashes", "-r", str(HERE / "constraints" / "lane.txt"), *build)
+    judge = _judge_tree(_gate().get("install", ["."]))
+    if judge is None:
+        session.error(
+            "eval/gate.toml [gate] install: names no patchjudge source tree"
+            " (add the path of one; this noxfile installs the judge from it)"
+        )
+    session.install("--no-deps", _wheel(session, judge, ""))
+
+
+def _code_venv(session: nox.Session, name: str) -> str:
+    """The venv the code under test runs in, beside the judge's; its python (issue 19).
+
+    The session's pins (what the visible suite imports: constraints/<name>.txt,
+    else the lane runtime), then what `[gate] install` names, each built once
+    per nox run in the box and installed with no deps. A patchjudge tree named
+    from outside this checkout is the judge, not the code: it is not installed here.
+    """
+    venv = Path(session.create_tmp()).absolute() / "code"
+    # create_tmp() also points TMPDIR into the checkout, where the lanes
+    # refuse to make their scratch trees.
+    session.env.pop("TMPDIR", None)
+    python = venv / "bin" / "python"
+    judges = str(Path(session.bin, "python"))  # the code runs on the judge's Python version
+    uv = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
+    if uv:
+        session.run(uv, "venv", "-q", "--clear", "--python", judges, str(venv),
+                    external=True, silent=True)  # fmt: skip
+        install = [uv, "pip", "install", "-q", "--python", str(python)]
+    else:
+        session.run(judges, "-m", "venv", "--clear", str(venv), external=True, silent=True)
+        install = [str(python), "-m", "pip", "install", "-q"]
+
+    def into_code(*args: str) -> None:
+        session.run(*install, *args, external=True, silent=True)
+
+    entries = _gate().get("install", ["."])
+    builds = any(e.startswith("-") for e in entries)
+    build = ["-r", str(HERE / "constraints" / "build.txt")] if builds else []
+    into_code("--require-hashes", "-r", str(_constraints(name)), *build)
+    judge = _judge_tree(entries)
+    for entry in entries:
         if entry.startswith("-"):
-            session.install("--no-deps", "--no-build-isolation", entry)
-            continue
-        # Building runs the package's own backend: the patch's code when this
-        # tree is the head's. It runs in the sandbox (issue 10); only the wheel
-        # comes out, and installing a wheel runs nothing.
-        wheels = Path(session.create_tmp()) / f"wheels-{i}"
-        # create_tmp() also points the session's TMPDIR into the checkout,
-        # where the lanes refuse to make their scratch trees.
-        session.env.pop("TMPDIR", None)
-        wheels.mkdir(parents=True, exist_ok=True)
-        built = session.run(
-            "python", "-m", "patchjudge.boxbuild", str(HERE / entry), str(wheels), *isolation,
-            env={"PYTHONPATH": _boxbuild_root(entries)}, silent=True,
-        )  # fmt: skip
-        lines = built.strip().splitlines() if isinstance(built, str) else []
-        session.install("--no-deps", lines[-1] if lines else str(wheels))
+            into_code("--no-deps", "--no-build-isolation", entry)
+        elif (HERE / entry).resolve() == HERE or (HERE / entry) != judge:
+            into_code("--no-deps", _wheel(session, HERE / entry, str(python)))
+    return str(python)
 
 
-def _patchjudge(session: nox.Session, *args: str, success_codes: list[int]) -> str:
+def _patchjudge(
+    session: nox.Session, *args: str, success_codes: list[int], python: str = ""
+) -> str:
     output = session.run(
         "patchjudge",
         *args,
@@ -130,6 +199,7 @@ def _patchjudge(session: nox.Session, *args: str, success_codes: list[int]) -> s
         session.invoked_from,
         "--run-id",
         RUN_ID,
+        *(["--python", python] if python else []),
         *session.posargs,
         success_codes=success_codes,
         silent=True,
@@ -142,8 +212,11 @@ def _patchjudge(session: nox.Session, *args: str, success_codes: list[int]) -> s
 def _lane(name: str, *, for_gate: bool) -> None:
     def session_fn(session: nox.Session) -> None:
         _install_judge(session, name)
+        # fixtures reads bytes and runs no code: it needs no code venv.
+        python = "" if name == "fixtures" else _code_venv(session, name)
         # For the gate, a failed or undecided lane is a finished lane: its report says so.
-        output = _patchjudge(session, name, success_codes=[0, 1, 3] if for_gate else [0])
+        codes = [0, 1, 3] if for_gate else [0]
+        output = _patchjudge(session, name, success_codes=codes, python=python)
         last = output.strip().splitlines()[-1] if output.strip() else ""
         if last.startswith("report: ") and " sha256=" in last:
             DIGESTS[name] = last.rsplit("sha256=", 1)[1]
@@ -151,9 +224,9 @@ def _lane(name: str, *, for_gate: bool) -> None:
     session_fn.__doc__ = f"The {name} lane{' (for gate)' if for_gate else ''}."
     # Every lane first asks `isolation`: a sandbox that cannot start fails the
     # run before nox builds a single venv (issue 19).
-    nox.session(
-        name=f"gate-{name}" if for_gate else name, default=False, requires=["isolation"]
-    )(session_fn)
+    nox.session(name=f"gate-{name}" if for_gate else name, default=False, requires=["isolation"])(
+        session_fn
+    )
 
 
 for _name in LANES:
@@ -225,7 +298,9 @@ def demo(session: nox.Session) -> None:
 def replay_run(session: nox.Session) -> None:
     """On the trusted host: -- --base REF --slice FILE; writes .patchjudge/receipt.json."""
     _install_judge(session, "replay")
-    session.run("patchjudge", "replay", "run", "--repo", session.invoked_from, *session.posargs)
+    code = ["--python", _code_venv(session, "replay")]
+    session.run("patchjudge", "replay", "run", "--repo", session.invoked_from, *code,
+                *session.posargs)  # fmt: skip
 
 
 @nox.session(name="replay-verdict", default=False, requires=["isolation"])
@@ -243,15 +318,18 @@ def replay_verdict(session: nox.Session) -> None:
 def flakes(session: nox.Session) -> None:
     """Evidence: the visible suite N times (`nox -s flakes -- --count 12 [--shard 1/4]`)."""
     _install_judge(session, "flakes")
+    # The suite runs in the code's venv, as the gate's lanes run it.
+    code = ["--python", _code_venv(session, "flakes")]
     # Not through _patchjudge: a 12x run streams its progress instead of holding it.
-    session.run("patchjudge", "flakes", "--repo", session.invoked_from, *session.posargs)
+    session.run("patchjudge", "flakes", "--repo", session.invoked_from, *code, *session.posargs)
 
 
 @nox.session(default=False, requires=["isolation"])
 def oracle(session: nox.Session) -> None:
     """Audit the property tests against mutants of the code (when the judge changes)."""
     _install_judge(session, "oracle")
-    session.run("patchjudge", "oracle", "--repo", session.invoked_from, *session.posargs)
+    code = ["--python", _code_venv(session, "oracle")]  # the properties run with it
+    session.run("patchjudge", "oracle", "--repo", session.invoked_from, *code, *session.posargs)
 
 
 @nox.session(default=False, venv_backend="virtualenv")

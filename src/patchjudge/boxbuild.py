@@ -1,11 +1,14 @@
 """Build a package's wheel in the sandbox: its build backend is the patch's code (issue 10).
 
-`python -m patchjudge.boxbuild SRC OUTDIR [--ledger-isolation X] [--isolation Y] [--into PY]`
-copies SRC (less `.git`, `.nox`, the reports, venvs and bytecode) to a
+`python -m patchjudge.boxbuild SRC OUTDIR [--ledger-isolation X | --ledger GATE_TOML]
+[--isolation Y] [--into PY [--install]]` copies SRC (less `.git`, `.nox`, the
+reports, venvs and bytecode) to a
 scratch tree, runs the PEP 517 backend its pyproject.toml names inside a box
 that may write only that copy, its HOME and OUTDIR, and prints the wheel's
 path. The nox sessions install that wheel with `--no-deps`: unpacking a wheel
-runs no code, so nothing of the package's own runs outside the box.
+runs no code, so nothing of the package's own runs outside the box. With
+`--install` it installs the wheel itself into `--into`'s venv (pip, no deps, no
+index): tox.ini cannot pass one command's output to the next.
 """
 
 from __future__ import annotations
@@ -51,6 +54,12 @@ for part in filter(None, attr.split(".")):
     backend = getattr(backend, part)
 print(os.path.join(out, backend.build_wheel(out)))
 """
+# The same frontend asking for the wheel's metadata only: what `pip install -e .`
+# runs first, and where a backend writes its generated files (setuptools_scm's).
+_METADATA = _FRONTEND.replace(
+    "print(os.path.join(out, backend.build_wheel(out)))",
+    "getattr(backend, 'prepare_metadata_for_build_wheel', backend.build_wheel)(out)",
+)
 
 
 def copy_source(src: Path, dest: Path) -> Path:
@@ -206,8 +215,13 @@ def scm_version(head: str, tag: str | None, distance: int) -> str:
     return base if distance == 0 else f"{base}.post{distance}+g{short}"
 
 
-def _pretend_version(src: Path, environ: Mapping[str, str]) -> dict[str, str]:
-    """SETUPTOOLS_SCM_PRETEND_VERSION for a project that needs its .git to build (issue 19)."""
+def _pretend_version(
+    src: Path, environ: Mapping[str, str], repo: Path | None = None, rev: str = "HEAD"
+) -> dict[str, str]:
+    """SETUPTOOLS_SCM_PRETEND_VERSION for a project that needs its .git to build (issue 19).
+
+    `repo` and `rev`: the checkout and commit `src` was made from, when `src` is a copy.
+    """
     if PRETEND in environ:
         return {PRETEND: environ[PRETEND]}
     try:
@@ -216,12 +230,13 @@ def _pretend_version(src: Path, environ: Mapping[str, str]) -> dict[str, str]:
         return {}
     if not uses_scm(doc):
         return {}
+    where = repo or src
     try:
-        head = git.git(src, "rev-parse", "HEAD").decode().strip()
-        found = git.git(src, "describe", "--tags", "--abbrev=0", "HEAD", ok=(0, 128)).decode()
+        head = git.git(where, "rev-parse", rev).decode().strip()
+        found = git.git(where, "describe", "--tags", "--abbrev=0", rev, ok=(0, 128)).decode()
         tag = found.strip() or None
-        span = f"{tag}..HEAD" if tag else "HEAD"
-        distance = int(git.git(src, "rev-list", "--count", span).decode().strip())
+        span = f"{tag}..{rev}" if tag else rev
+        distance = int(git.git(where, "rev-list", "--count", span).decode().strip())
     except (PatchjudgeError, ValueError, UnicodeError):
         return {}
     return {PRETEND: scm_version(head, tag, distance)}
@@ -293,20 +308,120 @@ def build_wheel(
         return wheel
 
 
+def _ledger_isolation(path: Path) -> str:
+    from patchjudge.config import parse_ledger
+
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise PatchjudgeError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    return parse_ledger(data, str(path)).gate.isolation
+
+
+def install(wheel: Path, into: codeenv.CodeEnv) -> None:
+    """The wheel into the code's venv: no deps, no index; unpacking it runs nothing of its own."""
+    argv = [into.interpreter, "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)]
+    done = proc.run(argv, cwd=wheel.parent, env=dict(os.environ), timeout=600)
+    if done.returncode != 0:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        raise PatchjudgeError(
+            f"installing {wheel.name} into {into.interpreter} failed: {tail[0]}",
+            key="--install",
+            fix="the venv needs pip (python -m venv makes one with it)",
+        )
+
+
+def version_files(doc: Mapping[str, object]) -> tuple[str, ...]:
+    """Pure: the files a parsed pyproject.toml says its build backend writes into the tree.
+
+    setuptools_scm's `write_to` / `version_file`, hatch-vcs's `version-file`:
+    git-ignored by design, so never in a tree made from git (issue 19).
+    """
+    tool = doc.get("tool")
+    tool = tool if isinstance(tool, dict) else {}
+    scm = tool.get("setuptools_scm")
+    found = [scm.get(k) for k in ("write_to", "version_file")] if isinstance(scm, dict) else []
+    hatch = tool.get("hatch")
+    hooks = hatch.get("build", {}).get("hooks", {}) if isinstance(hatch, dict) else {}
+    vcs = hooks.get("vcs") if isinstance(hooks, dict) else None
+    found += [vcs.get("version-file")] if isinstance(vcs, dict) else []
+    return tuple(dict.fromkeys(f for f in found if isinstance(f, str) and f))
+
+
+def generate(
+    tree: Path,
+    files: Sequence[str],
+    isolation: str,
+    *,
+    repo: Path,
+    rev: str,
+    environ: Mapping[str, str] = os.environ,
+    timeout: float = 600,
+) -> dict[str, bytes]:
+    """The generated `files` as the project's backend writes them into a copy of `tree`.
+
+    The backend's metadata hook runs in the box, as a build does; only the
+    named files come out (a regular file each), so it cannot add others.
+    """
+    with tempfile.TemporaryDirectory(prefix="patchjudge-gen-") as tmp:
+        scratch = Path(tmp)
+        copy = copy_source(tree, scratch / "tree")
+        home, out = scratch / "home", scratch / "out"
+        (home / "tmp").mkdir(parents=True)
+        out.mkdir()
+        env = {k: environ[k] for k in ("PATH", "LANG", "LC_ALL") if k in environ}
+        env.update(HOME=str(home), TMPDIR=str(home / "tmp"), PYTHONDONTWRITEBYTECODE="1")
+        env.update(_pretend_version(copy, environ, repo, rev))
+        box = None
+        if isolation == "sandbox":
+            box = sandbox.Box(tree=copy, home=home, writable=(out,))
+        argv = [sys.executable, "-I", "-B", "-c", _METADATA, str(copy), str(out)]
+        with sandbox.wrapped(box, argv) as (boxed, fds):
+            done = proc.run(boxed, cwd=copy, env=env, timeout=timeout, pass_fds=fds)
+        if done.returncode != 0 or done.timed_out:
+            tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+            said = (
+                "timed out" if done.timed_out else (tail[0] if tail else f"exit {done.returncode}")
+            )
+            raise PatchjudgeError(
+                f"the build backend did not write {', '.join(files)}: {said}",
+                file="pyproject.toml",
+                fix="the backend must run with the pinned build requirements, offline",
+            )
+        made = {}
+        for name in files:
+            path = copy / name
+            if path.is_file() and not path.is_symlink():
+                made[name] = path.read_bytes()
+        return made
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m patchjudge.boxbuild")
     parser.add_argument("src", type=Path)
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--ledger-isolation", default="auto", choices=sandbox.ISOLATIONS)
+    parser.add_argument(
+        "--ledger", type=Path, metavar="GATE_TOML", help="read [gate] isolation from this ledger"
+    )
     parser.add_argument("--isolation", choices=sandbox.ISOLATIONS)
     parser.add_argument(
         "--into", metavar="PYTHON", help="the interpreter of the venv the wheel goes into"
     )
+    parser.add_argument("--install", action="store_true", help="install it there (needs --into)")
     args = parser.parse_args(argv)
     try:
-        isolation = sandbox.resolve(args.ledger_isolation, args.isolation)
+        ledger = args.ledger_isolation
+        if args.ledger is not None:
+            ledger = _ledger_isolation(args.ledger)
+        isolation = sandbox.resolve(ledger, args.isolation)
+        if args.install and not args.into:
+            raise PatchjudgeError("needs --into", key="--install", fix="name the venv's python")
         into = codeenv.resolve(args.into)
-        print(build_wheel(args.src, args.outdir, isolation, into=into))
+        wheel = build_wheel(args.src, args.outdir, isolation, into=into)
+        if args.install:
+            install(wheel, into)
+        print(wheel)
     except PatchjudgeError as exc:
         print(f"patchjudge: {exc.one_line()}", file=sys.stderr)
         return 2

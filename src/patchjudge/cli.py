@@ -46,7 +46,7 @@ USES = {
     "properties": _LANE,
     "replay": _LANE | {"receipt"},
     "verdict": frozenset({"repo", "base", "head", "reports"}),
-    "flakes": frozenset({"repo", "head", "reports", "today", "isolation"}),
+    "flakes": frozenset({"repo", "head", "reports", "today", "isolation", "python"}),
     "audit-judge": frozenset({"repo", "base", "head"}),
 }
 _BAD = "2  bad usage or a bad judge file (one line naming the file, the key and the fix)"
@@ -192,6 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
     oracle.add_argument("--reports", type=Path, help="reports directory (default: .patchjudge/)")
     oracle.add_argument("--max-examples", type=int, help="per property (default: the ledger's)")
     oracle.add_argument("--limit", type=int, help="at most this many mutants per property file")
+    oracle.add_argument(
+        "--python",
+        help="the interpreter of the venv the code under test runs in (default: the judge's)",
+    )
     _isolation(oracle)
     return parser
 
@@ -300,6 +304,7 @@ def dispatch(args: argparse.Namespace) -> int:
             workers=args.workers,
             out=out,
             isolation=args.isolation,
+            python=args.python,
         )
     if args.command == "audit-judge":
         from patchjudge.commands.audit import audit_judge
@@ -311,7 +316,13 @@ def dispatch(args: argparse.Namespace) -> int:
         from patchjudge.commands.oracle import OracleOptions, oracle_command
 
         opts = OracleOptions(
-            args.repo, args.base, args.reports, args.max_examples, args.limit, args.isolation
+            args.repo,
+            args.base,
+            args.reports,
+            args.max_examples,
+            args.limit,
+            args.isolation,
+            args.python,
         )
         return oracle_command(opts, out, os.environ)
     raise AssertionError(f"unreachable: {args.command}")

@@ -8,6 +8,7 @@ Without `--python` the code runs with the judge's own interpreter, as before.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchjudge import proc
+from patchjudge.boundary import sandbox
 from patchjudge.errors import PatchjudgeError
 
 _FIX = "the python of the venv the code under test runs in, e.g. .nox/code/bin/python"
@@ -106,3 +108,16 @@ def resolve(python: str | None, environ: Mapping[str, str] = os.environ) -> Code
 def search_path(code: CodeEnv) -> Sequence[str]:
     """Where `importlib.metadata` finds what is installed in the code's venv."""
     return [str(p) for p in code.site] if code.python else sys.path
+
+
+def boxer(isolation: str, code: CodeEnv) -> sandbox.Boxer:
+    """The run's Boxer with the code's venv bound read-only, as the judge's interpreter is."""
+    plain = sandbox.boxer(isolation)
+
+    def box(tree: Path, home: Path) -> sandbox.Box | None:
+        found = plain(tree, home)
+        if found is None or not code.binds:
+            return found
+        return dataclasses.replace(found, readonly=(*found.readonly, *code.binds))
+
+    return box

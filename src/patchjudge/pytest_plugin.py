@@ -40,6 +40,9 @@ JUDGE_MODULES = (
 _fd: int | None = None
 _raw: dict[tuple[str, str], str] = {}
 _shadowed: list[str] = []
+# Of those, the modules already imported when the tree joins sys.path: in this
+# process the tree's file can no longer stand in for them (issue 19).
+_shadowed_imported: list[str] = []
 _tree_has_patchjudge = False
 # Node ids whose test function pytest actually called, and which items are
 # python functions (only those go through pytest_pyfunc_call).
@@ -122,8 +125,9 @@ def _setup() -> None:
     # and need them.
     extra = [p for p in env.get("PATCHJUDGE_PYTHONPATH", "").split(os.pathsep) if p]
     examples = env.get("PATCHJUDGE_MAX_EXAMPLES")
-    global _shadowed  # noqa: PLW0603  (decided before the tested tree is importable)
+    global _shadowed, _shadowed_imported  # noqa: PLW0603  (decided before the tree is importable)
     _shadowed = shadowing(extra, {*sys.modules, *sys.stdlib_module_names, *JUDGE_MODULES})
+    _shadowed_imported = shadowing(extra, set(sys.modules))
     if examples is not None:
         # Imported before the tested tree joins sys.path: a `hypothesis`
         # package in the patch's src/ must not stand in for the real one.
@@ -208,6 +212,7 @@ def pytest_configure(config: pytest.Config) -> None:
         pid=os.getpid(),
         hypothesis=_hypothesis_profile(),
         shadowed=_shadowed,
+        shadowed_imported=_shadowed_imported,
         coverage_error=_coverage_error,
     )
 

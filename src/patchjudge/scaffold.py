@@ -678,8 +678,12 @@ def render_property(api: Mapping[str, Mapping[str, bool]]) -> str:
 
 
 def render_tox(layout: Layout) -> str:
+    # Built in the box (its backend is the patch's code), checked against the code's venv
+    # and installed there: never into the judge's environment (issue 19).
     install = (
-        "    python -m pip install -q --no-deps --no-build-isolation {tox_root}\n"
+        "    python -m patchjudge.boxbuild {tox_root} {env_dir}{/}wheels"
+        " --ledger {tox_root}{/}eval{/}gate.toml"
+        " --into {env_dir}{/}code{/}bin{/}python --install\n"
         if layout.installable
         else ""
     )

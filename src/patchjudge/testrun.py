@@ -245,6 +245,7 @@ def parse_channel(data: bytes) -> dict[str, Any]:
         if event == "start":
             parsed["started"] = True
             parsed["shadowed"] = tuple(rec.get("shadowed") or ())
+            parsed["shadowed_imported"] = frozenset(rec.get("shadowed_imported") or ())
             parsed["coverage_error"] = str(rec.get("coverage_error") or "")
         elif event == "collected":
             for item in rec["items"]:
@@ -396,7 +397,7 @@ def run(
         garbled=parsed["garbled"],
         hypothesis=parsed.get("hypothesis", {}),
         output=output[-20000:],
-        shadowed=tuple(_relative(p, plan.tree) for p in parsed.get("shadowed", ())),
+        shadowed=tuple(_relative(p, plan.tree) for p in _shadowing(plan, parsed)),
         escaped=result.escaped,
         executed=parsed["executed"],
         coverage_error=_coverage_error(plan, parsed),
@@ -423,6 +424,22 @@ def judge_path(folder: Path) -> Path:
     if not link.is_symlink():
         link.symlink_to(Path(__file__).resolve().parent, target_is_directory=True)
     return path
+
+
+def _shadowing(plan: Plan, parsed: Mapping[str, Any]) -> list[str]:
+    """The tree's files that shadow a judge module, as a hazard to this run.
+
+    In the judge's venv every one is: the tree is tested against the judge's
+    copy, or replaces a module the judge imports later. In the code's own
+    venv (--python) a module already imported when the tree joined sys.path
+    is that venv's copy, the project's own build for a judge dependency: the
+    tree's file cannot stand in for it. One not imported yet still could.
+    """
+    shadowed = list(parsed.get("shadowed", ()))
+    if plan.python is None:
+        return shadowed
+    imported = parsed.get("shadowed_imported", frozenset())
+    return [p for p in shadowed if p not in imported]
 
 
 def _coverage_error(plan: Plan, parsed: Mapping[str, Any]) -> str:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
 import functools
 import os
+import posixpath
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+import tomllib
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,11 +68,7 @@ class Run:
 
     def box(self, tree: Path, home: Path) -> sandbox.Box | None:
         """The sandbox for a process that runs the patch's code in `tree`; None without one."""
-        found = sandbox.boxer(self.isolation)(tree, home)
-        if found is None or not self.code.binds:
-            return found
-        # The code's venv is read-only in the box, as the judge's interpreter is.
-        return dataclasses.replace(found, readonly=(*found.readonly, *self.code.binds))
+        return codeenv.boxer(self.isolation, self.code)(tree, home)
 
     @property
     def key(self) -> RunKey:
@@ -138,12 +135,101 @@ class Run:
         its own (directories its own, files from the run's store, see
         trees.choose): nothing one lane's tests write reaches another lane.
         """
+        self._place(dest, which)
+        for path, data in self.generated(which).items():
+            target = dest / path
+            # Only into a directory of the tree itself: a tracked symlink on the
+            # way could point anywhere the judge can write.
+            parent = target.parent
+            inside = parent.is_dir() and parent.resolve().is_relative_to(dest.resolve())
+            if inside and not os.path.lexists(target):
+                target.write_bytes(data)
+        return dest
+
+    def _place(self, dest: Path, which: str) -> None:
         entries = self.base_entries if which == "base" else self.head_tree
         # Every file a lane's tree holds passes this one filter. Bytecode never
         # reaches a scratch tree: the interpreter would run it, not the source.
         kept = [e for e in entries if trees.placeable(e.path) and not is_bytecode(e.path)]
         self.store.place(self.repo, dest, kept, self.isolation)
-        return dest
+
+    @functools.cached_property
+    def _generated(self) -> dict[str, dict[str, bytes]]:
+        return {}
+
+    def generated(self, which: str) -> Mapping[str, bytes]:
+        """Files the project's build backend writes into its tree, git-ignored (issue 19).
+
+        setuptools_scm's version file: after `pip install -e .` the user's
+        package imports it, so every lane's tree of that side holds it too.
+        Made once per run and side, in the box, by that side's own backend.
+        """
+        if which not in self._generated:
+            self._generated[which] = self._generate(which)
+        return self._generated[which]
+
+    def _generate(self, which: str) -> dict[str, bytes]:
+        rev = self.merge_base if which == "base" else self.head
+        entries = self.base_entries if which == "base" else self.head_tree
+        wanted = generated_wanted(
+            git.show(self.repo, rev, "pyproject.toml"),
+            _exists_in(tuple(entries)),
+            self.ledger.judge_paths(),
+        )
+        # Only when some tracked source names the file: no backend run for a
+        # project (iniconfig) whose package never imports its version file.
+        wanted = [f for f in wanted if _named(self.repo, rev, Path(f).stem)]
+        if not wanted:
+            return {}
+        with self.scratch() as scratch:
+            tree = scratch / "tree"
+            self._place(tree, which)
+            from patchjudge import boxbuild  # only for such a project: it imports zipfile & co
+
+            try:
+                return boxbuild.generate(
+                    tree, wanted, self.isolation, repo=self.repo, rev=rev, environ=self.environ
+                )
+            except PatchjudgeError as exc:
+                print(f"patchjudge: {which}: {exc.one_line()}", file=sys.stderr)
+                return {}
+
+
+def generated_wanted(
+    pyproject: bytes | None, tracked: Collection[str], judge: Sequence[str]
+) -> list[str]:
+    """Pure: the generated files a side's pyproject.toml declares that its tree lacks.
+
+    A Python file inside the tree, not tracked (git-ignored, as designed),
+    and never one of the judge's paths: a patch cannot plant a judge file.
+    """
+    # Most projects name none: no toml parse, no boxbuild import for them.
+    if pyproject is None or not any(
+        k in pyproject for k in (b"write_to", b"version_file", b"version-file")
+    ):
+        return []
+    try:
+        doc = tomllib.loads(pyproject.decode("utf-8"))
+    except (UnicodeError, tomllib.TOMLDecodeError):
+        return []
+    from patchjudge.boxbuild import version_files
+
+    judging = globs(judge)
+    return [
+        f
+        for f in version_files(doc)
+        if f.endswith(".py")
+        and trees.placeable(f)
+        and f == posixpath.normpath(f)
+        and f not in tracked
+        and judging.first(f) is None
+    ]
+
+
+def _named(repo: Path, rev: str, stem: str) -> bool:
+    """Whether any tracked Python file at `rev` mentions `stem` (one `git grep`)."""
+    found = git.git(repo, "grep", "-l", "-F", "-e", stem, rev, "--", "*.py", ok=(0, 1))
+    return bool(found.strip())
 
 
 def _parents(path: str) -> list[str]:

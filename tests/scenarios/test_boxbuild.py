@@ -181,3 +181,23 @@ def test_a_setuptools_scm_build_gets_its_version_from_the_checkout(
     expected = version + (head[:9] if version.endswith("+g") else "")
     assert Path(done.stdout.strip()).name == f"shop-{expected}-py3-none-any.whl"
     assert f"as version {expected} (SETUPTOOLS_SCM_PRETEND_VERSION)" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--install"], "--install: needs --into"),
+        (["--ledger", "nowhere/gate.toml"], "nowhere/gate.toml: cannot read"),
+    ],
+)
+def test_tox_options_misused_are_one_line_before_any_build(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
+    # issue 19: tox.ini's line passes --ledger and --install; a wrong one is exit 2, one line.
+    done = subprocess.run(
+        [sys.executable, "-m", "patchjudge.boxbuild", str(tmp_path), str(tmp_path / "out"), *args],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+    assert not (tmp_path / "out").exists()

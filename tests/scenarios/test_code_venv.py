@@ -9,6 +9,7 @@ comes from the judge.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import sysconfig
@@ -17,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.attack_helpers import fast_ledger
-from tests.helpers import commit, example_repo, gate, verdict, write
+from tests.flaky_helpers import code_flaky_module, flaky_calc, freeze_row, registry
+from tests.helpers import Result, cli, commit, example_repo, gate, verdict, write
 
 USES_DEP = """
 import codeonly_dep
@@ -118,3 +120,99 @@ def test_unboxed_a_start_up_file_planted_in_the_codes_venv_fails_the_lane(
     assert result.code == 1, result.out + result.err
     reasons = [r for lane in verdict(repo)["lanes"].values() for r in lane["reasons"]]
     assert any(planted.name in r for r in reasons), reasons
+
+
+def _uses_dep(tmp_path: Path) -> Path:
+    repo = example_repo(tmp_path, **{"src/calc/__init__.py": USES_DEP})
+    commit(repo)
+    return repo
+
+
+def _flakes(repo: Path, *args: str) -> Result:
+    return cli(repo, "flakes", "--count", "2", "--workers", "0", "--today", "2026-12-01", *args)
+
+
+def test_flakes_runs_the_suite_with_the_codes_venv(tmp_path: Path, code_venv: Path) -> None:
+    repo = _uses_dep(tmp_path)
+    result = _flakes(repo, "--python", str(code_venv))
+    assert result.code == 0, result.err
+    nodes = json.loads((repo / ".patchjudge" / "flakes.json").read_text())["nodes"]
+    assert nodes["tests/test_calc.py::test_two"] == {"fail": 0, "runs": 2}, nodes
+
+
+def test_flakes_without_python_lacks_the_codes_dependency(tmp_path: Path) -> None:
+    # The twin above passes only because --python was given.
+    result = _flakes(_uses_dep(tmp_path))
+    assert result.code == 1, result.err
+    assert "codeonly_dep" in result.err and "cannot be believed" in result.err
+
+
+def test_oracle_runs_the_properties_with_the_codes_venv(tmp_path: Path, code_venv: Path) -> None:
+    repo = _uses_dep(tmp_path)
+    result = cli(repo, "oracle", "--max-examples", "20", "--python", str(code_venv))
+    assert result.code == 0, result.out + result.err
+    doc = json.loads((repo / ".patchjudge" / "oracle.json").read_text())
+    assert doc["properties"]["eval/properties/test_total.py::test_total_matches_sum"]["killed"]
+
+
+def test_oracle_without_python_lacks_the_codes_dependency(tmp_path: Path) -> None:
+    result = cli(_uses_dep(tmp_path), "oracle", "--max-examples", "20")
+    assert result.code == 2, result.out + result.err
+    assert "fails on the unmutated code" in result.err and "codeonly_dep" in result.err
+
+
+FROZEN = "tests/test_clock.py::test_clock"
+
+
+def _frozen_repo(tmp_path: Path, shadow: str) -> Path:
+    """A frozen flaky test, and a patch whose tree provides a module named like a judge's."""
+    repo = example_repo(
+        tmp_path,
+        **{
+            "src/calc/__init__.py": flaky_calc(3, 12),
+            "tests/test_clock.py": code_flaky_module(tmp_path / "counters"),
+            "eval/flakes.freeze.toml": registry(freeze_row(FROZEN)),
+        },
+    )
+    write(repo, {f"src/{shadow}.py": "raise ImportError('the tree copy ran')\n"})
+    commit(repo, f"a module named {shadow}")
+    return repo
+
+
+def _freeze(repo: Path, *args: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    result = cli(repo, "freeze", "--base", "main", "--today", "2026-12-01", *args)
+    assert result.code in (0, 1), result.err
+    return result.code, result.report(repo, "freeze")
+
+
+def test_frozen_reruns_in_the_codes_venv_take_a_tree_naming_an_imported_judge_module(
+    tmp_path: Path, code_venv: Path
+) -> None:
+    # pytest imported iniconfig before the tree joined sys.path: in the code's
+    # venv the tree's file cannot stand in for it, so the reruns are believed.
+    repo = _frozen_repo(tmp_path, "iniconfig")
+    code, report = _freeze(repo, "--python", str(code_venv))
+    assert code == 0, report["reasons"]
+    assert report["details"]["rerun_results"] == {FROZEN: {"fail": 3, "runs": 12}}
+
+
+def test_frozen_reruns_in_the_judges_venv_still_refuse_that_tree(tmp_path: Path) -> None:
+    # The twin above passes only because --python was given.
+    code, report = _freeze(_frozen_repo(tmp_path, "iniconfig"))
+    assert code == 1
+    assert (
+        "frozen reruns: the tested tree shadows a judge module: src/iniconfig.py"
+        in (report["reasons"])
+    ), report["reasons"]
+
+
+def test_frozen_reruns_in_the_codes_venv_refuse_a_judge_module_not_imported_yet(
+    tmp_path: Path, code_venv: Path
+) -> None:
+    # coverage is imported later, if at all: the tree's copy could still replace it.
+    code, report = _freeze(_frozen_repo(tmp_path, "coverage"), "--python", str(code_venv))
+    assert code == 1
+    assert (
+        "frozen reruns: the tested tree shadows a judge module: src/coverage.py"
+        in (report["reasons"])
+    ), report["reasons"]

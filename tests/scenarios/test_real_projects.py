@@ -11,6 +11,7 @@ a break rejected and a removed test rejected.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -154,8 +155,9 @@ def test_a_judge_dependency_with_a_generated_version_file_through_nox(
     # checkout's history, and was said.
     assert "as version 0.1.dev" in log and "SETUPTOOLS_SCM_PRETEND_VERSION" in log, log[-4000:]
     # The judge's venv never got the project: only the code's venv did.
+    # Once per nox run, into the code's venv that each lane gets a copy of.
     wheel_installs = [line for line in log.splitlines() if "iniconfig-0.1.dev" in line]
-    assert wheel_installs and all("/tmp/code/bin/python" in line for line in wheel_installs)
+    assert wheel_installs and all("/.nox/_code/" in line for line in wheel_installs), log[-4000:]
     git(repo, "checkout", "-q", "-b", "break")
     _edit(repo, *BREAK)
     result = _nox_gate(repo, "-R")  # the judge's venvs reused; the code's rebuilt
@@ -195,3 +197,21 @@ def test_with_python_nothing_is_said_about_the_judges_copy(
     assert result.code == 0, result.out + result.err
     assert "the judge's own copy" not in result.err
     assert "judges_copy" not in result.report(repo, "pathfilter")["details"]
+
+
+@pytest.mark.slow
+def test_flakes_on_a_judge_dependency_runs_the_heads_copy(
+    tmp_path: Path, iniconfig_tree: Path, judge_wheel: Path
+) -> None:
+    # With --python the suite tests the head's iniconfig, not the copy the
+    # judge's pytest imported: the break's failures are counted.
+    repo = _adopted(tmp_path, iniconfig_tree, judge_wheel)
+    python = _code_venv(repo, tmp_path / "code")
+    _edit(repo, *BREAK)
+    _install_head(repo, python)
+    flakes = ["flakes", "--count", "1", "--workers", "0", "--today", "2026-12-01"]
+    result = cli(repo, *flakes, "--python", str(python))
+    assert result.code == 0, result.err
+    nodes = json.loads((repo / ".patchjudge" / "flakes.json").read_text())["nodes"]
+    failed = sorted(n for n, t in nodes.items() if t["fail"])
+    assert failed and all(n.startswith("testing/") for n in failed), nodes

@@ -30,9 +30,14 @@ def test_tox_ini_holds_every_lane_the_gate_and_flakes_and_is_protected(tmp_path)
     pre = ini["testenv"]["commands_pre"]
     assert "--require-hashes -r {tox_root}{/}constraints{/}lane.txt" in pre
     assert "constraints{/}patchjudge.txt" in pre
-    # Nothing installs from anywhere but constraints/ (and the project, with no deps).
+    # Nothing installs from anywhere but constraints/ (and the project's wheel, built in
+    # the box and installed into the code's venv with no deps: issue 19).
     for line in filter(None, (x.strip() for x in pre.splitlines())):
-        assert "{tox_root}{/}constraints{/}" in line, line
+        if " pip install " in line:
+            assert "{tox_root}{/}constraints{/}" in line, line
+    assert "python -m venv --clear {env_dir}{/}code" in pre
+    commands = ini["testenv"]["commands"] + ini["testenv:gate"]["commands"]
+    assert commands.count("--python {env_dir}{/}code{/}bin{/}python") == 2, commands
     assert ini["testenv"]["skip_install"] == "true"
     ledger = parse_ledger((repo / LEDGER).read_bytes())
     assert "tox.ini" in ledger.gate.protected
@@ -118,3 +123,43 @@ def test_tox_lists_and_runs_where_a_sandbox_starts(tmp_path):
     built = _tox(repo, "run", "-e", "gate", "--notest", "--", "--isolation", "sandbox", boxed=False)
     assert built.returncode == 0, built.stdout + built.stderr
     assert (repo / ".tox" / "gate").is_dir()
+
+
+PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=77"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "calc"
+version = "0.1"
+
+[tool.setuptools]
+packages = ["calc"]
+"""
+
+
+@pytest.mark.slow
+def test_tox_installs_the_project_into_the_codes_venv_never_the_judges(tmp_path):
+    # issue 19: the project's wheel is built in the box and goes into {env_dir}/code,
+    # which the lanes are given as --python; the judge's environment never has it.
+    wheel = build_wheel(tmp_path / "wheel")
+    repo = flat_project(tmp_path / "calc")
+    write(repo, {"pyproject.toml": PYPROJECT})
+    commit(repo, "packaged")
+    result = cli(repo, "init", "--runner", "tox", "--patchjudge-spec", str(wheel))
+    assert result.code == 0, result.err
+    with (repo / "eval" / "gate.toml").open("a") as fh:
+        fh.write('\n[review]\nunexercised = "report"\n')
+    commit(repo, "Adopt patchjudge")
+    git(repo, "checkout", "-q", "-b", "patch")
+    write(repo, {"calc/__init__.py": "def total(xs):\n    return sum(list(xs))\n"})
+    commit(repo, "trivial")
+    good = run([*TOX, "-e", "gate", "--", "--base", "main", "--today", "2026-12-01"], repo)
+    assert good.returncode == 0, good.stdout[-3000:] + good.stderr[-3000:]
+    assert verdict(repo)["verdict"] == "accept_for_review"
+    env = repo / ".tox" / "gate"
+    judges = {p.name.split("-")[0] for p in env.glob("lib/python*/site-packages/*.dist-info")}
+    codes = {p.name.split("-")[0] for p in env.glob("code/lib/python*/site-packages/*.dist-info")}
+    assert "patchjudge" in judges and "calc" not in judges, judges
+    assert "calc" in codes and "patchjudge" not in codes, codes

@@ -61,6 +61,8 @@ def install_problem(args: list[str], cwd: Path, root: Path) -> str | None:
             requirements.append(word.partition("=")[2])
         elif word in ("-e", "--editable"):
             positional.append(next(words, ""))
+        elif word in ("--python", "-p"):  # `uv pip install --python VENV`: where, not what
+            next(words, "")
         elif word.startswith("-"):
             flags.add(word.partition("=")[0])
         else:

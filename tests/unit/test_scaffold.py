@@ -279,8 +279,14 @@ def test_the_packaged_lane_pins_are_the_projects_own():
 def test_tox_ini_installs_the_project_only_when_it_is_installable():
     flat = scaffold.detect(["calc/__init__.py", "tests/test_calc.py"])
     packaged = scaffold.detect(["calc/__init__.py", "tests/test_calc.py", "setup.py"])
-    assert "--no-build-isolation {tox_root}\n" not in scaffold.render_tox(flat)
-    assert "--no-build-isolation {tox_root}\n" in scaffold.render_tox(packaged)
+    # Built in the box and installed into the code's venv, never the judge's (issue 19).
+    into = "--into {env_dir}{/}code{/}bin{/}python --install\n"
+    assert "patchjudge.boxbuild" not in scaffold.render_tox(flat)
+    assert "python -m patchjudge.boxbuild {tox_root} {env_dir}{/}wheels" in (
+        scaffold.render_tox(packaged)
+    )
+    assert into in scaffold.render_tox(packaged)
+    assert "--no-build-isolation {tox_root}" not in scaffold.render_tox(packaged)
 
 
 def test_an_unknown_runner_is_an_error():

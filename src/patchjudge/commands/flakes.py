@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from patchjudge import cache, git, seed, store
+from patchjudge import cache, codeenv, git, seed, store
 from patchjudge.boundary import sandbox
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes import flakes as lane
@@ -48,6 +48,7 @@ def flakes(
     err: TextIO = sys.stderr,
     environ: Mapping[str, str] = os.environ,
     isolation: str | None = None,
+    python: str | None = None,
 ) -> int:
     top = git.toplevel(repo)
     sha = git.rev_parse(top, head, "--head")
@@ -63,6 +64,7 @@ def flakes(
             raise PatchjudgeError(f"{setting!r} is not 'auto' or a number", key="--workers")
         setting = int(setting)
     boundary = sandbox.resolve(sandbox.from_head(ledger.gate.isolation), isolation)
+    code = codeenv.resolve(python, environ)
     evidence = lane.collect_evidence(
         top,
         sha,
@@ -74,6 +76,7 @@ def flakes(
         progress=lambda line: print(f"patchjudge flakes: {line}", file=err, flush=True),
         isolation=boundary,
         cache_dir=cache.placement(environ, top, boundary),
+        code=code,
     )
     if evidence.problems:
         for problem in evidence.problems:

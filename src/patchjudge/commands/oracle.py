@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from patchjudge import git, oracle, seed, store, testrun
+from patchjudge import codeenv, git, oracle, seed, store, testrun
 from patchjudge.boundary import sandbox
 from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
@@ -26,6 +26,7 @@ class OracleOptions:
     max_examples: int | None = None  # default: the ledger's
     limit: int | None = None  # at most this many mutants per property file
     isolation: str | None = None  # --isolation: may tighten [gate] isolation, never loosen it
+    python: str | None = None  # --python: the venv the code under test runs in (issue 19)
 
 
 def _failed(result: testrun.TestRun) -> tuple[set[str], bool]:
@@ -45,6 +46,7 @@ def _run(
     environ: Mapping[str, str],
     *,
     box: sandbox.Boxer,
+    python: str | None,
 ) -> testrun.TestRun:
     scratch = Path(tempfile.mkdtemp(prefix="patchjudge-oracle-"))
     try:
@@ -56,6 +58,7 @@ def _run(
             seed=ledger.properties.seed,
             max_examples=max_examples,
             timeout_s=ledger.properties.timeout_s,
+            python=python,
         )
         return testrun.run(plan, scratch=scratch, environ=environ, box=box)
     finally:
@@ -81,7 +84,9 @@ def oracle_command(options: OracleOptions, out: TextIO, environ: Mapping[str, st
         )
     examples = options.max_examples or ledger.properties.max_examples
     boundary = sandbox.resolve(sandbox.from_head(ledger.gate.isolation), options.isolation)
-    box = sandbox.boxer(boundary)
+    venv = codeenv.resolve(options.python, environ)
+    # The property files run in process with the code's interpreter, its venv read-only in a box.
+    box = codeenv.boxer(boundary, venv)
     pythonpath = ledger.gate.pythonpath
     results: list[tuple[oracle.Mutant, list[str], list[str]]] = []
     survivors: list[str] = []
@@ -104,13 +109,15 @@ def oracle_command(options: OracleOptions, out: TextIO, environ: Mapping[str, st
                 # Evenly spaced, so a quick run still reaches every target module.
                 step = len(found) / options.limit
                 found = [found[int(i * step)] for i in range(options.limit)]
-            baseline = _run(tree, prop, ledger, examples, environ, box=box)
+            baseline = _run(tree, prop, ledger, examples, environ, box=box, python=venv.python)
             failing, broken = _failed(baseline)
             if broken or failing or not baseline.collected:
+                # A collection error's own exception says why (a missing import: --python?).
+                said = [testrun.collection_error(n, t) for n, t in baseline.collect_errors.items()]
                 raise PatchjudgeError(
                     "fails on the unmutated code, so it cannot be audited",
                     file=prop,
-                    fix=" / ".join(baseline.output.strip().splitlines()[-2:]),
+                    fix=said[0] if said else " / ".join(baseline.output.strip().splitlines()[-2:]),
                 )
             nodeids = sorted(baseline.collected)
             if not found:
@@ -121,7 +128,9 @@ def oracle_command(options: OracleOptions, out: TextIO, environ: Mapping[str, st
                 original = path.read_bytes()
                 path.write_text(mutant.source, encoding="utf-8")
                 try:
-                    failing, whole = _failed(_run(tree, prop, ledger, examples, environ, box=box))
+                    failing, whole = _failed(
+                        _run(tree, prop, ledger, examples, environ, box=box, python=venv.python)
+                    )
                 finally:
                     path.write_bytes(original)
                 dead = nodeids if whole else sorted(failing & set(nodeids))

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patchjudge import cache, git, repeat, testrun
-from patchjudge.boundary import sandbox
+from patchjudge import cache, codeenv, git, repeat, testrun
 from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import is_bytecode
@@ -100,12 +99,13 @@ def pins_sha256(python_paths: Sequence[str] | None = None) -> str:
     return hashlib.sha256("\n".join(pins).encode()).hexdigest()
 
 
-def host() -> dict[str, Any]:
+def host(python_paths: Sequence[str] | None = None) -> dict[str, Any]:
+    """This machine; the pins are those of the venv the suite ran in (--python's, if given)."""
     return {
         "python": platform.python_version(),
         "platform": sysconfig.get_platform(),
         "cpus": os.cpu_count() or 1,
-        "pins_sha256": pins_sha256(),
+        "pins_sha256": pins_sha256(python_paths),
     }
 
 
@@ -240,7 +240,7 @@ def ledger_at(repo: Path, rev: str) -> Ledger:
     return parse_ledger(data, f"{LEDGER} (at {rev[:12]})")
 
 
-def pace_key(repo: Path, ledger: Ledger) -> dict[str, str]:
+def pace_key(repo: Path, ledger: Ledger, executable: str = sys.executable) -> dict[str, str]:
     """What a remembered pace belongs to: this checkout's suite under these settings, here."""
     suite = ledger.suite
     settings = json.dumps(
@@ -250,7 +250,7 @@ def pace_key(repo: Path, ledger: Ledger) -> dict[str, str]:
         "repo": str(repo.resolve()),
         "suite": hashlib.sha256(settings.encode()).hexdigest(),
         "python": sys.version,
-        "executable": sys.executable,
+        "executable": executable,
     }
 
 
@@ -288,9 +288,11 @@ def collect_evidence(
     progress: Progress | None = None,
     isolation: sandbox.Isolation,  # required: no default that falls open to "process"
     cache_dir: Path | None = None,
+    code: codeenv.CodeEnv | None = None,
 ) -> Evidence:
     """Run the visible suite of `head` `count` times in a scratch copy and count."""
     say = progress or (lambda _: None)
+    code = code or codeenv.CodeEnv()
     started = time.monotonic()
     suite = ledger.suite
     scratch = Path(tempfile.mkdtemp(prefix="patchjudge-flakes-"))
@@ -299,7 +301,8 @@ def collect_evidence(
         git.materialize(
             repo, head, tree, [e for e in git.ls_tree(repo, head) if not is_bytecode(e.path)]
         )
-        box = sandbox.boxer(isolation)
+        # --python: the suite runs with the code's own venv, bound read-only in the box.
+        box = codeenv.boxer(isolation, code)
         spec = repeat.Spec(
             nodeids=(),
             count=count,
@@ -308,6 +311,7 @@ def collect_evidence(
             plugins=suite.plugins,
             seed=ledger.properties.seed,
             timeout_s=suite.timeout_s,
+            python=code.python,
         )
         paths = [p for p in suite.paths if (tree / p).exists()]
         if not paths:
@@ -326,7 +330,7 @@ def collect_evidence(
         if problems:
             return Evidence({}, {}, tuple(problems), 0)
         mine = shard_of(found.collected, shard) if shard.total > 1 else list(found.collected)
-        key = pace_key(repo, ledger)
+        key = pace_key(repo, ledger, code.interpreter)
         pace = remembered_pace(cache.read(cache_dir, "flakes-pace", key))
         if pace is None:
             used = repeat.resolve_workers(workers, len(mine) * count, os.cpu_count())
@@ -362,7 +366,7 @@ def collect_evidence(
             shard=shard,
             seed=ledger.properties.seed,
             seed_source=ledger.properties.seed_source,
-            host_info=host(),
+            host_info=host(codeenv.search_path(code)),
             nodes=nodes,
             min_fails=ledger.flakes.candidate_min_fails,
             duration_s=time.monotonic() - started,

@@ -1,0 +1,137 @@
+"""issue 19: which venv each nox session installs the project into, and which it runs the code with.
+
+Recorded, not run (tests/nox_recorder.py): the judge's venv (`session.install`)
+gets pinned constraints and patchjudge only; what `[gate] install` names goes
+into the code's venv, whose python every command that runs the code is given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from patchjudge.scaffold import template
+from tests.unit.test_nox_constraints import recorded
+
+ROOT = Path(__file__).resolve().parents[2]
+# The commands that run the code under test, and so take --python.
+RUNS_CODE = {"pathfilter", "freeze", "properties", "replay", "flakes", "oracle"}
+
+
+def _commands(calls: list[dict[str, Any]]) -> list[list[str]]:
+    return [c["args"] for c in calls if c["method"] == "run" and c["args"][:1] == ["patchjudge"]]
+
+
+def _code_python(args: list[str]) -> str:
+    return args[args.index("--python") + 1]
+
+
+@pytest.fixture(scope="module")
+def init_sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
+    project = tmp_path_factory.mktemp("project")
+    (project / "eval").mkdir()
+    (project / "eval" / "gate.toml").write_text('[gate]\ninstall = ["."]\n')
+    (project / "noxfile.py").write_text(template("init/noxfile.py.tmpl"))
+    return recorded(project / "noxfile.py")
+
+
+@pytest.mark.parametrize("name", ["flakes", "oracle", "freeze", "gate-properties", "replay-run"])
+def test_inits_sessions_run_the_code_with_the_codes_venv(
+    init_sessions: dict[str, list[dict[str, Any]]], name: str
+) -> None:
+    commands = _commands(init_sessions[name])
+    assert commands, init_sessions[name]
+    for args in commands:
+        assert args[1] in RUNS_CODE or args[1:3] == ["replay", "run"], args
+        assert _code_python(args).endswith("/code/bin/python"), args
+
+
+def test_inits_judge_venvs_never_get_the_project(
+    init_sessions: dict[str, list[dict[str, Any]]],
+) -> None:
+    for name, calls in init_sessions.items():
+        for call in calls:
+            if call["method"] == "install":
+                # Pins with hashes, or patchjudge itself from its pin file.
+                assert "--require-hashes" in call["args"] or any(
+                    a.endswith("patchjudge.txt") for a in call["args"]
+                ), (name, call)
+
+
+def _installs(calls: list[dict[str, Any]]) -> list[list[str]]:
+    return [c["args"] for c in calls if c["method"] == "install"]
+
+
+def _into_code(calls: list[dict[str, Any]]) -> list[list[str]]:
+    """What went into the code's venv: `uv pip install --python <code>` or `<code> -m pip`."""
+    found = []
+    for call in calls:
+        args = call["args"]
+        if (
+            call["method"] == "run"
+            and "install" in args
+            and any(a.endswith("/code/bin/python") for a in args)
+        ):
+            found.append(args)
+    return found
+
+
+@pytest.fixture(scope="module")
+def own_sessions() -> dict[str, list[dict[str, Any]]]:
+    return recorded(ROOT / "noxfile.py")
+
+
+@pytest.mark.parametrize("name", ["flakes", "oracle", "freeze", "gate-properties", "replay-run"])
+def test_this_repos_sessions_run_the_code_with_the_codes_venv(
+    own_sessions: dict[str, list[dict[str, Any]]], name: str
+) -> None:
+    commands = _commands(own_sessions[name])
+    assert commands, own_sessions[name]
+    for args in commands:
+        assert _code_python(args).endswith("/code/bin/python"), args
+
+
+@pytest.mark.parametrize("name", ["freeze", "gate-pathfilter", "flakes"])
+def test_this_repos_judge_gets_patchjudge_and_the_code_gets_the_project(
+    own_sessions: dict[str, list[dict[str, Any]]], name: str
+) -> None:
+    calls = own_sessions[name]
+    # The judge's venv: the lane runtime with hashes, then patchjudge's wheel, no deps.
+    pins, judge = _installs(calls)
+    assert "--require-hashes" in pins and str(ROOT / "constraints" / "lane.txt") in pins
+    assert judge[0] == "--no-deps" and "/.nox/_wheels/" in judge[1], judge
+    # The code's venv: the suite's own pins, then `[gate] install` (this tree) as a wheel.
+    code_pins, project = _into_code(calls)
+    assert str(ROOT / "constraints" / f"{name.removeprefix('gate-')}.txt") in code_pins
+    assert "--no-deps" in project and any("/.nox/_wheels/" in a for a in project), project
+
+
+def test_a_patchjudge_tree_named_from_elsewhere_is_the_judge_not_the_code(
+    tmp_path: Path,
+) -> None:
+    # As test_nox's repositories use it: `[gate] install = [<patchjudge's source>]`
+    # installs the judge; the project itself is on the ledger's pythonpath.
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "eval" / "gate.toml").write_text(f'[gate]\ninstall = ["{ROOT}"]\n')
+    (tmp_path / "noxfile.py").write_text((ROOT / "noxfile.py").read_text())
+    calls = recorded(tmp_path / "noxfile.py")["gate-freeze"]
+    assert [a[0] for a in _installs(calls)] == ["--require-hashes", "--no-deps"]
+    assert len(_into_code(calls)) == 1  # the pins only: no wheel of patchjudge there
+
+
+def test_inits_code_venv_is_built_once_per_nox_run_and_copied_into_each_lane(
+    init_sessions: dict[str, list[dict[str, Any]]],
+) -> None:
+    # issue 19: one build of the code's venv per nox run; every lane gets a copy.
+    builds = [
+        name
+        for name, calls in init_sessions.items()
+        for c in calls
+        if c["method"] == "run" and "venv" in c["args"][1:3] and "/_code/" in c["args"][-1]
+    ]
+    assert len(builds) == 1, builds
+    for name in ("gate-freeze", "gate-properties", "flakes"):
+        (python,) = {_code_python(a) for a in _commands(init_sessions[name])}
+        assert f"/.nox/{name}/tmp/code/bin/python" in python, python
