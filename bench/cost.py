@@ -113,9 +113,29 @@ def flakes_pair(repo: Path, suite: str, runs: int, count: int = 12) -> Pair:
     )
 
 
-def cost_section(work: Path, runs: int, results: Results, *, data: int = scale.DATA_FILES) -> None:
+PARTS = ("gate", "flakes", "data")
+
+
+def cost_section(
+    work: Path,
+    runs: int,
+    results: Results,
+    *,
+    data: int = scale.DATA_FILES,
+    parts: Sequence[str] = PARTS,
+) -> None:
     """Issue 20's figures, into `results` (bench/run.py calls this)."""
     work.mkdir(parents=True, exist_ok=True)
+    if "gate" in parts:
+        _gate_part(work, runs, results)
+    if "flakes" in parts:
+        _flakes_part(work, runs, results)
+    if data and "data" in parts:
+        _data_part(work, runs, results, data)
+    results.notes.append(f"load average at the end of the cost section: {load()}")
+
+
+def _gate_part(work: Path, runs: int, results: Results) -> None:
     repo = work / "project"
     if not repo.exists():
         repo, fx = base.build_project(work, fixtures=300)
@@ -136,6 +156,9 @@ def cost_section(work: Path, runs: int, results: Results, *, data: int = scale.D
         f"gate verdict on the bench patch: {doc['verdict']}; "
         f"{ {k: v['status'] for k, v in doc['lanes'].items()} }"
     )
+
+
+def _flakes_part(work: Path, runs: int, results: Results) -> None:
     for name, build, suite in (
         ("toolz", lambda: base.build_flakes_project(work), "toolz/tests"),
         ("boltons", lambda: build_boltons(work), "tests"),
@@ -155,6 +178,9 @@ def cost_section(work: Path, runs: int, results: Results, *, data: int = scale.D
                 True,
             )
         )
+
+
+def _data_part(work: Path, runs: int, results: Results, data: int) -> None:
     if data:
         print(f"bench cost: {data} data files (load {load()})", flush=True)
         small, large = work / "small", work / "large"
@@ -174,7 +200,6 @@ def cost_section(work: Path, runs: int, results: Results, *, data: int = scale.D
                 True,
             )
         )
-    results.notes.append(f"load average at the end of the cost section: {load()}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -183,10 +208,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--data", type=int, default=scale.DATA_FILES, help="0: skip the data pair")
     p.add_argument("--out", type=Path, help="write the report here (default: print it)")
+    p.add_argument("--parts", default=",".join(PARTS), help=f"comma list of {','.join(PARTS)}")
     args = p.parse_args(argv)
     results = Results(machine=base.machine())
     results.command = "python bench/cost.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    cost_section(args.workdir, args.runs, results, data=args.data)
+    parts = args.parts.split(",")
+    cost_section(args.workdir, args.runs, results, data=args.data, parts=parts)
     text = base.render(results)
     if args.out:
         args.out.write_text(text)
