@@ -152,3 +152,24 @@ def test_no_cache_is_read_or_written_when_turned_off(tmp_path: Path) -> None:
     result = cli(repo, "pathfilter", "--base", "main", env=env)
     assert result.code == 0, result.out + result.err
     assert result.report(repo, "pathfilter")["details"]["cache"] == {"base_collection": "off"}
+
+
+def test_a_kept_collection_error_at_base_reads_as_a_fresh_one(tmp_path: Path) -> None:
+    broken = "import nosuchmodule\n\n\ndef test_it():\n    assert nosuchmodule\n"
+    repo = example_repo(tmp_path, **{"tests/test_broken.py": broken})
+    store = tmp_path / "cache"
+    write(repo, {"README.md": "# calc, documented\n"})
+    commit(repo)
+    fresh = _pathfilter(repo, store)
+    # Read at once: the next run rewrites the report.
+    first = (_origin(fresh, repo), fresh.report(repo, "pathfilter")["reasons"])
+    kept = _pathfilter(repo, store)
+    assert first[0] == "miss" and _origin(kept, repo) == "hit"
+    assert (
+        kept.report(repo, "pathfilter")["reasons"]
+        == first[1]
+        == [
+            "the base does not collect: tests/test_broken.py: "
+            "ModuleNotFoundError: No module named 'nosuchmodule' (fix it at the merge base)"
+        ]
+    )
