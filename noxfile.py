@@ -341,3 +341,16 @@ def bench(session: nox.Session) -> None:
     session.install("--require-hashes", "-r", str(HERE / "constraints" / "dev.txt"))
     session.install("--no-deps", str(HERE))
     session.run("python", str(HERE / "bench" / "run.py"), *session.posargs)
+
+
+@nox.session(name="bench-cost", default=False, venv_backend="virtualenv")
+def bench_cost(session: nox.Session) -> None:
+    """issue 20's table: gate and flakes against the bare commands (`-- --runs 3`).
+
+    Its own session, not `bench`'s: the figures take a loaded machine half an
+    hour, and the sessions' install lines may change apart.
+    """
+    session.install("--require-hashes", "-r", str(HERE / "constraints" / "dev.txt"))
+    session.install("--no-deps", str(HERE))
+    args = list(session.posargs) or ["--runs", "3"]
+    session.run("python", str(HERE / "bench" / "run.py"), "--only", "cost", *args)

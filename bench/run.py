@@ -1050,6 +1050,7 @@ def workdir(keep: Path | None) -> Iterator[Path]:
 
 SECTIONS = (
     "gate", "nox", "hash", "flakes", "junit", "sandbox", "boundary", "review", "scale", "compat",
+    "cost",
 )  # fmt: skip
 
 
@@ -1105,6 +1106,11 @@ def v2_sections(only: set[str], work: Path, runs: int, results: Results) -> None
         from bench.compat import compat_section
 
         compat_section(work, runs, results)
+    if "cost" in only:
+        print("bench: issue 20's table, the gate against running the tests", flush=True)
+        from bench.cost import cost_section
+
+        cost_section(work / "cost", runs, results)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

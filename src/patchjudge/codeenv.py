@@ -110,7 +110,7 @@ def search_path(code: CodeEnv) -> Sequence[str]:
     return [str(p) for p in code.site] if code.python else sys.path
 
 
-def boxer(isolation: str, code: CodeEnv) -> sandbox.Boxer:
+def boxer(isolation: sandbox.Isolation, code: CodeEnv) -> sandbox.Boxer:
     """The run's Boxer with the code's venv bound read-only, as the judge's interpreter is."""
     plain = sandbox.boxer(isolation)
 

@@ -111,6 +111,24 @@ def tally_pass(
     return nodes, strangers
 
 
+def ran_ids(outcomes: Iterable[testrun.Outcome], count: int) -> tuple[str, ...]:
+    """Pure: the plain node ids a pass over whole files ran, in the order they first reported.
+
+    With no list asked for, the pass's own reports say what it collected
+    (under xdist the controller collects nothing): an id in pytest-repeat's
+    `[i-N]` form stands for its plain id (N is a `repeat` marker's, or the
+    count), any other for itself.
+    """
+    found: dict[str, None] = {}
+    for o in outcomes:
+        match = _REPEAT_ID.match(o.nodeid) if count > 1 else None
+        if match:
+            found.setdefault(match["base"] if match["i"] is not None else match["base"] + "]")
+        else:
+            found.setdefault(o.nodeid)
+    return tuple(found)
+
+
 def cross_check(outcomes: Iterable[testrun.Outcome], cases: Iterable[junit.Case]) -> list[str]:
     """Pure: the channel and JUnit must agree on which cases ran and which failed."""
     channel: dict[tuple[str, str], bool] = {}
@@ -335,28 +353,33 @@ def once(
 
 def _pass(
     tree: Path,
-    nodeids: Sequence[str],
+    nodeids: Sequence[str] | None,
     spec: Spec,
     scratch: Path,
     environ: Mapping[str, str],
     *,
     repeat: int,
     box: sandbox.Boxer | None,
+    paths: Sequence[str] = (),
 ) -> tuple[testrun.TestRun, dict[str, Tally], list[str]]:
+    """One pytest over `nodeids`, or (None) over all of `paths`, its ids those it ran."""
     scratch.mkdir(parents=True, exist_ok=True)
-    select = scratch / "select.txt"
-    select.write_text("".join(f"{n}\n" for n in nodeids), encoding="utf-8")
     xml = scratch / "junit.xml"
     plugins = [*spec.plugins, "patchjudge.select_plugin"]
-    extra = ["--patchjudge-select", str(select), "--junitxml", str(xml), "-o", "junit_logging=no"]
+    extra = ["--junitxml", str(xml), "-o", "junit_logging=no"]
+    if nodeids is not None:
+        select = scratch / "select.txt"
+        select.write_text("".join(f"{n}\n" for n in nodeids), encoding="utf-8")
+        extra = ["--patchjudge-select", str(select), *extra]
     if repeat > 1:
         plugins.append("pytest_repeat")
         extra += ["--count", str(repeat), "--patchjudge-repeat", str(repeat)]
     if spec.workers > 0:
         plugins.append("xdist")
         extra += ["-n", str(spec.workers)]
+    args = files_of(nodeids) if nodeids is not None else tuple(paths)
     plan = dataclasses.replace(
-        _suite_plan(spec, tree, files_of(nodeids), extra=tuple(extra)),
+        _suite_plan(spec, tree, args, extra=tuple(extra)),
         plugins=tuple(plugins),
         timeout_s=spec.timeout_s * max(repeat, 1),
     )
@@ -364,7 +387,8 @@ def _pass(
     problems = testrun.run_problems(result, plan.timeout_s)
     if problems:
         return result, {}, problems
-    nodes, strangers = tally_pass(result.outcomes, set(nodeids), repeated=repeat > 1)
+    known = set(nodeids) if nodeids is not None else set(ran_ids(result.outcomes, repeat))
+    nodes, strangers = tally_pass(result.outcomes, known, repeated=repeat > 1)
     problems += [f"ran a node id that was not asked for: {s}" for s in strangers]
     if not xml.is_file():
         problems.append("pytest wrote no JUnit XML")
@@ -420,7 +444,56 @@ def run(
             say(f"{done}/{total} node ids x{spec.count} in {elapsed:.0f} s, ~{left:.0f} s left")
     if problems:
         return Result(nodes, tuple(problems), passes, time.monotonic() - started)
-    # What pytest-repeat did not repeat runs again, one run per pass.
+    return _top_up(
+        tree, spec, scratch, environ, say, box=box, nodes=nodes, passes=passes, started=started
+    )
+
+
+def run_whole(
+    tree: Path,
+    paths: Sequence[str],
+    spec: Spec,
+    scratch: Path,
+    environ: Mapping[str, str] = os.environ,
+    *,
+    progress: Progress | None = None,
+    box: sandbox.Boxer | None = None,
+) -> tuple[Result, tuple[str, ...]]:
+    """Every test under `paths` run `spec.count` times in one pytest that collects them too.
+
+    For a suite whose pace and size are known from an earlier run (issue 20):
+    no `--collect-only` first. The node ids are those the session ran;
+    what pytest-repeat did not repeat runs again, as in `run`.
+    """
+    started = time.monotonic()
+    say = progress or (lambda _: None)
+    _, nodes, problems = _pass(
+        tree, None, spec, scratch / "pass0", environ, repeat=spec.count, box=box, paths=paths
+    )
+    ids = tuple(nodes)
+    if problems:
+        return Result(nodes, tuple(problems), 1, time.monotonic() - started), ids
+    spec = dataclasses.replace(spec, nodeids=ids)
+    done = _top_up(
+        tree, spec, scratch, environ, say, box=box, nodes=nodes, passes=1, started=started
+    )
+    return done, ids
+
+
+def _top_up(
+    tree: Path,
+    spec: Spec,
+    scratch: Path,
+    environ: Mapping[str, str],
+    say: Progress,
+    *,
+    box: sandbox.Boxer | None,
+    nodes: dict[str, Tally],
+    passes: int,
+    started: float,
+) -> Result:
+    """What pytest-repeat did not repeat runs again, one run per pass."""
+    problems: list[str] = []
     while True:
         short = [n for n in spec.nodeids if nodes.get(n, Tally(0, 0)).runs < spec.count]
         if not short:

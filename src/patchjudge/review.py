@@ -92,21 +92,80 @@ class Statements:
         return self.first.get(line, line)
 
 
-def statements(text: str) -> Statements | None:
+def statements(text: str, changed: Collection[int] | None = None) -> Statements | None:
     """The file's executable statements as coverage.py counts them; None if it does not parse.
 
     No exclusion pragmas: a `# pragma: no cover` in the patch must not take
-    its own lines out of the count.
+    its own lines out of the count. With `changed`, coverage's parser reads
+    only the code objects from the first changed line to the last (issue 20):
+    what the review counts lies there, and reads the same (a test says so).
     """
     if not text.strip():
         return Statements(frozenset(), {})
-    parser = PythonParser(text=text, exclude=None)
+    kept: frozenset[int] | None = None
     try:
         with _quiet():
+            if changed is not None:
+                tree = parsed.parse(text)
+                # The parser compiles what it reads: the whole file must compile too.
+                compile(tree, "<review>", "exec", dont_inherit=True)
+                kept = analysed_lines(tree, changed)
+            parser = PythonParser(text=text if kept is None else _blanked(text, kept), exclude=None)
             parser.parse_source()
     except (NotPython, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return Statements(frozenset(parser.statements), dict(parser.multiline_map))
+
+
+def _is_string(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def analysed_lines(tree: ast.Module, changed: Collection[int]) -> frozenset[int] | None:
+    """Pure: the lines coverage's parser must read for `changed`; None: all of them.
+
+    Every top-level statement from the first changed line to the last, whole,
+    and what decides how they compile: the module's docstring (the next
+    string would become it) and its `__future__` imports.
+    """
+    body = tree.body
+    if not changed or not body:
+        return None
+    spans = [
+        (
+            min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", ()))]),
+            n.end_lineno or n.lineno,
+        )
+        for n in body
+    ]
+    lo, hi = min(changed), max(changed)
+    grown = True
+    while grown:  # statements sharing a line (`a = 1; b = 2`) come whole
+        grown = False
+        for first, last in spans:
+            if first <= hi and last >= lo and (first < lo or last > hi):
+                lo, hi, grown = min(lo, first), max(hi, last), True
+    inside = [i for i, (first, last) in enumerate(spans) if first <= hi and last >= lo]
+    if not inside or inside[0] == 0:
+        return frozenset(range(lo, hi + 1))
+    if _is_string(body[inside[0]]) and not _is_string(body[0]):
+        return None  # alone it would read as the docstring, which coverage does not count
+    lines = set(range(lo, hi + 1))
+    for i, node in enumerate(body[: inside[0]]):
+        future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        if future or (i == 0 and _is_string(node)):
+            lines.update(range(spans[i][0], spans[i][1] + 1))
+    return frozenset(lines)
+
+
+def _blanked(text: str, kept: frozenset[int]) -> str:
+    """Pure: `text` with every line outside `kept` empty, so line numbers stay."""
+    lines = _LINE_END.split(text)
+    return "\n".join(line if n in kept else "" for n, line in enumerate(lines, 1))
 
 
 @contextlib.contextmanager
@@ -175,7 +234,8 @@ def changed_file(path: str, data: bytes, git_lines: Iterable[int]) -> ChangedFil
     if decoded is None:
         return None
     text, encoding = decoded
-    return ChangedFile(path, text, encoding, python_lines(text, git_lines), statements(text))
+    changed = python_lines(text, git_lines)
+    return ChangedFile(path, text, encoding, changed, statements(text, changed))
 
 
 def fold(lines: Iterable[int], statements: Iterable[int]) -> list[tuple[int, int]]:

@@ -101,7 +101,7 @@ def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any])
             f["text"],
             f["encoding"],
             frozenset(f["changed"]),
-            review.statements(f["text"]),
+            review.statements(f["text"], frozenset(f["changed"])),
         )
         for f in plan["files"]
     ]

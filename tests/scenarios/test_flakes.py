@@ -91,6 +91,12 @@ def test_counts_are_exact_for_every_kind_of_node_id(tmp_path: Path, workers: str
     assert str(first["created"]) == "2026-12-01"
     assert str(first["expires"]) == "2026-12-15"  # created + max_age_days
     assert (first["fail_count"], first["runs"]) == (4, 12)
+    # Issue 20: the size and pace are remembered, so the next run collects and
+    # repeats in one pytest; its node ids, read from what it ran, count the same.
+    again, _, err = _flakes(repo, "--count", "12", "--workers", workers)
+    assert "11 node ids x12, one session" in err and "collecting" not in err, err
+    assert again["nodes"] == EXPECTED_NODES
+    assert again["candidates"] == EXPECTED_CANDIDATES
 
 
 def test_two_shards_merged_equal_the_unsharded_run(tmp_path: Path) -> None:

@@ -71,3 +71,45 @@ def test_remembered_pace(data: bytes | None, pace: float | None) -> None:
     from patchjudge.lanes.flakes import remembered_pace
 
     assert remembered_pace(data) == pace
+
+
+@pytest.mark.parametrize(
+    ("data", "pace", "tests"),
+    [
+        (b'{"pace": 0.25, "tests": 180}', 0.25, 180),
+        (b'{"pace": 0.25}', 0.25, None),  # a shard's run: its size is not the suite's
+        (b"0.25", 0.25, None),  # an earlier version's bare number
+        (b'{"pace": -1, "tests": 180}', None, None),
+        (b'{"pace": 0.25, "tests": 0}', 0.25, None),
+        (b'{"pace": 0.25, "tests": true}', 0.25, None),
+        (b'{"pace": 0.25, "tests": "180"}', 0.25, None),
+        (b'{"tests": 180}', None, None),
+        (b"not json", None, None),
+        (None, None, None),
+    ],
+)
+def test_remembered_size_and_pace(
+    data: bytes | None, pace: float | None, tests: int | None
+) -> None:
+    from patchjudge.lanes.flakes import remembered_pace, remembered_tests
+
+    assert (remembered_pace(data), remembered_tests(data)) == (pace, tests)
+
+
+@pytest.mark.parametrize(
+    ("pace", "tests", "workers", "shard", "one"),
+    [
+        (0.01, 180, 2, (1, 1), True),  # toolz: a 2 s suite
+        (None, 180, 2, (1, 1), False),  # never run here: collected first
+        (0.01, None, 2, (1, 1), False),
+        (0.01, 180, 2, (1, 4), False),  # a shard needs the collection to pick its ids
+        (1.0, 180, 2, (1, 1), False),  # 12 x 180 s over 2 workers: batches show progress
+        (repeat.BATCH_SECONDS / 12 - repeat.RUN_OVERHEAD_S, 1, 0, (1, 1), True),
+    ],
+)
+def test_one_session_only_for_a_known_whole_suite_of_one_batch(
+    pace: float | None, tests: int | None, workers: int, shard: tuple[int, int], one: bool
+) -> None:
+    from patchjudge.lanes.flakes import Shard, one_session
+
+    assert one_session(pace, tests, 12, workers, Shard(*shard)) is one

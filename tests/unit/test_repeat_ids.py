@@ -278,3 +278,32 @@ def test_a_long_run_goes_in_batches_of_whole_files_with_progress(tmp_path: Path)
     assert result.passes == 2
     assert said[0].startswith("40/60 node ids x2 in ")
     assert said[1].startswith("60/60 node ids x2 in ")
+
+
+def _ran(*nodeids: str) -> list[testrun.Outcome]:
+    return [testrun.Outcome(n, "call", "passed", "passed", False, "", ()) for n in nodeids]
+
+
+@pytest.mark.parametrize(
+    ("reported", "count", "plain"),
+    [
+        (("t.py::test_x[1-12]", "t.py::test_x[2-12]"), 12, ("t.py::test_x",)),
+        (
+            ("t.py::test_p[a-1-3-12]", "t.py::test_p[b-3-12]"),
+            12,
+            ("t.py::test_p[a-1]", "t.py::test_p[b]"),
+        ),
+        (
+            ("t.py::TestU::test_u[3-12]",),
+            12,
+            ("t.py::TestU::test_u",),
+        ),  # select_plugin's unittest ids
+        (("t.py::test_m[1-3]",), 12, ("t.py::test_m",)),  # a repeat(3) marker's ids
+        (("t.py::test_plain",), 12, ("t.py::test_plain",)),  # repeat(1): its own id
+        (("t.py::test_p[1-2]",), 1, ("t.py::test_p[1-2]",)),  # not repeated: ids are the test's
+    ],
+)
+def test_ran_ids_are_the_plain_ids_of_a_pass(
+    reported: tuple[str, ...], count: int, plain: tuple[str, ...]
+) -> None:
+    assert repeat.ran_ids(_ran(*reported), count) == plain

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from patchjudge import cache, codeenv, git, repeat, testrun
+from patchjudge.boundary import sandbox
 from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import is_bytecode
@@ -255,16 +256,45 @@ def pace_key(repo: Path, ledger: Ledger, executable: str = sys.executable) -> di
 
 
 def remembered_pace(data: bytes | None) -> float | None:
-    """Pure: seconds a test from a cache entry, when it is one finite non-negative number."""
+    """Pure: seconds a test from a cache entry, when it is one finite non-negative number.
+
+    The entry is `{"pace": seconds, "tests": count}`, or the bare number an
+    earlier version wrote.
+    """
     if data is None:
         return None
     try:
         value = json.loads(data)
     except ValueError:
         return None
+    if isinstance(value, dict):
+        value = value.get("pace")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if 0 <= value < 3600 else None
+
+
+def remembered_tests(data: bytes | None) -> int | None:
+    """Pure: how many node ids the suite had when its pace was remembered (None: not said)."""
+    try:
+        value = json.loads(data) if data is not None else None
+    except ValueError:
+        return None
+    tests = value.get("tests") if isinstance(value, dict) else None
+    if isinstance(tests, bool) or not isinstance(tests, int) or tests < 1:
+        return None
+    return tests if remembered_pace(data) is not None else None
+
+
+def one_session(
+    pace: float | None, tests: int | None, count: int, workers: int, shard: Shard
+) -> bool:
+    """Pure: collect and repeat in one pytest? Only the whole suite, its size and pace known,
+    and short enough for one batch (progress shows between batches)."""
+    if pace is None or tests is None or shard.total > 1:
+        return False
+    per_test = (pace + repeat.RUN_OVERHEAD_S) * count / max(workers, 1)
+    return per_test * tests <= repeat.BATCH_SECONDS
 
 
 def measured_pace(runs: Path, nodes: Mapping[str, Tally]) -> float | None:
@@ -324,14 +354,35 @@ def collect_evidence(
         # (issue 20): no serial first pass. xdist is decided from the pace
         # remembered from an earlier run of this suite here, else from the
         # collected count; the pace this run measures is remembered after.
+        key = pace_key(repo, ledger, code.interpreter)
+        entry = cache.read(cache_dir, "flakes-pace", key)
+        pace, known = remembered_pace(entry), remembered_tests(entry)
+        if pace is not None and known is not None:
+            serial = repeat.serial_seconds(pace * known, known, count)
+            guess = repeat.workers_for(workers, serial, os.cpu_count())
+            if one_session(pace, known, count, guess, shard):
+                # Size and pace known from the last run: one pytest collects and
+                # repeats (issue 20), its node ids those it ran.
+                say(
+                    f"{', '.join(paths)} at {head[:12]}: ~{known} node ids x{count}, one session, "
+                    + (f"xdist -n {guess}" if guess else "no xdist")
+                    + f" (remembered {pace * known:.2f} s a run)"
+                )
+                spec = dataclasses.replace(spec, workers=guess)
+                whole, ids = repeat.run_whole(
+                    tree, paths, spec, scratch / "runs", environ, progress=say, box=box
+                )
+                return _evidence(
+                    cache_dir, key, scratch, head=head, count=count, shard=shard, ledger=ledger,
+                    started=started, nodes=dict(whole.nodes), trouble=whole.problems, used=guess,
+                    whole_suite=ids, code=code,
+                )  # fmt: skip
         say(f"collecting {', '.join(paths)} at {head[:12]}")
         found = repeat.collect(tree, paths, spec, scratch / "collect", environ, box=box)
         problems = testrun.run_problems(found, spec.timeout_s)
         if problems:
             return Evidence({}, {}, tuple(problems), 0)
         mine = shard_of(found.collected, shard) if shard.total > 1 else list(found.collected)
-        key = pace_key(repo, ledger, code.interpreter)
-        pace = remembered_pace(cache.read(cache_dir, "flakes-pace", key))
         if pace is None:
             used = repeat.resolve_workers(workers, len(mine) * count, os.cpu_count())
         else:
@@ -357,20 +408,48 @@ def collect_evidence(
                 seconds_per_run=per_run,
             )
             nodes, trouble = dict(result.nodes), result.problems
-            measured = measured_pace(scratch / "runs", nodes)
-            if not trouble and measured is not None:
-                cache.write(cache_dir, "flakes-pace", key, json.dumps(measured).encode())
-        doc = evidence_json(
-            head=head,
-            count=count,
-            shard=shard,
-            seed=ledger.properties.seed,
-            seed_source=ledger.properties.seed_source,
-            host_info=host(codeenv.search_path(code)),
-            nodes=nodes,
-            min_fails=ledger.flakes.candidate_min_fails,
-            duration_s=time.monotonic() - started,
-        )
-        return Evidence(doc, nodes, trouble, used)
+        whole_suite = tuple(found.collected) if shard.total == 1 else ()
+        return _evidence(
+            cache_dir, key, scratch, head=head, count=count, shard=shard, ledger=ledger,
+            started=started, nodes=nodes, trouble=trouble, used=used, whole_suite=whole_suite,
+            code=code,
+        )  # fmt: skip
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _evidence(
+    cache_dir: Path | None,
+    key: Mapping[str, str],
+    scratch: Path,
+    *,
+    head: str,
+    count: int,
+    shard: Shard,
+    ledger: Ledger,
+    started: float,
+    nodes: dict[str, Tally],
+    trouble: tuple[str, ...],
+    used: int,
+    whole_suite: tuple[str, ...],
+    code: codeenv.CodeEnv,
+) -> Evidence:
+    """The evidence of a run, its pace (and, of a whole suite, its size) remembered."""
+    measured = measured_pace(scratch / "runs", nodes)
+    if not trouble and measured is not None:
+        remembered: float | dict[str, float | int] = measured
+        if whole_suite:
+            remembered = {"pace": measured, "tests": len(whole_suite)}
+        cache.write(cache_dir, "flakes-pace", key, json.dumps(remembered).encode())
+    doc = evidence_json(
+        head=head,
+        count=count,
+        shard=shard,
+        seed=ledger.properties.seed,
+        seed_source=ledger.properties.seed_source,
+        host_info=host(codeenv.search_path(code)),
+        nodes=nodes,
+        min_fails=ledger.flakes.candidate_min_fails,
+        duration_s=time.monotonic() - started,
+    )
+    return Evidence(doc, nodes, trouble, used)

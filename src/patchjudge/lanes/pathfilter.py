@@ -8,7 +8,7 @@ import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from patchjudge import failure, git, parsed, testrun
+from patchjudge import basecache, cache, failure, git, parsed, testrun
 from patchjudge.lanes import report
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
@@ -151,13 +151,8 @@ def defined_at(run: Run, rev: str, files: Iterable[str]) -> set[str]:
     return found
 
 
-def collect_suite(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun, tuple[str, ...]]:
-    """The visible suite collected at `which` (head or base), its own conftests loaded."""
-    tree = run.materialize(scratch / "tree", which)
-    paths = tuple(p for p in run.ledger.suite.paths if (tree / p).exists())
-    if not paths:
-        return testrun.TestRun(0, False, True, True, {}, {}, {}, (), 0), paths
-    plan = testrun.Plan(
+def _plan(run: Run, tree: Path, paths: tuple[str, ...]) -> testrun.Plan:
+    return testrun.Plan(
         tree=tree,
         args=paths,
         conftest_roots=run.ledger.suite.paths,
@@ -167,7 +162,45 @@ def collect_suite(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun,
         collect_only=True,
         python=run.code.python,
     )
-    return testrun.run(plan, scratch=scratch, environ=run.environ, box=run.box), paths
+
+
+def collect_suite(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun, tuple[str, ...]]:
+    """The visible suite collected at `which` (head or base), its own conftests loaded."""
+    tree = run.materialize(scratch / "tree", which)
+    paths = tuple(p for p in run.ledger.suite.paths if (tree / p).exists())
+    if not paths:
+        return testrun.TestRun(0, False, True, True, {}, {}, {}, (), 0), paths
+    return testrun.run(
+        _plan(run, tree, paths), scratch=scratch, environ=run.environ, box=run.box
+    ), paths
+
+
+def collect_base(run: Run, scratch: Path) -> tuple[testrun.TestRun, tuple[str, ...], str]:
+    """The base's collection, from the judge's cache when it holds this very one (issue 20).
+
+    The third value says where it came from: hit, miss (collected, then kept
+    when worth keeping) or off (no cache for this run: unboxed or turned off).
+    """
+    directory = cache.placement(run.environ, run.repo, run.isolation)
+    if directory is None:
+        return (*collect_suite(run, "base", scratch), "off")
+    # The suite paths are the tree's (which of them exist): the key holds the tree.
+    key = basecache.key(
+        entries=run.base_entries,
+        ledger_sha256=run.ledger.sha256,
+        plan=_plan(run, Path(), ()),
+        judge=basecache.judge_digest(),
+        interpreter=basecache.interpreter(run.code),
+        environ=run.environ,
+    )
+    found = basecache.decode(cache.read(directory, basecache.KIND, key), scratch)
+    if found is not None:
+        return (*found, "hit")
+    base, paths = collect_suite(run, "base", scratch)
+    payload = basecache.encode(base, paths, scratch)
+    if payload is not None:
+        cache.write(directory, basecache.KIND, key, payload)
+    return base, paths, "miss"
 
 
 def judges_copies(shadowed: Sequence[str]) -> list[str]:
@@ -185,7 +218,7 @@ def judges_copies(shadowed: Sequence[str]) -> list[str]:
 def run(run: Run) -> LaneReport:
     problems = list(run.classification.problems)
     with run.scratch() as base_dir, run.scratch() as head_dir:
-        base, base_paths = collect_suite(run, "base", base_dir)
+        base, base_paths, base_origin = collect_base(run, base_dir)
         head, _ = collect_suite(run, "head", head_dir)
     copies = judges_copies(head.shadowed) if run.code.python is None else []
     if copies:
@@ -235,6 +268,8 @@ def run(run: Run) -> LaneReport:
         "forced": sorted(run.classification.forced),
         "suite_paths": list(base_paths),
         "visible_tests": {"base": len(base.collected), "head": len(head.collected)},
+        # Where the base's collection came from: the judge's cache or a run (issue 20).
+        "cache": {"base_collection": base_origin},
     }
     if copies:
         details["judges_copy"] = copies

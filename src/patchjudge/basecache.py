@@ -1,0 +1,149 @@
+"""The base's collection, kept in the judge's cache by everything it depends on (issue 20).
+
+pathfilter collects the visible suite at the merge base every run, yet the
+base is the same commit run after run. What that collection can depend on is
+the key: the base tree's listing (every path, mode and object id), the
+ledger, the judge's ini and the plan's settings, the judge's own code, the
+interpreter that runs it (path, version, what its site-packages hold; the
+code's venv under `--python`), the hash seed and the environment variables
+the tests are given. The head's collection is the patch's and never kept.
+
+cache.py's rules hold: read and written only when boxed, outside the
+checkout, a digest per entry. A run that timed out, did not finish, left a
+process behind or shows tampering is not kept: it may not happen again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import sys
+import sysconfig
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import patchjudge
+from patchjudge import codeenv, git, proc, testrun
+
+KIND = "base-collection"
+# Scratch paths differ each run: kept as this marker, given back as the new scratch.
+_SCRATCH = "\x00scratch\x00"
+# What a collect-only run reports; a field beyond these is not a collection's.
+_EMPTY_WHEN_COLLECTING = ("executed", "dunders", "requests", "mutants", "operations")
+_PACKAGING = (".dist-info", ".egg-info", ".egg-link", ".pth")
+
+
+def _sha(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def key(
+    *,
+    entries: Iterable[git.TreeEntry],
+    ledger_sha256: str,
+    plan: testrun.Plan,
+    judge: str,
+    interpreter: Mapping[str, str],
+    environ: Mapping[str, str],
+) -> dict[str, str]:
+    """Pure: the cache key of the base's collection under `plan` (its tree aside)."""
+    settings = dataclasses.asdict(dataclasses.replace(plan, tree=Path()))
+    passed = {k: environ.get(k, "") for k in (*testrun._PASS_ENV, "USER", "LOGNAME")}
+    return {
+        "tree": _sha(sorted((e.path, e.mode, e.sha) for e in entries)),
+        "ledger": ledger_sha256,
+        "settings": _sha(
+            {
+                "ini": testrun._INI,
+                "plan": {k: str(v) for k, v in sorted(settings.items())},
+                "python_flags": list(proc.ISOLATED_PYTHON),
+            }
+        ),
+        "judge": judge,
+        **{f"python.{k}": v for k, v in sorted(interpreter.items())},
+        "hash_seed": proc.HASH_SEED,
+        "environ": _sha(passed),
+    }
+
+
+def encode(run: testrun.TestRun, paths: tuple[str, ...], scratch: Path) -> bytes | None:
+    """Pure: the payload that keeps `run`, or None when the run is not worth keeping."""
+    if run.timed_out or not run.started or not run.finished or run.escaped or run.garbled:
+        return None
+    # A tree that shadows a judge module does so every run (issue 19): kept; any other sign is not.
+    if dataclasses.replace(run, shadowed=()).tampering():
+        return None
+    if any(getattr(run, f) for f in _EMPTY_WHEN_COLLECTING):
+        return None
+    doc = {"paths": list(paths), "run": dataclasses.asdict(run)}
+    return json.dumps(doc, sort_keys=True).replace(str(scratch), _SCRATCH).encode()
+
+
+def decode(data: bytes | None, scratch: Path) -> tuple[testrun.TestRun, tuple[str, ...]] | None:
+    """Pure: the run and suite paths an entry keeps, its scratch paths made `scratch`'s."""
+    if data is None:
+        return None
+    try:
+        doc = json.loads(data.decode().replace(_SCRATCH, str(scratch)))
+        fields: dict[str, Any] = dict(doc["run"])
+        fields["markers"] = {k: tuple(v) for k, v in fields["markers"].items()}
+        fields["shadowed"] = tuple(fields["shadowed"])
+        fields["null_mutants"] = tuple(fields["null_mutants"])
+        fields["outcomes"] = tuple(
+            testrun.Outcome(**{**o, "falsifying": tuple(o["falsifying"])})
+            for o in fields["outcomes"]
+        )
+        run = testrun.TestRun(**fields)
+        paths = tuple(str(p) for p in doc["paths"])
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+        return None
+    return run, paths
+
+
+@functools.cache
+def judge_digest() -> str:
+    """The judge's code (version, every module's bytes): its plugin decides `collected`."""
+    root = Path(patchjudge.__file__).resolve().parent
+    digest = hashlib.sha256(patchjudge.__version__.encode())
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _packaging(site: Iterable[Path]) -> list[str]:
+    """What is installed where pytest imports from (`pytest-8.3.4.dist-info`: versions)."""
+    found: list[str] = []
+    for folder in dict.fromkeys(site):
+        try:
+            found += sorted(p.name for p in Path(folder).iterdir() if p.name.endswith(_PACKAGING))
+        except OSError:
+            found.append(f"{folder}: unreadable")
+    return found
+
+
+def interpreter(code: codeenv.CodeEnv) -> dict[str, str]:
+    """The interpreters the collection runs under: the judge's, and the code's (`--python`)."""
+    judge_site = [Path(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")]
+    facts = {
+        "judge": sys.executable,
+        "judge_version": sys.version,
+        "judge_site": _sha(_packaging(judge_site)),
+        "code": code.python or "",
+    }
+    if code.python is not None:
+        real = os.path.realpath(code.python)
+        facts["code_real"] = real
+        # A patch release installed over the same path: the binary itself changed.
+        try:
+            st = Path(real).stat()
+            facts["code_binary"] = f"{st.st_size}:{st.st_mtime_ns}"
+        except OSError:
+            facts["code_binary"] = "unreadable"
+        # The venv's own answer gave its prefixes: a rebuilt venv keeps its path, not these.
+        facts["code_prefixes"] = _sha([str(p) for p in code.binds])
+        facts["code_site"] = _sha(_packaging(code.site))
+    return facts
