@@ -189,7 +189,7 @@ IDIOMS: dict[str, tuple[str, str]] = {
             dt = datetime.datetime(2020, 1, 1, tzinfo=lib.FIXED)
             assert dt.utcoffset() == datetime.timedelta(hours=1)
         """,
-        "a handle where the judge needs the real object (a standard-library or C API)",
+        "passed",
     ),
     "a standard-library value returned": (
         """

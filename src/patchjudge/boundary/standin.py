@@ -19,6 +19,7 @@ import atexit
 import builtins
 import collections
 import contextlib
+import datetime
 import functools
 import importlib.abc
 import importlib.machinery
@@ -169,6 +170,8 @@ class Worker:
         self.received = 0  # the last payload's bytes
         # Handle id -> the class the worker says it is (asked once; a claim, issue 18).
         self.claimed: dict[int, str] = {}
+        # Handle id -> its tzinfo stand-in, one each, so `dt.tzinfo is tz` holds (issue 17).
+        self.tzinfos: weakref.WeakValueDictionary[int, TzinfoView] = weakref.WeakValueDictionary()
 
     # --- lifetime ---
     def start(self) -> None:
@@ -526,6 +529,8 @@ class Worker:
                 self.id_texts[ref.id] = meta[1]
             elif _is_module_meta(meta):
                 self.packages[ref.id] = meta[2]
+            elif meta == ("tzinfo",):
+                return self._tzinfo(ref.id)
             else:
                 raise wire.WireError("a handle with a description the judge does not know")
         if ref.data is not wire.NO_DATA:
@@ -542,6 +547,16 @@ class Worker:
         self.counts[ident] = 1
         weakref.finalize(proxy, self._forget, ident)
         return proxy
+
+    def _tzinfo(self, ident: int) -> TzinfoView:
+        """The stand-in for a library tzinfo: the same one while it lives, as a handle is."""
+        handle = self._handle(ident)
+        view = self.tzinfos.get(ident)
+        if view is None or view.__dict__["_pj_handle"] is not handle:
+            view = TzinfoView()
+            view.__dict__["_pj_handle"] = handle
+            self.tzinfos[ident] = view
+        return view
 
     def _argument(self, key: Any) -> Any:
         """The call in flight's own argument, returned by the code: `f(xs) is xs` holds."""
@@ -748,7 +763,9 @@ def _owner(obj: Any) -> tuple[Worker, int] | None:
         return _owner(_module_handle(obj))
     if isinstance(obj, type) and isinstance(obj.__dict__.get("_pj_id"), int):
         return obj.__dict__["_pj_worker"], obj.__dict__["_pj_id"]
-    if isinstance(obj, (BaseException, *_VIEWS)) and "_pj_handle" in getattr(obj, "__dict__", {}):
+    if isinstance(obj, (BaseException, TzinfoView, *_VIEWS)) and "_pj_handle" in getattr(
+        obj, "__dict__", {}
+    ):
         return _owner(obj.__dict__["_pj_handle"])
     return None
 
@@ -1220,6 +1237,48 @@ def _view(handle: Handle, data: Any) -> Any:
     view = _VIEW_OF[type(data)](data)
     view.__dict__["_pj_handle"] = handle
     return view
+
+
+def _tz_op(name: str) -> Callable[..., Any]:
+    def method(self: TzinfoView, dt: Any) -> Any:
+        handle = self.__dict__["_pj_handle"]
+        return object.__getattribute__(handle, "_pj_worker").request("op", name, handle, (dt,))
+
+    method.__name__ = name
+    return method
+
+
+def _on_handle(name: str) -> Callable[..., Any]:
+    def method(self: TzinfoView, *args: Any) -> Any:
+        return getattr(self.__dict__["_pj_handle"], name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+class TzinfoView(datetime.tzinfo):
+    """A tzinfo of the code under test, as C APIs take one: a real subclass of the stdlib's.
+
+    `datetime(..., tzinfo=tz)`, `dt.astimezone(tz)` and `dt.replace(tzinfo=tz)`
+    check the type in C, so a handle is refused there (issue 17). The worker
+    says which objects are tzinfos (their type's MRO against the stdlib class
+    it captured first); the four methods C calls are requests answered with
+    data (timedelta, str, datetime), everything else is the handle's.
+    """
+
+    utcoffset = _tz_op("utcoffset")
+    dst = _tz_op("dst")
+    tzname = _tz_op("tzname")
+    fromutc = _tz_op("fromutc")
+    __getattr__ = _view_getattr
+    __eq__ = _on_handle("__eq__")
+    __ne__ = _on_handle("__ne__")
+    __hash__ = _on_handle("__hash__")
+    __repr__ = _on_handle("__repr__")
+    __str__ = _on_handle("__str__")
+    __copy__ = _on_handle("__copy__")
+    __deepcopy__ = _on_handle("__deepcopy__")
+    __reduce_ex__ = _on_handle("__reduce_ex__")
 
 
 # --- modules --------------------------------------------------------------------
