@@ -16,11 +16,12 @@ to answer one of a fixed set of protocol operations (JudgeObject).
 """
 
 # os.path, not pathlib: the worker imports as little as it can before the tested code.
-# ruff: noqa: PTH100, PTH118, PTH120
+# ruff: noqa: PTH100, PTH105, PTH108, PTH118, PTH120, PTH123
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import enum
 import importlib
 import importlib.util
@@ -29,6 +30,7 @@ import itertools
 import operator
 import os
 import resource
+import stat
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -152,6 +154,60 @@ def _limit_resources() -> None:
         hard = resource.getrlimit(kind)[1]
         limit = cap if hard == resource.RLIM_INFINITY else min(cap, hard)
         resource.setrlimit(kind, (limit, limit))
+
+
+def private_writes(tree: str) -> None:
+    """From now on, a write to a tracked file of `tree` is this tree's alone, as in a checkout.
+
+    A lane's tracked files are hard links into the run's store (trees.py), read-only
+    to the box as root: a library that rewrites its own data file got EACCES
+    (issue 17). Before a file of the tree is opened for writing, its link to
+    the store is broken: a private copy, writable, renamed over it in its own
+    directory, so the store and every other lane's tree keep their bytes. The
+    protection stays the kernel's: code that goes round this hook (a C library's
+    own open) meets the read-only link, as before. An audit hook, because it
+    sees every open of the process (`open`, `os.open`, `io`) and cannot be removed.
+    Also used by the judge's plugin in the lanes' pytest (pytest_plugin).
+    """
+    root = os.path.realpath(tree) + os.sep
+    busy: list[bool] = []
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event != "open" or busy or len(args) != 3 or type(args[2]) is not int:
+            return
+        if args[2] & os.O_ACCMODE not in (os.O_WRONLY, os.O_RDWR):
+            return
+        busy.append(True)  # the copy's own opens
+        try:
+            _unshare(args[0], root)
+        finally:
+            busy.pop()
+
+    sys.addaudithook(hook)
+
+
+def _unshare(path: Any, root: str) -> None:
+    try:
+        name = os.path.realpath(os.fsdecode(path))
+        st = os.lstat(name)
+    except (TypeError, ValueError, OSError):
+        return  # an fd, or nothing there yet: nothing shared to break
+    if not name.startswith(root) or not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+        return
+    mode = 0o755 if st.st_mode & 0o111 else 0o644
+    fresh = f"{name}.{os.getpid()}~"
+    try:
+        fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    except OSError:
+        return  # its directory is not writable either: the open says so itself
+    try:
+        with open(name, "rb") as src, os.fdopen(fd, "wb") as dst:
+            while chunk := src.read(1 << 20):
+                dst.write(chunk)
+        os.replace(fresh, name)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(fresh)
 
 
 class Table:
@@ -645,6 +701,7 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN) -> int:
     wire = loaded if loaded is not None else _load_wire(wire_path)
     TOKEN = token
     _limit_resources()
+    private_writes(tree)
     coverage = None
     files = [os.path.join(tree, f) for f in cover.split(os.pathsep) if f]
     if files:
