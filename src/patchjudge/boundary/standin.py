@@ -942,6 +942,11 @@ def _record_drawn(item: pytest.Item) -> None:
         assert _state is not None
         _state.drawn = _mutable_parts((args, kwargs), {})
         _state.mutations = []
+        from hypothesis.strategies import DataObject
+
+        for value in (*args, *kwargs.values()):
+            if isinstance(value, DataObject):
+                _watch_draws(value)
         try:
             return inner(*args, **kwargs)
         finally:
@@ -949,6 +954,23 @@ def _record_drawn(item: pytest.Item) -> None:
 
     test._pj_drawn = True  # type: ignore[attr-defined]
     handle.inner_test = test  # type: ignore[union-attr]
+
+
+def _watch_draws(data: Any) -> None:
+    """`st.data()`'s draws are drawn values too (issue 18): recorded as each is drawn.
+
+    The judge's own DataObject, for this example only: the draw is
+    hypothesis's, then what it returned joins the example's drawn containers.
+    """
+    draw = data.draw
+
+    def watched(strategy: Any, label: Any = None) -> Any:
+        result = draw(strategy, label)
+        if _state is not None:
+            _mutable_parts(result, _state.drawn)
+        return result
+
+    data.draw = watched
 
 
 def _is_exception_meta(meta: Any) -> bool:
