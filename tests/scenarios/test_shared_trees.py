@@ -124,7 +124,9 @@ def test_a_large_tree_is_judged_as_a_small_one(tmp_path: Path) -> None:
 # A library that rewrites a tracked data file of its own at import, in place (issue 17), as
 # some do with a cache or a table they regenerate: in a checkout that works. It signs the
 # file with its tree's root, so a write that reached another tree would name the wrong one.
-SELF_REWRITING = CALC + """
+SELF_REWRITING = (
+    CALC
+    + """
 from pathlib import Path as _Path
 
 _TABLE = _Path(__file__).with_name("table.txt")
@@ -133,6 +135,7 @@ ROOT = str(_Path(__file__).resolve().parents[2])
 with _TABLE.open("w") as _fh:  # the same file, truncated and written
     _fh.write(f"pristine\\nrewritten in {ROOT}\\n")
 """
+)
 
 # Every lane imports the library in trees of its own, some more than once: what each import
 # read is pristine, or this tree's own rewrite, never another tree's.
