@@ -204,7 +204,7 @@ IDIOMS: dict[str, tuple[str, str]] = {
         def test_pickle():
             assert pickle.loads(pickle.dumps(lib.Thing(3))) == lib.Thing(3)
         """,
-        "pickle of a handle",
+        "passed",
     ),
     "deepcopy of a library object": (
         """

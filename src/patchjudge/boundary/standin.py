@@ -1125,10 +1125,12 @@ class Handle:
         return self._pj_request("op", "deepcopy", self, ())
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        raise TypeError(
-            "a handle of the code under test cannot be pickled in the judge: pickle it in "
-            "the code under test, or list the file in [properties] in_process"
-        )
+        # The worker pickles its own object; the judge's pickle holds those bytes and, when
+        # loaded, asks the worker to load them: the judge never unpickles the code's classes.
+        data = self._pj_request("op", "pickle", self, (protocol,))
+        if type(data) is not bytes:
+            raise TypeError("the worker's pickle of its object is not bytes")
+        return (_unpickled, (data,))
 
     def __delattr__(self, name: str) -> None:
         self._pj_request("delattr", self, name)
@@ -1226,6 +1228,13 @@ for _name in (
     setattr(Handle, f"__i{_name}__", _op("i" + _name))
 
 
+def _unpickled(data: bytes) -> Any:
+    """A worker object pickled by its worker (Handle.__reduce_ex__), loaded by the run's worker."""
+    if _state is None or type(data) is not bytes:
+        raise TypeError("a handle's pickle loads only in the judge's pytest")
+    return _state.current().request("op", "unpickle", data, ())
+
+
 # --- views ----------------------------------------------------------------------
 
 
@@ -1270,9 +1279,11 @@ def _tz_op(name: str) -> Callable[..., Any]:
     return method
 
 
-def _on_handle(name: str) -> Callable[..., Any]:
+def _on_handle(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """`fn` (an operator, `hash`, `repr`) applied to the handle: the worker's own semantics."""
+
     def method(self: TzinfoView, *args: Any) -> Any:
-        return getattr(self.__dict__["_pj_handle"], name)(*args)
+        return fn(self.__dict__["_pj_handle"], *args)
 
     method.__name__ = name
     return method
@@ -1293,14 +1304,16 @@ class TzinfoView(datetime.tzinfo):
     tzname = _tz_op("tzname")
     fromutc = _tz_op("fromutc")
     __getattr__ = _view_getattr
-    __eq__ = _on_handle("__eq__")
-    __ne__ = _on_handle("__ne__")
-    __hash__ = _on_handle("__hash__")
-    __repr__ = _on_handle("__repr__")
-    __str__ = _on_handle("__str__")
-    __copy__ = _on_handle("__copy__")
-    __deepcopy__ = _on_handle("__deepcopy__")
-    __reduce_ex__ = _on_handle("__reduce_ex__")
+    # Through the handle's operators, not its attributes: `tz == None` is the worker's
+    # `operator.eq`, never a bound `__eq__` whose NotImplemented would cross as a handle.
+    __eq__ = _on_handle(operator.eq, "__eq__")
+    __ne__ = _on_handle(operator.ne, "__ne__")
+    __hash__ = _on_handle(hash, "__hash__")
+    __repr__ = _on_handle(repr, "__repr__")
+    __str__ = _on_handle(str, "__str__")
+    __copy__ = _on_handle(Handle.__copy__, "__copy__")
+    __deepcopy__ = _on_handle(Handle.__deepcopy__, "__deepcopy__")
+    __reduce_ex__ = _on_handle(Handle.__reduce_ex__, "__reduce_ex__")
 
 
 # --- modules --------------------------------------------------------------------

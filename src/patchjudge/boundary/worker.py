@@ -96,6 +96,9 @@ OPS: dict[str, Callable[..., Any]] = {
     # A library tzinfo's four methods, which the judge's C datetime calls on its view (issue 17).
     "utcoffset": lambda o, dt: o.utcoffset(dt), "dst": lambda o, dt: o.dst(dt),
     "tzname": lambda o, dt: o.tzname(dt), "fromutc": lambda o, dt: o.fromutc(dt),
+    # A handle's pickle is the worker's bytes, loaded by a worker again (issue 17).
+    "pickle": lambda o, protocol: __import__("pickle").dumps(o, protocol),
+    "unpickle": lambda data: __import__("pickle").loads(data),
     # Copies are the worker's: the object's own __copy__ or state, never the judge's proxy.
     "copy": lambda o: __import__("copy").copy(o),
     "deepcopy": lambda o: __import__("copy").deepcopy(o),
