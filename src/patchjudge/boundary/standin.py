@@ -167,6 +167,9 @@ class Worker:
         self.fetched: dict[int, collections.deque[Any]] = {}
         self.ends: dict[int, BaseException] = {}
         self.drain: int | None = None  # the iterator whose consumer takes every item
+        # (handle id, its iterator's id) when `iter(handle)` just gave a stdlib iterator:
+        # list(obj) asks obj, not the iterator, for the hint that says it drains.
+        self.last_iter: tuple[int, int] | None = None
         self.received = 0  # the last payload's bytes
         # Handle id -> the class the worker says it is (asked once; a claim, issue 18).
         self.claimed: dict[int, str] = {}
@@ -280,6 +283,10 @@ class Worker:
         self.requests[kind] = self.requests.get(kind, 0) + 1
         if op != "batch":
             self.drain = None  # anything else the worker is asked ends a drain (issue 20)
+        if self.last_iter is not None and not (
+            op == "op" and args[0] in ("len", "typename") and _ident(args[1]) == self.last_iter[0]
+        ):
+            self.last_iter = None  # only the consumer's own `len` may come between
         try:
             try:
                 payload = wire.encode(("q", frame.ident, op, *args), self._to_ref)
@@ -755,6 +762,11 @@ def _drain(fd: int, kept: int) -> None:
         pass  # the judge's stderr is gone: nothing to copy to
 
 
+def _ident(obj: Any) -> int | None:
+    """A handle's id, or None for anything else."""
+    return object.__getattribute__(obj, "_pj_id") if type(obj) is Handle else None
+
+
 def _owner(obj: Any) -> tuple[Worker, int] | None:
     """The worker and id behind a handle, a stand-in module, exception class or instance."""
     if isinstance(obj, Handle):
@@ -1156,9 +1168,13 @@ class Handle:
 
     def __iter__(self) -> Iterator[Any]:
         worker = object.__getattribute__(self, "_pj_worker")
-        if object.__getattribute__(self, "_pj_id") in worker.iterators:
+        ident = object.__getattribute__(self, "_pj_id")
+        if ident in worker.iterators:
             return self  # a stdlib iterator's `__iter__` returns it and runs nothing (issue 20)
-        return self._pj_request("op", "iter", self, ())  # type: ignore[no-any-return]
+        found = self._pj_request("op", "iter", self, ())
+        if _ident(found) in worker.iterators:
+            worker.last_iter = (ident, _ident(found))
+        return found  # type: ignore[no-any-return]
 
     def __len__(self) -> int:
         worker = object.__getattribute__(self, "_pj_worker")
@@ -1179,6 +1195,10 @@ class Handle:
         ident = object.__getattribute__(self, "_pj_id")
         if ident in worker.iterators:
             worker.drain = ident
+        elif worker.last_iter is not None and worker.last_iter[0] == ident:
+            # list(obj) took obj's iterator just now, then asks obj for the hint (CPython's
+            # list_extend): it drains that iterator as it would drain one it was given.
+            worker.drain = worker.last_iter[1]
         return NotImplemented
 
     def __next__(self) -> Any:
