@@ -20,6 +20,7 @@ to answer one of a fixed set of protocol operations (JudgeObject).
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import contextlib
 import enum
@@ -173,18 +174,21 @@ def private_writes(tree: str) -> None:
     Also used by the judge's plugin in the lanes' pytest (pytest_plugin).
     """
     root = os.path.realpath(tree) + os.sep
-    busy: list[bool] = []
+    busy: set[int] = set()  # threads making a copy: its own opens pass (per thread)
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event != "open" or busy or len(args) != 3 or type(args[2]) is not int:
+        if event != "open" or len(args) != 3 or type(args[2]) is not int:
             return
         if args[2] & os.O_ACCMODE not in (os.O_WRONLY, os.O_RDWR):
             return
-        busy.append(True)  # the copy's own opens
+        thread = _thread.get_ident()
+        if thread in busy:
+            return
+        busy.add(thread)
         try:
             _unshare(args[0], root)
         finally:
-            busy.pop()
+            busy.discard(thread)
 
     sys.addaudithook(hook)
 
