@@ -144,6 +144,12 @@ def _setup() -> None:
     # The interpreter ran with -s -P: nothing of the tested tree was on sys.path
     # while site ran, so its sitecustomize and .pth files never loaded.
     sys.path[:0] = extra
+    if extra:
+        # The lanes run pytest in the tree (its cwd): a write to a tracked file is the
+        # tree's own, as in a checkout (issue 17). The worker's one function, stdlib only.
+        from patchjudge.boundary.worker import private_writes
+
+        private_writes(str(Path.cwd()))
     global _tree_has_patchjudge  # noqa: PLW0603
     _tree_has_patchjudge = any(Path(e, "patchjudge", "__init__.py").is_file() for e in extra)
 

@@ -137,6 +137,22 @@ def test_dedupe_keeps_each_value_once(xs):
         assert x in out
 """
 
+# The same property drawing interactively (st.data()): its draws are protected too.
+DEDUPE_DATA = """
+from hypothesis import given, strategies as st
+
+from calc import dedupe
+
+
+@given(st.data())
+def test_dedupe_keeps_each_value_drawn_once(data):
+    xs = data.draw(st.lists(st.integers()))
+    out = dedupe(xs)
+    assert sorted(out) == sorted(set(xs))
+    for x in xs:
+        assert x in out
+"""
+
 REGISTERED = """
 import calc
 
@@ -220,6 +236,11 @@ ATTACKS = {
         {f"{PROPS}/test_dedupe.py": DEDUPE},
         (f"property failed: {PROPS}/test_dedupe.py::test_dedupe_keeps_each_value_once",),
     ),
+    "truncates a list drawn with st.data()": (
+        TRUNCATES,
+        {f"{PROPS}/test_dedupe_data.py": DEDUPE_DATA},
+        (f"property failed: {PROPS}/test_dedupe_data.py::test_dedupe_keeps_each_value_drawn_once",),
+    ),
 }
 
 
@@ -239,6 +260,7 @@ def test_the_honest_look_alikes_are_accepted(tmp_path) -> None:  # type: ignore[
         f"{PROPS}/test_handles.py": HANDLES,
         f"{PROPS}/test_key.py": CHECKING_KEY + SEEN_KEY.split("from calc import sort_by\n", 1)[1],
         f"{PROPS}/test_dedupe.py": DEDUPE,
+        f"{PROPS}/test_dedupe_data.py": DEDUPE_DATA,
         f"{PROPS}/test_registered.py": REGISTERED,
     }
     judged = attack(tmp_path, {"src/calc/__init__.py": LIB + "\n# patched\n"}, base=base)
@@ -250,7 +272,7 @@ def test_the_honest_look_alikes_are_accepted(tmp_path) -> None:  # type: ignore[
         f"{PROPS}/test_registered.py": "class Plugin (line 5) decorated with calc.register, "
         "of the code under test"
     }
-    assert len(props["details"]["passed"]) == 10, props
+    assert len(props["details"]["passed"]) == 11, props
     # Issue 20: list() of a generator handle asks no `len` or `iter` and fetches ahead.
     requests = props["details"]["requests"]
     assert requests["batch"] >= 1 and not {"len", "iter", "next"} & set(requests), requests

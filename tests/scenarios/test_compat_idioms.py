@@ -189,7 +189,7 @@ IDIOMS: dict[str, tuple[str, str]] = {
             dt = datetime.datetime(2020, 1, 1, tzinfo=lib.FIXED)
             assert dt.utcoffset() == datetime.timedelta(hours=1)
         """,
-        "a handle where the judge needs the real object (a standard-library or C API)",
+        "passed",
     ),
     "a standard-library value returned": (
         """
@@ -204,7 +204,7 @@ IDIOMS: dict[str, tuple[str, str]] = {
         def test_pickle():
             assert pickle.loads(pickle.dumps(lib.Thing(3))) == lib.Thing(3)
         """,
-        "pickle of a handle",
+        "passed",
     ),
     "deepcopy of a library object": (
         """

@@ -119,3 +119,54 @@ def test_a_large_tree_is_judged_as_a_small_one(tmp_path: Path) -> None:
     doc = verdict(bad)
     assert doc["verdict"] == "reject"
     assert any("property failed" in r for r in doc["reasons"]), doc["reasons"]
+
+
+# A library that rewrites a tracked data file of its own at import, in place (issue 17), as
+# some do with a cache or a table they regenerate: in a checkout that works. It signs the
+# file with its tree's root, so a write that reached another tree would name the wrong one.
+SELF_REWRITING = (
+    CALC
+    + """
+from pathlib import Path as _Path
+
+_TABLE = _Path(__file__).with_name("table.txt")
+SEEN = _TABLE.read_text()
+ROOT = str(_Path(__file__).resolve().parents[2])
+with _TABLE.open("w") as _fh:  # the same file, truncated and written
+    _fh.write(f"pristine\\nrewritten in {ROOT}\\n")
+"""
+)
+
+# Every lane imports the library in trees of its own, some more than once: what each import
+# read is pristine, or this tree's own rewrite, never another tree's.
+SEES_ITS_OWN_TABLE = """
+from pathlib import Path
+
+import calc
+
+
+def test_the_table_is_this_trees_own():
+    first, *rest = calc.SEEN.splitlines()
+    assert first == "pristine"
+    mine = f"rewritten in {calc.ROOT}"
+    assert rest in ([], [mine]), f"another tree's write reached this one: {rest}"
+    table = Path(calc.__file__).with_name("table.txt").read_text()
+    assert table == f"pristine\\n{mine}\\n"
+    assert calc.total([1, 2]) == 3
+"""
+
+
+def test_a_library_that_rewrites_its_own_tracked_file_is_accepted(tmp_path: Path) -> None:
+    judged = attack(
+        tmp_path,
+        {"src/calc/__init__.py": SELF_REWRITING + "\n# patched\n"},
+        base={
+            "src/calc/__init__.py": SELF_REWRITING,
+            "src/calc/table.txt": "pristine\n",
+            "tests/test_table.py": SEES_ITS_OWN_TABLE,
+            "eval/properties/test_table.py": SEES_ITS_OWN_TABLE,
+        },
+    )
+    assert judged.decision == "accept_for_review", judged.explain()
+    assert judged.lane("properties")["status"] == "pass", judged.explain()
+    assert (judged.repo / "src" / "calc" / "table.txt").read_bytes() == b"pristine\n"

@@ -274,10 +274,16 @@ def test_anything_else_asked_ends_the_drain():
 
 def test_an_iterable_of_the_code_is_asked_for_its_iterator():
     b = mylib.bag([1, 2])
-    # Its `len` is asked, as bare asks it; the list iterator it returns is not drained:
-    # list() asked the bag for the hint, not the iterator. `typename`: the judge asks once
-    # which class a handle whose dunder it uses claims to be (its own record, issue 18).
-    assert asked(lambda: list(b)) == {"iter": 1, "len": 1, "next": 3, "typename": 1}
+    # Its `len` is asked, as bare asks it; the list iterator it returns is drained: list()
+    # took it, then asked the bag for the hint (issue 17: dateutil's rrules). `typename`: the
+    # judge asks once which class a handle whose dunder it uses claims (issue 18).
+    assert asked(lambda: list(b)) == {"iter": 1, "len": 1, "batch": 1, "typename": 1}
+    # A loop over the bag asks no hint: one `next` a step, as before.
+    assert asked(lambda: [x for x in b]) == {"iter": 1, "next": 3}
+    # Anything between the iterator and the hint keeps the steps one at a time.
+    it = iter(b)
+    mylib.note("between")
+    assert asked(lambda: operator.length_hint(b)) == {"len": 1} and next(it) == 1
 """
 
 

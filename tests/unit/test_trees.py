@@ -181,3 +181,65 @@ def test_store_outside_the_checkout(repo: Path, tmp_path: Path) -> None:
     assert not store._dir().resolve().is_relative_to(repo.resolve())
     assert git(repo, "status", "--porcelain") == ""
     store.close()
+
+
+# What a library that rewrites its own tracked file does, in a process that runs the tree's code.
+_REWRITE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from patchjudge.boundary.worker import private_writes
+private_writes(".")
+with open("src/a.py", "a") as fh:
+    fh.write("B = 2\\n")
+with open("data/big.bin", "r+b") as fh:
+    fh.write(b"XY")
+import os
+os.close(os.open("src/same.py", os.O_RDONLY))  # a read breaks nothing
+print("rewrote", oct(os.stat("src/a.py").st_mode & 0o777))
+"""
+
+
+@needs_root_and_bwrap
+def test_a_write_to_a_tracked_file_is_its_trees_alone(repo: Path, tmp_path: Path) -> None:
+    """Issue 17: in place, as in a checkout; the store and another lane's tree keep their bytes."""
+    store = trees.Store()
+    mine, other = tmp_path / "mine", tmp_path / "other"
+    store.place(repo, mine, _entries(repo), "sandbox")
+    store.place(repo, other, _entries(repo), "sandbox")
+    src = Path(__file__).resolve().parents[2] / "src"
+    argv = ["bwrap", "--unshare-user", "--cap-drop", "ALL", "--ro-bind", "/", "/"]
+    argv += ["--bind", str(mine), str(mine), "--chdir", str(mine)]
+    argv += [shutil.which("python3") or "python3", "-I", "-c", _REWRITE, str(src)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert done.stdout.split() == ["rewrote", "0o644"], done.stderr
+    assert (mine / "src" / "same.py").stat().st_ino == (other / "src" / "same.py").stat().st_ino
+    assert (mine / "src" / "a.py").read_text() == "A = 1\nB = 2\n"
+    assert (mine / "data" / "big.bin").read_bytes()[:4] == b"XY\x02\x03"
+    for path, data in (("src/a.py", b"A = 1\n"), ("data/big.bin", bytes(range(256)) * 8192)):
+        assert (other / path).read_bytes() == data
+        shared = [
+            p for p in store._dir().iterdir() if p.is_file() and p.stat().st_size == len(data)
+        ]
+        assert [p.read_bytes() for p in shared] == [data]
+    store.check()  # nothing the box wrote is the store's: no file is rewritten
+    later = tmp_path / "later"
+    store.place(repo, later, _entries(repo), "sandbox")
+    assert (later / "src" / "a.py").stat().st_ino == (other / "src" / "a.py").stat().st_ino
+    store.close()
+
+
+@needs_root_and_bwrap
+def test_without_the_hook_the_shared_file_still_refuses_the_write(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The hook only helps honest code: code that goes round it meets the read-only link."""
+    store = trees.Store()
+    tree = tmp_path / "tree"
+    store.place(repo, tree, _entries(repo), "sandbox")
+    script = "import os; os.write(os.open('src/a.py', os.O_WRONLY), b'x')"
+    argv = ["bwrap", "--unshare-user", "--cap-drop", "ALL", "--ro-bind", "/", "/"]
+    argv += ["--bind", str(tree), str(tree), "--chdir", str(tree), "python3", "-I", "-c", script]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert "PermissionError" in done.stderr
+    assert (tree / "src" / "a.py").read_text() == "A = 1\n"
+    store.close()

@@ -351,3 +351,53 @@ def test_a_judge_side_reference_maker_may_decline_a_subclass() -> None:
     assert wire.same(wire.decode(wire.encode(Padded(["pad"]), lambda o: None)), ["pad"])
     with pytest.raises(wire.WireError, match="Opaque cannot cross"):
         wire.encode(Opaque(), lambda o: None)
+
+
+class Zone(datetime.tzinfo):
+    def utcoffset(self, dt: datetime.datetime | None) -> datetime.timedelta:
+        return datetime.timedelta(hours=1)
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "crosses"),
+    [
+        # The worker's own tzinfo (OWN_REF) rides inside the datetime, which stays data.
+        (wire.OWN_REF, datetime.datetime(2020, 1, 1, tzinfo=Zone()), "datetime"),
+        (wire.OWN_REF, datetime.time(1, tzinfo=Zone()), "time"),
+        # Any other kind (a judge object): the whole datetime is the reference, as before.
+        (3, datetime.datetime(2020, 1, 1, tzinfo=Zone()), "ref"),
+        (wire.OWN_REF, [datetime.datetime(2020, 1, 1, tzinfo=Zone())], "datetime"),
+    ],
+)
+def test_a_tzinfo_of_the_workers_rides_in_a_datetime(kind: int, value: Any, crosses: str) -> None:
+    objects: dict[int, Any] = {}
+
+    def to_ref(obj: Any) -> wire.Ref:
+        objects[id(obj)] = obj
+        return wire.Ref(kind, id(obj))
+
+    back = wire.decode(wire.encode(value, to_ref), lambda ref: objects[ref.id])
+    got = back[0] if type(value) is list else back
+    if crosses == "ref":
+        assert got is value
+    else:
+        want = value[0] if type(value) is list else value
+        assert type(got) is type(want) and got is not want
+        assert got.tzinfo is want.tzinfo and got.replace(tzinfo=None) == want.replace(tzinfo=None)
+
+
+def test_a_tzinfo_reference_is_never_a_key_nor_anything_but_a_tzinfo() -> None:
+    aware = datetime.datetime(2020, 1, 1, tzinfo=Zone())
+    with pytest.raises(wire.WireError, match="set member or dict key"):
+        wire.encode({aware: 1}, lambda o: wire.Ref(wire.OWN_REF, 1))
+    # A reference that decodes to something else in the tzinfo slot is refused.
+    payload = wire.encode(aware, lambda o: wire.Ref(wire.OWN_REF, 1))
+    with pytest.raises(wire.WireError, match="datetime from a Opaque"):
+        wire.decode(payload, lambda ref: Opaque())
+    # A reference anywhere else in a stdlib value is refused as before.
+    with pytest.raises(wire.WireError, match="date from a Opaque"):
+        wire.decode(
+            b"o\x06" + b"t" + struct.pack(">I", 3) + b"r" + struct.pack(">BQ", 1, 1) + b"N"
+            + b"j" + struct.pack(">q", 1) + b"j" + struct.pack(">q", 1),
+            lambda ref: Opaque(),
+        )  # fmt: skip

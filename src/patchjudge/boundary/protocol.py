@@ -118,6 +118,9 @@ OPERATORS = frozenset(
         *("bool", "neg", "pos", "abs", "invert", "int", "float", "index", "complex", "round"),
         *("format", "dir", "instancecheck", "subclasscheck", "callable", "enter", "exit"),
         *("bytes", "typename", "signature", "copy", "deepcopy"),
+        # A library tzinfo's methods, asked by its judge-side view (issue 17).
+        *("utcoffset", "dst", "tzname", "fromutc"),
+        *("pickle", "unpickle"),  # a handle's pickle is the worker's bytes (issue 17)
     }
 )
 # The operators a property's comparisons use (issue 18): where one of the code's own classes
@@ -151,8 +154,10 @@ BUILTIN = 5  # a builtin by name (`int`, `ValueError`): each side's own
 REF_KINDS = frozenset({HANDLE, JUDGE_FN, JUDGE_OBJ, ARGUMENT, BUILTIN})
 
 # A handle's meta (what the judge needs to stand in for it): ("exc", bases graph),
-# ("module", name, is a package), ("iter", type name), ("enum", str(member)).
+# ("module", name, is a package), ("iter", type name), ("enum", str(member)), ("tzinfo",):
+# its real type subclasses the stdlib tzinfo, so the judge's C datetime takes its view.
 META_EXCEPTION, META_MODULE, META_ITERATOR, META_ENUM = "exc", "module", "iter", "enum"
+META_TZINFO = "tzinfo"
 
 # An ERR's error: ("builtin", name, args), ("foreign", class, instance, text),
 # ("judge", token) for what a judge function raised, ("uncrossable", text).

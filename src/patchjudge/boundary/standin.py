@@ -19,6 +19,7 @@ import atexit
 import builtins
 import collections
 import contextlib
+import datetime
 import dis
 import functools
 import importlib.abc
@@ -128,9 +129,14 @@ class Worker:
         self.fetched: dict[int, collections.deque[Any]] = {}
         self.ends: dict[int, BaseException] = {}
         self.drain: int | None = None  # the iterator whose consumer takes every item
+        # (handle id, its iterator's id) when `iter(handle)` just gave a stdlib iterator:
+        # list(obj) asks obj, not the iterator, for the hint that says it drains.
+        self.last_iter: tuple[int, int] | None = None
         self.received = 0  # the last payload's bytes
         # Handle id -> the class the worker says it is (asked once; a claim, issue 18).
         self.claimed: dict[int, str] = {}
+        # Handle id -> its tzinfo stand-in, one each, so `dt.tzinfo is tz` holds (issue 17).
+        self.tzinfos: weakref.WeakValueDictionary[int, TzinfoView] = weakref.WeakValueDictionary()
 
     # --- lifetime ---
     def start(self) -> None:
@@ -257,6 +263,10 @@ class Worker:
         self.requests[kind] = self.requests.get(kind, 0) + 1
         if op != protocol.BATCH:
             self.drain = None  # anything else the worker is asked ends a drain (issue 20)
+        if self.last_iter is not None and not (
+            op == "op" and args[0] in ("len", "typename") and _ident(args[1]) == self.last_iter[0]
+        ):
+            self.last_iter = None  # only the consumer's own `len` may come between
         try:
             try:
                 payload = wire.encode((protocol.QUERY, frame.ident, op, *args), self._to_ref)
@@ -508,6 +518,8 @@ class Worker:
                 self.id_texts[ref.id] = meta[1]
             elif _is_module_meta(meta):
                 self.packages[ref.id] = meta[2]
+            elif meta == (protocol.META_TZINFO,):
+                return self._tzinfo(ref.id)
             else:
                 raise wire.WireError("a handle with a description the judge does not know")
         if ref.data is not wire.NO_DATA:
@@ -524,6 +536,16 @@ class Worker:
         self.counts[ident] = 1
         weakref.finalize(proxy, self._forget, ident)
         return proxy
+
+    def _tzinfo(self, ident: int) -> TzinfoView:
+        """The stand-in for a library tzinfo: the same one while it lives, as a handle is."""
+        handle = self._handle(ident)
+        view = self.tzinfos.get(ident)
+        if view is None or view.__dict__["_pj_handle"] is not handle:
+            view = TzinfoView()
+            view.__dict__["_pj_handle"] = handle
+            self.tzinfos[ident] = view
+        return view
 
     def _argument(self, key: Any) -> Any:
         """The call in flight's own argument, returned by the code: `f(xs) is xs` holds."""
@@ -800,6 +822,11 @@ def _drain(fd: int, kept: int) -> None:
         pass  # the judge's stderr is gone: nothing to copy to
 
 
+def _ident(obj: Any) -> int | None:
+    """A handle's id, or None for anything else."""
+    return object.__getattribute__(obj, "_pj_id") if type(obj) is Handle else None
+
+
 def _owner(obj: Any) -> tuple[Worker, int] | None:
     """The worker and id behind a handle, a stand-in module, exception class or instance."""
     if isinstance(obj, Handle):
@@ -808,7 +835,9 @@ def _owner(obj: Any) -> tuple[Worker, int] | None:
         return _owner(_module_handle(obj))
     if isinstance(obj, type) and isinstance(obj.__dict__.get("_pj_id"), int):
         return obj.__dict__["_pj_worker"], obj.__dict__["_pj_id"]
-    if isinstance(obj, (BaseException, *_VIEWS)) and "_pj_handle" in getattr(obj, "__dict__", {}):
+    if isinstance(obj, (BaseException, TzinfoView, *_VIEWS)) and "_pj_handle" in getattr(
+        obj, "__dict__", {}
+    ):
         return _owner(obj.__dict__["_pj_handle"])
     return None
 
@@ -982,6 +1011,11 @@ def _record_drawn(item: pytest.Item) -> None:
         assert _state is not None
         _state.drawn = _mutable_parts((args, kwargs), {})
         _state.mutations = []
+        from hypothesis.strategies import DataObject
+
+        for value in (*args, *kwargs.values()):
+            if isinstance(value, DataObject):
+                _watch_draws(value)
         try:
             return inner(*args, **kwargs)
         finally:
@@ -989,6 +1023,23 @@ def _record_drawn(item: pytest.Item) -> None:
 
     test._pj_drawn = True  # type: ignore[attr-defined]
     handle.inner_test = test  # type: ignore[union-attr]
+
+
+def _watch_draws(data: Any) -> None:
+    """`st.data()`'s draws are drawn values too (issue 18): recorded as each is drawn.
+
+    The judge's own DataObject, for this example only: the draw is
+    hypothesis's, then what it returned joins the example's drawn containers.
+    """
+    draw = data.draw
+
+    def watched(strategy: Any, label: Any = None) -> Any:
+        result = draw(strategy, label)
+        if _state is not None:
+            _mutable_parts(result, _state.drawn)
+        return result
+
+    data.draw = watched
 
 
 def _is_exception_meta(meta: Any) -> bool:
@@ -1154,11 +1205,13 @@ class Handle:
     def __deepcopy__(self, memo: Any) -> Any:
         return self._pj_request("op", "deepcopy", self, ())
 
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        raise TypeError(
-            "a handle of the code under test cannot be pickled in the judge: pickle it in "
-            "the code under test, or list the file in [properties] in_process"
-        )
+    def __reduce_ex__(self, version: Any) -> Any:
+        # The worker pickles its own object; the judge's pickle holds those bytes and, when
+        # loaded, asks the worker to load them: the judge never unpickles the code's classes.
+        data = self._pj_request("op", "pickle", self, (version,))
+        if type(data) is not bytes:
+            raise TypeError("the worker's pickle of its object is not bytes")
+        return (_unpickled, (data,))
 
     def __delattr__(self, name: str) -> None:
         self._pj_request("delattr", self, name)
@@ -1184,9 +1237,13 @@ class Handle:
 
     def __iter__(self) -> Iterator[Any]:
         worker = object.__getattribute__(self, "_pj_worker")
-        if object.__getattribute__(self, "_pj_id") in worker.iterators:
+        ident = object.__getattribute__(self, "_pj_id")
+        if ident in worker.iterators:
             return self  # a stdlib iterator's `__iter__` returns it and runs nothing (issue 20)
-        return self._pj_request("op", "iter", self, ())  # type: ignore[no-any-return]
+        found = self._pj_request("op", "iter", self, ())
+        if _ident(found) in worker.iterators:
+            worker.last_iter = (ident, _ident(found))
+        return found  # type: ignore[no-any-return]
 
     def __len__(self) -> int:
         worker = object.__getattribute__(self, "_pj_worker")
@@ -1207,6 +1264,10 @@ class Handle:
         ident = object.__getattribute__(self, "_pj_id")
         if ident in worker.iterators:
             worker.drain = ident
+        elif worker.last_iter is not None and worker.last_iter[0] == ident:
+            # list(obj) took obj's iterator just now, then asks obj for the hint (CPython's
+            # list_extend): it drains that iterator as it would drain one it was given.
+            worker.drain = worker.last_iter[1]
         return NotImplemented
 
     def __next__(self) -> Any:
@@ -1308,6 +1369,13 @@ class _Method:
         return worker.request(protocol.CALL_METHOD, self.handle, self.name, args, kwargs)
 
 
+def _unpickled(data: bytes) -> Any:
+    """A worker object pickled by its worker (Handle.__reduce_ex__), loaded by the run's worker."""
+    if _state is None or type(data) is not bytes:
+        raise TypeError("a handle's pickle loads only in the judge's pytest")
+    return _state.current().request(protocol.OP, "unpickle", data, ())
+
+
 # --- views ----------------------------------------------------------------------
 
 
@@ -1341,6 +1409,52 @@ def _view(handle: Handle, data: Any) -> Any:
     view = _VIEW_OF[type(data)](data)
     view.__dict__["_pj_handle"] = handle
     return view
+
+
+def _tz_op(name: str) -> Callable[..., Any]:
+    def method(self: TzinfoView, dt: Any) -> Any:
+        handle = self.__dict__["_pj_handle"]
+        return object.__getattribute__(handle, "_pj_worker").request("op", name, handle, (dt,))
+
+    method.__name__ = name
+    return method
+
+
+def _on_handle(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """`fn` (an operator, `hash`, `repr`) applied to the handle: the worker's own semantics."""
+
+    def method(self: TzinfoView, *args: Any) -> Any:
+        return fn(self.__dict__["_pj_handle"], *args)
+
+    method.__name__ = name
+    return method
+
+
+class TzinfoView(datetime.tzinfo):
+    """A tzinfo of the code under test, as C APIs take one: a real subclass of the stdlib's.
+
+    `datetime(..., tzinfo=tz)`, `dt.astimezone(tz)` and `dt.replace(tzinfo=tz)`
+    check the type in C, so a handle is refused there (issue 17). The worker
+    says which objects are tzinfos (their type's MRO against the stdlib class
+    it captured first); the four methods C calls are requests answered with
+    data (timedelta, str, datetime), everything else is the handle's.
+    """
+
+    utcoffset = _tz_op("utcoffset")
+    dst = _tz_op("dst")
+    tzname = _tz_op("tzname")
+    fromutc = _tz_op("fromutc")
+    __getattr__ = _view_getattr
+    # Through the handle's operators, not its attributes: `tz == None` is the worker's
+    # `operator.eq`, never a bound `__eq__` whose NotImplemented would cross as a handle.
+    __eq__ = _on_handle(operator.eq, "__eq__")
+    __ne__ = _on_handle(operator.ne, "__ne__")
+    __hash__ = _on_handle(hash, "__hash__")
+    __repr__ = _on_handle(repr, "__repr__")
+    __str__ = _on_handle(str, "__str__")
+    __copy__ = _on_handle(Handle.__copy__, "__copy__")
+    __deepcopy__ = _on_handle(Handle.__deepcopy__, "__deepcopy__")
+    __reduce_ex__ = _on_handle(Handle.__reduce_ex__, "__reduce_ex__")
 
 
 # --- modules --------------------------------------------------------------------

@@ -154,6 +154,7 @@ class _Kind(NamedTuple):
     build: Callable[..., Any]
     shape: tuple[tuple[type, ...], ...]  # allowed exact types, one entry per argument
     hashable: bool
+    refs: bool = False  # whether an argument may be a reference (an own tzinfo: _TZ_REF)
 
 
 def _named_class(name: str) -> type:
@@ -178,6 +179,11 @@ _NONE = (type(None),)
 _INT = (int,)
 _OPT_INT = (int, type(None))
 _TZ = (datetime.timezone, type(None))
+# A tzinfo slot may also hold a reference of this kind, the one both sides give the worker's
+# own objects (worker.HANDLE, standin.HANDLE): a library's tzinfo in a datetime (issue 17).
+# Never a judge object: the worker's datetime constructor would refuse its proxy.
+OWN_REF = 1
+_TZ_REF = (*_TZ, datetime.tzinfo)  # datetime.tzinfo here: any instance of a subclass of it
 _SLICE_PART = (type(None), int, bool, float, str, bytes)
 STDLIB: dict[int, _Kind] = {
     1: _Kind(slice, lambda v: (v.start, v.stop, v.step), slice, (_SLICE_PART,) * 3, False),
@@ -193,7 +199,7 @@ STDLIB: dict[int, _Kind] = {
         datetime.time,
         lambda v: (v.hour, v.minute, v.second, v.microsecond, v.tzinfo, v.fold),
         lambda h, m, s, us, tz, fold: datetime.time(h, m, s, us, tz, fold=fold),
-        (*(_INT,) * 4, _TZ, _INT), True,
+        (*(_INT,) * 4, _TZ_REF, _INT), True, True,
     ),
     8: _Kind(
         datetime.datetime,
@@ -202,7 +208,7 @@ STDLIB: dict[int, _Kind] = {
         lambda y, mo, d, h, mi, s, us, tz, fold: datetime.datetime(
             y, mo, d, h, mi, s, us, tz, fold=fold
         ),
-        (*(_INT,) * 7, _TZ, _INT), True,
+        (*(_INT,) * 7, _TZ_REF, _INT), True, True,
     ),
     9: _Kind(
         datetime.timedelta, lambda v: (v.days, v.seconds, v.microseconds), datetime.timedelta,
@@ -343,7 +349,7 @@ def _encode_other(  # noqa: PLR0917
 ) -> bool:
     """A stdlib value, a view or a reference; False if `value` is none of them here."""
     code = stdlib_code(value)
-    if code is not None and _encode_stdlib(code, value, out, depth, hashed, budget):
+    if code is not None and _encode_stdlib(code, value, to_ref, out, depth, hashed, budget):
         return True
     base = data_base(type(value))
     if base is not None and _encode_view(base, value, to_ref, out, depth, hashed, budget):
@@ -359,23 +365,48 @@ def _encode_other(  # noqa: PLR0917
 
 
 def _encode_stdlib(  # noqa: PLR0917
-    code: int, value: Any, out: list[bytes], depth: int, hashed: bool, budget: list[int]
+    code: int,
+    value: Any,
+    to_ref: ToRef | None,
+    out: list[bytes],
+    depth: int,
+    hashed: bool,
+    budget: list[int],
 ) -> bool:
-    """`value` as its STDLIB code and args; False (nothing written) if its args are not data."""
+    """`value` as its STDLIB code and args; False (nothing written) if its args are not data.
+
+    A tzinfo argument may be a reference to the worker's own object (OWN_REF),
+    except as a key or member, where nothing may be a reference.
+    """
     kind = STDLIB[code]
     if hashed and not kind.hashable:
         raise WireError(f"unhashable {type(value).__name__} as a set member or dict key")
     if depth >= MAX_DEPTH:
         raise WireError(f"value nested deeper than {MAX_DEPTH}")
+    own = None if to_ref is None or hashed or not kind.refs else _own_ref(to_ref)
     args: list[bytes] = []
     try:
-        _encode(kind.args(value), None, args, depth + 1, False, budget)
+        _encode(kind.args(value), own, args, depth + 1, False, budget)
     except WireError:
         if depth + 1 >= MAX_DEPTH:
             raise
         return False  # a datetime with a zoneinfo tz, an OrderedDict of objects: a reference
     out += (b"o", bytes([code]), *args)
     return True
+
+
+def _own_ref(to_ref: ToRef) -> ToRef:
+    """`to_ref` for a tzinfo only, and only where it makes an OWN_REF."""
+
+    def own(value: Any) -> Ref | None:
+        if not isinstance(value, datetime.tzinfo):
+            return None
+        ref = to_ref(value)
+        if ref is not None and ref.kind != OWN_REF:
+            raise WireError("a tzinfo of the judge's in a datetime: the datetime is a reference")
+        return ref
+
+    return own
 
 
 def _encode_view(  # noqa: PLR0917
@@ -541,7 +572,8 @@ class _Reader:
         if type(args) is not tuple or len(args) != len(kind.shape):
             raise WireError(f"{kind.cls.__name__} needs {len(kind.shape)} argument(s)")
         for arg, allowed in zip(args, kind.shape, strict=True):
-            if type(arg) not in allowed:
+            tzinfo = datetime.tzinfo in allowed and isinstance(arg, datetime.tzinfo)
+            if type(arg) not in allowed and not tzinfo:
                 raise WireError(f"{kind.cls.__name__} from a {type(arg).__name__}")
         try:
             return kind.build(*args)

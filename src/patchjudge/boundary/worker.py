@@ -17,11 +17,13 @@ to answer one of a fixed set of protocol operations (JudgeObject).
 """
 
 # os.path, not pathlib: the worker imports as little as it can before the tested code.
-# ruff: noqa: PTH100, PTH118, PTH120
+# ruff: noqa: PTH100, PTH105, PTH108, PTH118, PTH120, PTH123
 
 from __future__ import annotations
 
+import _thread
 import builtins
+import contextlib
 import enum
 import importlib
 import importlib.util
@@ -30,6 +32,7 @@ import itertools
 import operator
 import os
 import resource
+import stat
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -89,6 +92,12 @@ OPS: dict[str, Callable[..., Any]] = {
     "enter": lambda o: o.__enter__(), "exit": lambda o: o.__exit__(None, None, None),
     "bytes": bytes, "typename": lambda o: f"{type(o).__module__}.{type(o).__qualname__}",
     "signature": _signature,
+    # A library tzinfo's four methods, which the judge's C datetime calls on its view (issue 17).
+    "utcoffset": lambda o, dt: o.utcoffset(dt), "dst": lambda o, dt: o.dst(dt),
+    "tzname": lambda o, dt: o.tzname(dt), "fromutc": lambda o, dt: o.fromutc(dt),
+    # A handle's pickle is the worker's bytes, loaded by a worker again (issue 17).
+    "pickle": lambda o, version: __import__("pickle").dumps(o, version),
+    "unpickle": lambda data: __import__("pickle").loads(data),
     # Copies are the worker's: the object's own __copy__ or state, never the judge's proxy.
     "copy": lambda o: __import__("copy").copy(o),
     "deepcopy": lambda o: __import__("copy").deepcopy(o),
@@ -138,6 +147,63 @@ def _limit_resources() -> None:
         resource.setrlimit(kind, (limit, limit))
 
 
+def private_writes(tree: str) -> None:
+    """From now on, a write to a tracked file of `tree` is this tree's alone, as in a checkout.
+
+    A lane's tracked files are hard links into the run's store (trees.py), read-only
+    to the box as root: a library that rewrites its own data file got EACCES
+    (issue 17). Before a file of the tree is opened for writing, its link to
+    the store is broken: a private copy, writable, renamed over it in its own
+    directory, so the store and every other lane's tree keep their bytes. The
+    protection stays the kernel's: code that goes round this hook (a C library's
+    own open) meets the read-only link, as before. An audit hook, because it
+    sees every open of the process (`open`, `os.open`, `io`) and cannot be removed.
+    Also used by the judge's plugin in the lanes' pytest (pytest_plugin).
+    """
+    root = os.path.realpath(tree) + os.sep
+    busy: set[int] = set()  # threads making a copy: its own opens pass (per thread)
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event != "open" or len(args) != 3 or type(args[2]) is not int:
+            return
+        if args[2] & os.O_ACCMODE not in (os.O_WRONLY, os.O_RDWR):
+            return
+        thread = _thread.get_ident()
+        if thread in busy:
+            return
+        busy.add(thread)
+        try:
+            _unshare(args[0], root)
+        finally:
+            busy.discard(thread)
+
+    sys.addaudithook(hook)
+
+
+def _unshare(path: Any, root: str) -> None:
+    try:
+        name = os.path.realpath(os.fsdecode(path))
+        st = os.lstat(name)
+    except (TypeError, ValueError, OSError):
+        return  # an fd, or nothing there yet: nothing shared to break
+    if not name.startswith(root) or not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+        return
+    mode = 0o755 if st.st_mode & 0o111 else 0o644
+    fresh = f"{name}.{os.getpid()}~"
+    try:
+        fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    except OSError:
+        return  # its directory is not writable either: the open says so itself
+    try:
+        with open(name, "rb") as src, os.fdopen(fd, "wb") as dst:
+            while chunk := src.read(1 << 20):
+                dst.write(chunk)
+        os.replace(fresh, name)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(fresh)
+
+
 class Table:
     """Handle id -> object; an object sent N times stays until the judge releases it N times."""
 
@@ -183,6 +249,11 @@ def _meta(obj: Any) -> Any:
         return (protocol.META_MODULE, str(obj.__name__), hasattr(obj, "__path__"))
     if type(obj) in ITERATOR_TYPES:
         return (protocol.META_ITERATOR, type(obj).__name__)
+    if issubclass(type(obj), wire.CLASSES["datetime.tzinfo"]):
+        # The stdlib class wire.py captured before the code ran, against the object's real
+        # type (`type` is no ABC: this reads the MRO, as C's tzinfo check does; a `__class__`
+        # can lie): the judge's C datetime takes its stand-in for one (issue 17).
+        return (protocol.META_TZINFO,)
     if isinstance(obj, enum.Enum):
         # A parametrize id is str(member) in process (_pytest.python._idval): the same here.
         try:
@@ -645,6 +716,7 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
         protocol = _load(os.path.join(here, "protocol.py"), "_patchjudge_protocol")
     TOKEN = token
     _limit_resources()
+    private_writes(tree)
     coverage = None
     files = [os.path.join(tree, f) for f in cover.split(os.pathsep) if f]
     if files:
