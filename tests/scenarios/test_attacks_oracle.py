@@ -146,7 +146,10 @@ import time
 
 
 def total(xs):
-    time.sleep(60)
+    # On the properties' inputs only: the visible suite (total([]), total([1, 2]))
+    # passes, so the gate does not also wait out the suite's deadline (30 s).
+    if len(xs) > 2:
+        time.sleep(60)
     return sum(xs)
 """
 
