@@ -15,6 +15,8 @@ import pytest
 from hypothesis import settings
 
 import patchjudge
+from tests import init_helpers
+from tests.helpers import built_once, shared_dir
 
 # The gate's guard watches patchjudge's own package: a test's subprocess that
 # wrote bytecode there while another test's gate ran would read as tampering.
@@ -45,3 +47,16 @@ def lane_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
     )  # fmt: skip
     return python
+
+
+@pytest.fixture(scope="session")
+def judge_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """patchjudge's wheel, built once for the run: tests only read it (init copies it)."""
+    return built_once(shared_dir(tmp_path_factory), "judge-wheel", init_helpers.build_wheel)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _downloads_once(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each pinned sdist is downloaded once for the run (pip takes seconds of CPU), unpacked
+    afresh for each test that asks."""
+    init_helpers.DOWNLOADS = shared_dir(tmp_path_factory)

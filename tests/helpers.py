@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 import rfc8785
 
 from patchjudge.git import no_git_env
@@ -210,3 +214,37 @@ def gate(repo: Path, *args: str, base: str = "main") -> Result:
 
 def verdict(repo: Path) -> dict:  # type: ignore[type-arg]
     return json.loads((repo / ".patchjudge" / "verdict.json").read_text())
+
+
+def shared_dir(factory: pytest.TempPathFactory) -> Path:
+    """A directory every xdist worker of this run sees (each worker's basetemp is its own)."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with path.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def built_once(shared: Path, name: str, build: Callable[[Path], Path]) -> Path:
+    """`build(dir)` run by the first xdist worker that asks; its result reused by every other.
+
+    For read-only things several tests would rebuild (issue 20): the judge's wheel, the
+    pinned sdists. A build that raised leaves no marker, so the next caller builds again.
+    """
+    root = shared / f"once-{name}"
+    marker = root / "built"
+    root.mkdir(parents=True, exist_ok=True)
+    with _locked(root / "lock"):
+        if not marker.exists():
+            work = root / "work"
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir()
+            marker.write_text(str(build(work).relative_to(root)))
+    return root / marker.read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import shutil
@@ -16,7 +17,7 @@ import patchjudge
 from patchjudge.config import LEDGER, parse_ledger
 from patchjudge.git import no_git_env
 from patchjudge.paths import first_match
-from tests.helpers import commit, git, init_repo
+from tests.helpers import built_once, commit, git, init_repo
 
 ROOT = Path(patchjudge.__file__).resolve().parents[2]
 # A real, small, pure-Python library whose sdist ships its pytest suite (flat
@@ -61,15 +62,32 @@ def _pip() -> list[str]:
     return [found]
 
 
-def sdist(dest: Path, name: str, version: str, sha256: str) -> Path:
-    """The unpacked sdist of name==version, downloaded from PyPI with its hash checked."""
-    dest.mkdir(parents=True, exist_ok=True)
+# Where `sdist` keeps what it downloaded, shared by the run's xdist workers
+# (tests/conftest.py sets it); None: each call downloads into its own `dest`.
+DOWNLOADS: Path | None = None
+
+
+def _download(dest: Path, name: str, version: str, sha256: str) -> Path:
     req = dest / f"{name}.txt"
     req.write_text(f"{name}=={version} --hash=sha256:{sha256}\n")
     argv = [*_pip(), "download", "-q", "--no-deps", "--no-binary", ":all:", "--require-hashes"]
     result = run([*argv, "-r", str(req), "-d", str(dest)], dest, timeout=300)
     assert result.returncode == 0, result.stderr
     (archive,) = dest.glob(f"*-{version}.tar.gz")
+    return archive
+
+
+def sdist(dest: Path, name: str, version: str, sha256: str) -> Path:
+    """The unpacked sdist of name==version, downloaded from PyPI with its hash checked."""
+    dest.mkdir(parents=True, exist_ok=True)
+    if DOWNLOADS is None:
+        archive = _download(dest, name, version, sha256)
+    else:
+        archive = built_once(
+            DOWNLOADS, f"sdist-{name}-{version}", lambda d: _download(d, name, version, sha256)
+        )
+        # pip checked the hash as it downloaded; checked again, as the bytes are shared.
+        assert hashlib.sha256(archive.read_bytes()).hexdigest() == sha256, archive
     with tarfile.open(archive) as tar:
         tar.extractall(dest, filter="data")
     return dest / archive.name.removesuffix(".tar.gz")

@@ -19,19 +19,21 @@ import pytest
 
 from tests import compat_helpers as compat
 from tests.attack_helpers import require_sandbox
+from tests.helpers import built_once, shared_dir
 
 pytestmark = pytest.mark.compat
 
 
 @pytest.fixture(scope="session")
 def sdist_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("compat-sdists")
+    return shared_dir(tmp_path_factory)
 
 
 def fetched(suite: compat.Suite, cache: Path) -> Path:
     """The sdist, or a visible skip off CI; in CI a failed download fails the test."""
     try:
-        return compat.fetch(suite, cache)
+        # Once for the run's workers; fetch checks the hash of what it returns.
+        return built_once(cache, f"compat-{suite.name}", lambda d: compat.fetch(suite, d))
     except (subprocess.CalledProcessError, RuntimeError) as e:
         detail = getattr(e, "stderr", "") or str(e)
         message = f"cannot fetch {suite.name}=={suite.version}: {detail.strip()[-300:]}"

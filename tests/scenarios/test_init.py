@@ -18,7 +18,6 @@ from tests.init_helpers import (
     CACHETOOLS,
     PYFLAKES,
     TEAM_PACKAGE,
-    build_wheel,
     flat_project,
     repo_from_tree,
     run,
@@ -212,7 +211,9 @@ def test_no_suite_and_no_repository_are_one_line_errors(tmp_path):
     assert "not a git repository" in result.err
 
 
-def test_the_patchjudge_spec_installs_on_any_machine_never_a_path_on_this_one(tmp_path):
+def test_the_patchjudge_spec_installs_on_any_machine_never_a_path_on_this_one(
+    tmp_path, judge_wheel
+):
     # issue 19: constraints/patchjudge.txt held the wheel's (or checkout's) absolute path.
     repo = flat_project(tmp_path / "calc")
     result = cli(repo, "init")
@@ -229,7 +230,7 @@ def test_the_patchjudge_spec_installs_on_any_machine_never_a_path_on_this_one(tm
         assert "from the wheel committed beside it" in result.out
     assert str(tmp_path) not in text and "/" not in text.splitlines()[-2]
     # A wheel passed by path is copied in, its bytes and hash kept.
-    given = build_wheel(tmp_path / "given")
+    given = judge_wheel
     assert cli(repo, "init", "--force", "--patchjudge-spec", str(given)).code == 0
     text = (repo / "constraints/patchjudge.txt").read_text()
     digest = hashlib.sha256(given.read_bytes()).hexdigest()
@@ -253,8 +254,8 @@ def test_a_patchjudge_spec_that_does_not_install_here_is_one_line_naming_the_fix
 
 
 @pytest.mark.slow
-def test_the_generated_noxfile_gates_a_patch_without_patchjudges_source_tree(tmp_path):
-    wheel = build_wheel(tmp_path / "wheel")
+def test_the_generated_noxfile_gates_a_patch_without_patchjudges_source_tree(tmp_path, judge_wheel):
+    wheel = judge_wheel
     repo = flat_project(tmp_path / "calc")
     # The starter property checks names, it calls nothing: the changed line is
     # never exercised (issue 18). This test is about the noxfile, so only report it.
@@ -373,11 +374,6 @@ def test_a_src_layout_with_two_top_level_packages_is_adopted_with_no_edit(tmp_pa
     assert reasons == [
         f"{GONE}: public names gone: cachestats.counters.hit_ratio, cachetools.cachedmethod"
     ]
-
-
-@pytest.fixture(scope="session")
-def judge_wheel(tmp_path_factory):
-    return build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 def _nox_gate(repo: Path, *flags: str) -> subprocess.CompletedProcess[str]:

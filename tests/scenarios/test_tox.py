@@ -11,7 +11,7 @@ import pytest
 from patchjudge.config import LEDGER, parse_ledger
 from tests.attack_helpers import require_sandbox
 from tests.helpers import cli, commit, git, verdict, write
-from tests.init_helpers import build_wheel, flat_project, run, unmapped_tracked
+from tests.init_helpers import flat_project, run, unmapped_tracked
 
 TOX = [sys.executable, "-m", "tox"]
 LANES = ("pathfilter", "fixtures", "freeze", "properties", "replay")
@@ -58,8 +58,8 @@ def test_tox_resolves_flakes_and_lane_commands_without_building_anything(tmp_pat
 
 
 @pytest.mark.slow
-def test_tox_e_gate_judges_a_patch_from_constraints(tmp_path):
-    wheel = build_wheel(tmp_path / "wheel")
+def test_tox_e_gate_judges_a_patch_from_constraints(tmp_path, judge_wheel):
+    wheel = judge_wheel
     repo = flat_project(tmp_path / "calc")
     result = cli(repo, "init", "--runner", "tox", "--patchjudge-spec", str(wheel))
     assert result.code == 0, result.err
@@ -140,10 +140,10 @@ packages = ["calc"]
 
 
 @pytest.mark.slow
-def test_tox_installs_the_project_into_the_codes_venv_never_the_judges(tmp_path):
+def test_tox_installs_the_project_into_the_codes_venv_never_the_judges(tmp_path, judge_wheel):
     # issue 19: the project's wheel is built in the box and goes into {env_dir}/code,
     # which the lanes are given as --python; the judge's environment never has it.
-    wheel = build_wheel(tmp_path / "wheel")
+    wheel = judge_wheel
     repo = flat_project(tmp_path / "calc")
     write(repo, {"pyproject.toml": PYPROJECT})
     commit(repo, "packaged")

@@ -65,22 +65,46 @@ def test_a_missing_program_is_a_user_error() -> None:
         proc.run(["no-such-program-xyz"])
 
 
-def test_a_concurrent_run_is_not_reaped_as_a_stray() -> None:
+# Wait for a file, for at most a minute: the test's two runs synchronise on
+# files, never on how long a sleep lasts on a loaded machine.
+WAIT_FOR = """
+import pathlib, sys, time
+for _ in range(6000):
+    if pathlib.Path(sys.argv[1]).exists():
+        break
+    time.sleep(0.01)
+else:
+    sys.exit(f"{sys.argv[1]} never appeared")
+"""
+
+
+def test_a_concurrent_run_is_not_reaped_as_a_stray(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # The gate builds hypothesis's tables in a child while a lane runs: the
     # lane's reaper must not take a child another thread started meanwhile
     # for a daemon the lane's tests left behind.
     import threading
 
+    lane_up, other_up, release = tmp_path / "lane", tmp_path / "other", tmp_path / "release"
     other: list[proc.Completed] = []
 
-    def start_later() -> None:
-        time.sleep(0.3)
-        script = "import time; time.sleep(1.5); print('done')"
-        other.append(proc.run([sys.executable, "-c", script]))
+    def start_other() -> None:
+        # Started once the lane runs (after its reaper took stock of the children),
+        # alive until the lane's run has returned (after its reaper ran).
+        for _ in range(6000):
+            if lane_up.exists():
+                break
+            time.sleep(0.01)
+        script = (
+            f"import pathlib; pathlib.Path({str(other_up)!r}).touch()\n{WAIT_FOR}\nprint('done')"
+        )
+        other.append(proc.run([sys.executable, "-c", script, str(release)]))
 
-    worker = threading.Thread(target=start_later)
+    worker = threading.Thread(target=start_other)
     worker.start()
-    lane = proc.run([sys.executable, "-c", "import time; time.sleep(1)"], channel=True)
+    lane_script = f"import pathlib; pathlib.Path({str(lane_up)!r}).touch()\n{WAIT_FOR}"
+    lane = proc.run([sys.executable, "-c", lane_script, str(other_up)], channel=True)
+    release.touch()
     worker.join()
+    assert lane.returncode == 0, lane.stderr  # the two runs overlapped
     assert lane.escaped == 0
-    assert other[0].returncode == 0 and other[0].stdout.strip() == b"done"
+    assert other[0].returncode == 0 and other[0].stdout.strip() == b"done", other[0].stderr
