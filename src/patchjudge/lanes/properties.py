@@ -533,18 +533,8 @@ def _differential(
     if not nodeids:
         details["differential"] = {"second": SECOND_SHAPE, "nodeids": [], "disagreements": []}
         return []
-    with run.scratch() as scratch:
-        second = _out_of_process(
-            run,
-            scratch / secrets.token_hex(4),
-            targets=tuple(nodeids),
-            inside=(),
-            edit=None,
-            coverage=(),
-            shape=SECOND_SHAPE,
-        )
-    problems, outcome = judge_outcomes(second, run.ledger.properties)
-    found = disagreements(nodeids, outcome.get("passed", []), problems)
+    problems, passed = _again_out_of_process(run, nodeids, SECOND_SHAPE)
+    found = disagreements(nodeids, passed, problems)
     details["differential"] = {
         "second": SECOND_SHAPE,
         "nodeids": nodeids,
@@ -575,18 +565,27 @@ def _in_process_twice(
     nodeids = in_process_nodeids(result.executed, changed, result.collected, inside)
     found: list[dict[str, str]] = []
     if nodeids:
-        with run.scratch() as scratch:
-            second = _out_of_process(
-                run,
-                scratch / secrets.token_hex(4),
-                targets=tuple(nodeids),
-                inside=(),
-                edit=None,
-                coverage=(),
-            )
-        problems, outcome = judge_outcomes(second, run.ledger.properties)
-        found = second_outcomes(nodeids, outcome.get("passed", []), problems)
+        problems, passed = _again_out_of_process(run, nodeids)  # the first harness's shape
+        found = second_outcomes(nodeids, passed, problems)
     details.setdefault("differential", {})["in_process"] = found
+
+
+def _again_out_of_process(
+    run: Run, nodeids: Sequence[str], shape: str = "stdin"
+) -> tuple[list[str], list[str]]:
+    """`nodeids` judged once more by a worker of `shape`, same seed: (problems, passed)."""
+    with run.scratch() as scratch:
+        second = _out_of_process(
+            run,
+            scratch / secrets.token_hex(4),
+            targets=tuple(nodeids),
+            inside=(),
+            edit=None,
+            coverage=(),
+            shape=shape,
+        )
+    problems, outcome = judge_outcomes(second, run.ledger.properties)
+    return list(problems), list(outcome.get("passed", []))
 
 
 def in_process_nodeids(
