@@ -283,6 +283,7 @@ def review_findings(
             f"a property's outcome rested on {d}, a method of a class the patch adds or changes"
             for d in raw_dunders[:MAX_SHOWN]
         ]
+    held += _in_process_disagreements(report.details.get("differential"))
     if unexercised and review.unexercised == "undecided":
         held.append(f"the properties never exercised {_ranges_shown(unexercised)}")
     if probes and review.probes == "undecided":
@@ -292,6 +293,30 @@ def review_findings(
                 f"probe of the judge: {len(probes) - MAX_SHOWN} more (verdict.json has all)"
             )
     return held, unexercised, probes
+
+
+def _in_process_disagreements(differential: Any) -> list[str]:
+    """Pure: in-process tests the patch made fail out of process (issue 18).
+
+    A test of an in-process file that passed there, failed out of process and
+    passes out of process on the base's code: the patch's code behaves one way
+    where it can reach the oracle and another where it cannot. Absent (no
+    in-process file, an older writer's report): none.
+    """
+    if differential is None:
+        return []
+    entries = differential.get("in_process", []) if isinstance(differential, dict) else None
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and all(isinstance(v, str) for v in e.values()) for e in entries
+    ):
+        return ["the properties report's differential.in_process is malformed"]
+    found = [
+        f"{e.get('nodeid')} passed in process and failed out of it, where the base passes: "
+        f"{str(e.get('second', ''))[len('failed: ') :]}"
+        for e in entries
+        if str(e.get("second", "")).startswith("failed") and e.get("base") == "passed"
+    ]
+    return found[:MAX_SHOWN]
 
 
 def decide(

@@ -256,6 +256,13 @@ RESTED = (
     "a method of a class the patch adds or changes"
 )
 
+TWICE = {"nodeid": "eval/properties/test_o.py::test_o", "first": "passed",
+         "second": "failed: assert [2, 1] == [1, 2]"}  # fmt: skip
+INSIDE_ONLY = (
+    "review: eval/properties/test_o.py::test_o passed in process and failed out of it, "
+    "where the base passes: assert [2, 1] == [1, 2]"
+)
+
 FINDINGS = [
     # (properties details over CLEAN, other lanes, [review], decision, reasons)
     ({}, {}, HELD, Decision.ACCEPT_FOR_REVIEW, ()),
@@ -274,6 +281,37 @@ FINDINGS = [
         HELD,
         Decision.UNDECIDED,
         ("review: the properties report's patch_dunders is malformed",),
+    ),
+    # An in-process test the patch made fail out of process (the base passes there): held
+    # whatever [review] says; one that fails at base too is the file's, not the patch's.
+    (
+        {"differential": {"in_process": [TWICE | {"base": "passed"}]}},
+        {},
+        REPORTED,
+        Decision.UNDECIDED,
+        (INSIDE_ONLY,),
+    ),
+    (
+        {"differential": {"in_process": [TWICE | {"base": "failed: assert 2 == 1"}]}},
+        {},
+        HELD,
+        Decision.ACCEPT_FOR_REVIEW,
+        (),
+    ),
+    ({"differential": {"in_process": [TWICE]}}, {}, HELD, Decision.ACCEPT_FOR_REVIEW, ()),
+    (
+        {"differential": {"in_process": [TWICE | {"second": "cannot cross: x", "base": "passed"}]}},
+        {},
+        HELD,
+        Decision.ACCEPT_FOR_REVIEW,
+        (),
+    ),
+    (
+        {"differential": {"in_process": "all passed"}},
+        {},
+        HELD,
+        Decision.UNDECIDED,
+        ("review: the properties report's differential.in_process is malformed",),
     ),
     # Precedence (SPEC "The verdict"): a failed lane rejects, replay's undecided comes first.
     ({"unexercised": GAP}, {"freeze": F}, HELD, Decision.REJECT, ("freeze: why",)),

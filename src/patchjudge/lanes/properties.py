@@ -313,6 +313,7 @@ def _out_of_process(
     coverage: tuple[str, ...],
     review_files: tuple[review.ChangedFile, ...] = (),
     shape: str = "stdin",
+    which: str = "head",
 ) -> testrun.TestRun:
     settings = run.ledger.properties
     pythonpath = run.ledger.gate.pythonpath
@@ -320,7 +321,7 @@ def _out_of_process(
     # The judge's process sees the judge's files and nothing of the head's.
     judge = scratch / "judge"
     git.materialize(run.repo, run.merge_base, judge, run.judge_entries(run.base_entries))
-    tree = run.materialize(scratch / secrets.token_hex(4))
+    tree = run.materialize(scratch / secrets.token_hex(4), which)
     # The worker's tree has no property files to read: the code cannot study its judge.
     for path in settings.paths:
         shutil.rmtree(tree / path, ignore_errors=True)
@@ -554,26 +555,38 @@ def _in_process_twice(
     inside: Sequence[str],
     details: dict[str, Any],
 ) -> None:
-    """The in-process tests that ran a changed line, run again out of process: a record.
+    """The in-process tests that ran a changed line, run again out of process (issue 18).
 
-    `details.differential.in_process` (issue 18). Not a verdict: a file is in
-    process because its objects behave otherwise out of it (a weak reference
-    watches a stand-in, `type(x)` is a handle's type), and an honest test of
-    it can fail there with an ordinary assertion, just as a patch right only
-    in the judge's process does. docs/spec.md says what it would take.
+    `details.differential.in_process`. A file is in process because its
+    objects behave otherwise out of it (a weak reference watches a stand-in),
+    so an honest test of it can fail out of process with an ordinary
+    assertion, as a patch right only in the judge's process does. The base
+    tells them apart: each such failure runs out of process once more on the
+    merge base's code, and where the base passes there, the difference is the
+    patch's; the verdict then holds the merge (`base: passed`, verdict.py).
     """
     nodeids = in_process_nodeids(result.executed, changed, result.collected, inside)
     found: list[dict[str, str]] = []
     if nodeids:
         problems, passed = _again_out_of_process(run, nodeids)  # the first harness's shape
         found = second_outcomes(nodeids, passed, problems)
+        failed = [f["nodeid"] for f in found if f["second"].startswith("failed")]
+        if failed:
+            base_problems, base_passed = _again_out_of_process(run, failed, which="base")
+            at_base = {f["nodeid"]: f["second"] for f in second_outcomes(
+                failed, base_passed, base_problems
+            )}  # fmt: skip
+            for entry in found:
+                if entry["nodeid"] in at_base:
+                    entry["base"] = at_base[entry["nodeid"]]
     details.setdefault("differential", {})["in_process"] = found
 
 
 def _again_out_of_process(
-    run: Run, nodeids: Sequence[str], shape: str = "stdin"
+    run: Run, nodeids: Sequence[str], shape: str = "stdin", which: str = "head"
 ) -> tuple[list[str], list[str]]:
-    """`nodeids` judged once more by a worker of `shape`, same seed: (problems, passed)."""
+    """`nodeids` judged once more by a worker of `shape` on `which` code, same seed:
+    (problems, passed)."""
     with run.scratch() as scratch:
         second = _out_of_process(
             run,
@@ -583,6 +596,7 @@ def _again_out_of_process(
             edit=None,
             coverage=(),
             shape=shape,
+            which=which,
         )
     problems, outcome = judge_outcomes(second, run.ledger.properties)
     return list(problems), list(outcome.get("passed", []))
