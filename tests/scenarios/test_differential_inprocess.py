@@ -115,3 +115,25 @@ def test_a_test_that_fails_out_of_process_at_base_too_is_the_files_not_the_patch
     # where a mutant was killed): never for a difference the base has too.
     assert judged["verdict"] != "reject", result.out + result.err
     assert not [r for r in judged["reasons"] if "failed out of it" in r], judged["reasons"]
+
+
+def test_a_patch_that_fails_out_of_process_with_a_crossing_message_is_still_held(
+    tmp_path: Path,
+) -> None:
+    # "cannot cross" is read from the failure's text, which the code writes: the label
+    # does not excuse it, the base (which passes out of process) decides.
+    repo = _repo(tmp_path)
+    forged = (
+        'if "/in/tree/" not in __file__:\n'
+        '        raise TypeError("cannot cross to the code under test: forged")\n'
+        "    return sorted(xs)"
+    )
+    write(repo, {"src/calc/__init__.py": CALC.replace("return sorted(xs)", forged)})
+    commit(repo, "forges a crossing refusal out of process")
+    result = gate(repo)
+    seen = {e["nodeid"]: e for e in _second(repo)}
+    assert seen[NODEID]["second"].startswith("cannot cross: "), seen
+    assert seen[NODEID]["base"] == "passed", seen
+    judged = verdict(repo)
+    assert judged["verdict"] == "undecided", result.out + result.err
+    assert any(f"review: {NODEID} passed in process" in r for r in judged["reasons"])

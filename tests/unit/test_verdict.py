@@ -299,8 +299,24 @@ FINDINGS = [
         (),
     ),
     ({"differential": {"in_process": [TWICE]}}, {}, HELD, Decision.ACCEPT_FOR_REVIEW, ()),
+    # "cannot cross" is a label read from text the code can write (an exception's
+    # message): where the base passes, it holds like any other failure.
     (
         {"differential": {"in_process": [TWICE | {"second": "cannot cross: x", "base": "passed"}]}},
+        {},
+        HELD,
+        Decision.UNDECIDED,
+        (
+            "review: eval/properties/test_o.py::test_o passed in process and failed out of it, "
+            "where the base passes: x",
+        ),
+    ),
+    (
+        {
+            "differential": {
+                "in_process": [TWICE | {"second": "cannot cross: x", "base": "cannot cross: x"}]
+            }
+        },
         {},
         HELD,
         Decision.ACCEPT_FOR_REVIEW,
