@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import sys
@@ -10,9 +11,11 @@ from pathlib import Path
 
 import patchjudge
 
-# (size, mtime_ns, ctime_ns, inode, mode, links). ctime cannot be set back
-# by a process without root: a file rewritten and re-dated still shows.
-Stamp = tuple[int, int, int, int, int, int]
+# (size, mtime_ns, ctime_ns, inode, mode, links, digest). ctime cannot be set
+# back by a process without root: a file rewritten and re-dated still shows.
+# The digest is the SHA-256 of a regular file with more than one link, else "":
+# see _links_only.
+Stamp = tuple[int, int, int, int, int, int, str]
 Snapshot = Mapping[str, Stamp]
 
 # git itself rewrites most of .git at any time (gc --auto, maintenance, a
@@ -23,13 +26,26 @@ _SKIP_DIRS = frozenset({".git"})
 _STARTUP = ("sitecustomize.py", "usercustomize.py")
 
 
-def _stamp(st: os.stat_result) -> Stamp:
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode, st.st_nlink)
+def _stamp(st: os.stat_result, path: str) -> Stamp:
+    digest = ""
+    if st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
+        digest = _digest(path)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode, st.st_nlink, digest)
+
+
+def _digest(path: str) -> str:
+    try:
+        # O_NOFOLLOW: the path was lstat'ed as a regular file; a link swapped in since is no file.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return "unreadable"
+    with os.fdopen(fd, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def stamp(path: Path) -> Stamp | None:
     try:
-        return _stamp(path.lstat())
+        return _stamp(path.lstat(), str(path))
     except OSError:
         return None
 
@@ -42,7 +58,7 @@ def walk(root: Path, skip: Iterable[str] = ()) -> dict[str, Stamp]:
         st = root.lstat()
     except OSError:
         return found
-    found[str(root)] = _stamp(st)
+    found[str(root)] = _stamp(st, str(root))
     if not stat.S_ISDIR(st.st_mode):
         return found
     # os.scandir and plain strings: a venv has thousands of files and this
@@ -59,7 +75,7 @@ def walk(root: Path, skip: Iterable[str] = ()) -> dict[str, Stamp]:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            found[entry.path] = _stamp(st)
+            found[entry.path] = _stamp(st, entry.path)
             if stat.S_ISDIR(st.st_mode) and entry.path not in skipped:
                 pending.append(entry.path)
     return found
@@ -69,7 +85,7 @@ def top_level(directory: Path) -> dict[str, Stamp]:
     """A directory and what site.py would run from it: *.pth and the customize modules."""
     found: dict[str, Stamp] = {}
     try:
-        found[str(directory)] = _stamp(directory.lstat())
+        found[str(directory)] = _stamp(directory.lstat(), str(directory))
         names = [p.name for p in directory.iterdir()]
     except OSError:
         return found
@@ -77,7 +93,7 @@ def top_level(directory: Path) -> dict[str, Stamp]:
         if name.endswith(".pth") or name in _STARTUP:
             path = directory / name
             try:
-                found[str(path)] = _stamp(path.lstat())
+                found[str(path)] = _stamp(path.lstat(), str(path))
             except OSError:
                 continue
     return found
@@ -119,6 +135,20 @@ def snapshot(
     return found
 
 
+def settled(before: Snapshot, after: Snapshot) -> dict[str, Stamp]:
+    """`after`, with a digest wherever `before` had one and the file now has a single link.
+
+    A shared file whose other links all went (`uv cache clean`, a removed venv)
+    is compared by its bytes, not reported for its link count.
+    """
+    out = dict(after)
+    for path, b in after.items():
+        a = before.get(path)
+        if a is not None and a[6] and not b[6] and stat.S_ISREG(b[4]):
+            out[path] = (*b[:6], _digest(path))
+    return out
+
+
 def changes(before: Snapshot, after: Snapshot) -> list[str]:
     """Pure: what appeared, vanished or changed between two snapshots, sorted."""
     out = [f"added {p}" for p in sorted(after.keys() - before.keys())]
@@ -136,7 +166,16 @@ def changes(before: Snapshot, after: Snapshot) -> list[str]:
 def _links_only(a: Stamp, b: Stamp) -> bool:
     # uv and pip hard-link venv files from a shared cache: another install
     # anywhere on the machine changes a file's link count, and so its ctime.
-    return a[5] != b[5] and (a[0], a[1], a[3], a[4]) == (b[0], b[1], b[3], b[4])
+    # Only a file that was shared already, with the same bytes, is excused: a
+    # rewrite re-dated to its old mtime plus a new link of its own would
+    # otherwise look like one (size, mtime, inode and mode all kept).
+    return (
+        a[5] != b[5]
+        and a[5] > 1
+        and a[6] != ""
+        and a[6] == b[6]
+        and (a[0], a[1], a[3], a[4]) == (b[0], b[1], b[3], b[4])
+    )
 
 
 def _dir_atime_only(a: Stamp, b: Stamp) -> bool:

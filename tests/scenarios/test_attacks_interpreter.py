@@ -101,6 +101,39 @@ def test_code_that_writes_a_pth_into_the_judge_venv_is_rejected(tmp_path: Path) 
     assert (python.parent.parent / "lib").exists()  # the write landed in the throwaway venv
 
 
+# A rewrite that keeps everything the stamp compares but the ctime and the link
+# count: the same size, the old mtime put back, and a hard link of its own so
+# the ctime reads like another install's link (the guard once excused that).
+RELINK = """
+import os, pathlib, site, tempfile
+
+_pth = pathlib.Path(site.getsitepackages()[0]) / "_patchjudge_test_deps.pth"
+_st = _pth.stat()
+_text = _pth.read_bytes()
+_pth.write_bytes(_text.replace(b"import site; ", b"import site ;"))  # same size, still working
+os.utime(_pth, ns=(_st.st_atime_ns, _st.st_mtime_ns))
+os.link(_pth, pathlib.Path(tempfile.mkdtemp()) / "link")
+
+
+def total(xs):
+    return sum(xs)
+"""
+
+
+def test_a_same_size_rewrite_re_dated_and_relinked_is_tampering(tmp_path: Path) -> None:
+    python = throwaway_python(tmp_path)
+    repo = example_repo(tmp_path, **{"eval/gate.toml": _ledger("process")})
+    write(repo, {"src/calc/__init__.py": RELINK})
+    commit(repo)
+    result = judged(repo, gate_with(python, repo))
+    assert result.decision == "reject", result.explain()
+    # The first lane that ran the code says so, not a later one the rewrite happened to break.
+    assert result.says(
+        "pathfilter: tested code wrote outside its scratch tree: changed",
+        "_patchjudge_test_deps.pth",
+    ), result.explain()
+
+
 # Finds the user's checkout the way an attacker would (the gate is its parent
 # process, its cwd is the checkout) and forges every report and the verdict.
 FORGE = """

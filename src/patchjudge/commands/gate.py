@@ -101,7 +101,7 @@ def guarded(
     if before is None:
         before = _snapshot(run)
     report = run_lane(run, name, lane_fn)
-    after = _snapshot(run)
+    after = guard.settled(before, _snapshot(run))
     own = _own_outputs(run, report)
     written = [w for w in guard.changes(before, after) if w.partition(" ")[2] not in own]
     if not written:

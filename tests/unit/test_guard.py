@@ -1,0 +1,68 @@
+"""The tamper check's comparison (pure) and its stamps of real files."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from patchjudge import guard
+
+F = stat.S_IFREG | 0o644
+D = stat.S_IFDIR | 0o755
+#       size mtime ctime inode mode links digest
+BASE = (10, 100, 100, 7, F, 1, "")
+SHARED = (10, 100, 100, 7, F, 2, "aa")
+
+TABLE: list[tuple[str, guard.Stamp, guard.Stamp, bool]] = [
+    ("unchanged", BASE, BASE, False),
+    ("rewritten, re-dated, its ctime shows", BASE, (10, 100, 200, 7, F, 1, ""), True),
+    ("another install linked a shared file", SHARED, (10, 100, 200, 7, F, 3, "aa"), False),
+    ("a shared file lost a link", SHARED, (10, 100, 200, 7, F, 1, "aa"), False),
+    # The hole this closes: same size, mtime put back, a new link to excuse the ctime.
+    ("rewritten in place plus a link of its own", BASE, (10, 100, 200, 7, F, 2, "bb"), True),
+    ("a shared file rewritten in place", SHARED, (10, 100, 200, 7, F, 3, "bb"), True),
+    ("a shared file grew", SHARED, (11, 100, 200, 7, F, 3, "aa"), True),
+    ("replaced by another inode", SHARED, (10, 100, 200, 8, F, 3, "aa"), True),
+    ("a directory's listing unchanged", (1, 1, 1, 5, D, 2, ""), (1, 2, 2, 5, D, 2, ""), False),
+]
+
+
+@pytest.mark.parametrize(("case", "before", "after", "reported"), TABLE, ids=[t[0] for t in TABLE])
+def test_changes_table(case: str, before: guard.Stamp, after: guard.Stamp, reported: bool) -> None:
+    assert bool(guard.changes({"/p": before}, {"/p": after})) is reported, case
+
+
+def test_added_and_removed_are_reported() -> None:
+    assert guard.changes({"/a": BASE}, {"/b": BASE}) == ["added /b", "removed /a"]
+
+
+def test_a_same_size_rewrite_with_a_new_link_is_seen(tmp_path: Path) -> None:
+    target = tmp_path / "site" / "mod.py"
+    target.parent.mkdir()
+    target.write_bytes(b"print('judge')\n")
+    before = guard.walk(tmp_path / "site")
+    st = target.stat()
+    target.write_bytes(b"print('patch')\n")
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.link(target, tmp_path / "elsewhere")
+    after = guard.settled(before, guard.walk(tmp_path / "site"))
+    assert guard.changes(before, after) == [f"changed {target}"]
+
+
+def test_a_shared_file_keeps_its_bytes_whatever_its_links_do(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.write_bytes(b"wheel bytes\n")
+    target = tmp_path / "site" / "mod.py"
+    target.parent.mkdir()
+    os.link(cache, target)
+    before = guard.walk(tmp_path / "site")
+    os.link(cache, tmp_path / "another-venv")
+    assert guard.changes(before, guard.settled(before, guard.walk(tmp_path / "site"))) == []
+    (tmp_path / "another-venv").unlink()
+    cache.unlink()  # the last other link gone: compared by its bytes
+    after = guard.settled(before, guard.walk(tmp_path / "site"))
+    assert after[str(target)][5] == 1
+    assert guard.changes(before, after) == []
