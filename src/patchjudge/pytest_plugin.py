@@ -152,6 +152,31 @@ def _setup() -> None:
         private_writes(str(Path.cwd()))
     global _tree_has_patchjudge  # noqa: PLW0603
     _tree_has_patchjudge = any(Path(e, "patchjudge", "__init__.py").is_file() for e in extra)
+    _find_own_patchjudge()
+
+
+def _find_own_patchjudge() -> None:
+    """In the code's venv, a `patchjudge` of its own (the project's build) beats the judge's.
+
+    The judge's package reaches the code's interpreter as a directory on
+    PYTHONPATH (`testrun.judge_path`), ahead of that venv's site-packages. If
+    another entry holds a different `patchjudge`, that is the code under test:
+    the judge's entry leaves sys.path (this module is loaded already) and
+    configure forgets the judge's modules, as for a tree that is patchjudge.
+    """
+    global _tree_has_patchjudge  # noqa: PLW0603
+    here = Path(__file__).parent
+    if not here.is_symlink():
+        return  # the judge's own venv: the patchjudge found is this one
+    judge_entry, own = here.parent.resolve(), here.resolve()
+    for entry in sys.path:
+        if not entry or Path(entry).resolve() == judge_entry:
+            continue
+        candidate = Path(entry, "patchjudge")
+        if (candidate / "__init__.py").is_file() and candidate.resolve() != own:
+            sys.path[:] = [e for e in sys.path if not e or Path(e).resolve() != judge_entry]
+            _tree_has_patchjudge = True
+            return
 
 
 def _prefer_tree(package: str) -> None:

@@ -216,3 +216,41 @@ def test_frozen_reruns_in_the_codes_venv_refuse_a_judge_module_not_imported_yet(
         "frozen reruns: the tested tree shadows a judge module: src/coverage.py"
         in (report["reasons"])
     ), report["reasons"]
+
+
+@pytest.fixture(scope="session")
+def self_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A code venv whose project is named patchjudge: its installed build, not the tree's src."""
+    venv = tmp_path_factory.mktemp("self-venv") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    (Path(site) / "judge_runtime.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (Path(site) / "patchjudge").mkdir()
+    (Path(site) / "patchjudge" / "__init__.py").write_text('WHO = "the code\'s build"\n')
+    return python
+
+
+WHO = """
+import patchjudge
+
+
+def test_the_suite_imports_the_projects_own_patchjudge():
+    assert getattr(patchjudge, "WHO", None) == "the code's build", patchjudge.__file__
+"""
+
+
+def test_a_project_named_patchjudge_runs_its_own_build_not_the_judges_plugin(
+    tmp_path: Path, self_venv: Path
+) -> None:
+    # The judge's plugin reaches the code's venv through PYTHONPATH, ahead of its
+    # site-packages: the project's own `patchjudge` must still be what its tests import.
+    repo = example_repo(tmp_path)
+    write(repo, {"tests/test_who.py": WHO})
+    commit(repo)
+    result = gate(repo, "--python", str(self_venv))
+    assert result.code == 0, result.out + result.err
+    assert verdict(repo)["verdict"] == "accept_for_review"
