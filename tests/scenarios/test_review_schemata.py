@@ -8,6 +8,7 @@ mutants, is accepted.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from patchjudge import review
@@ -111,3 +112,40 @@ def test_in_process_the_code_cannot_forge_the_mutation_phases_kills(tmp_path: Pa
     mutants = judged.verdict["review"]["properties"]["mutants"]
     # The label's mutant ran the per-mutant way and survived: the forged kill counts for nothing.
     assert "src/calc/__init__.py:2: 'total' -> ''" in mutants["survivors"], mutants
+
+
+BASED = "class Base:\n    pass\n\n\n" + LOOP
+# A module-level subclass of a library class: the AST keeps this file in process.
+ASSERTS_NOTHING = """
+from hypothesis import given, strategies as st
+
+import calc
+
+
+class Item(calc.Base):
+    pass
+
+
+@given(st.lists(st.integers()))
+def test_total_runs(xs):
+    # Runs the patch's lines; checks nothing a mutant of them changes.
+    assert isinstance(Item(), calc.Base)
+    calc.total(xs)
+"""
+
+
+def test_an_in_process_files_mutants_run_in_process_and_survive_what_it_does_not_check(
+    tmp_path: Path,
+) -> None:
+    # Out of process this file cannot even be collected: a mutant run there fails, and
+    # counted every mutant killed, for a property that checks nothing about the result.
+    base = {
+        "src/calc/__init__.py": "class Base:\n    pass\n\n\ndef total(xs):\n    return sum(xs)\n",
+        "eval/properties/test_total.py": ASSERTS_NOTHING,
+    }
+    judged = attack(tmp_path, {"src/calc/__init__.py": BASED}, base=base)
+    props = json.loads((judged.repo / ".patchjudge" / "properties.json").read_text())
+    assert props["details"]["in_process"] == ["eval/properties/test_total.py"], props["details"]
+    mutants = judged.verdict["review"]["properties"]["mutants"]
+    assert isinstance(mutants, dict), (mutants, judged.explain())
+    assert mutants["total"] >= 1 and mutants["killed"] == 0, mutants

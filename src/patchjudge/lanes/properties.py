@@ -243,27 +243,37 @@ def run_properties(
     """
     settings = run.ledger.properties
     targets = tuple(args) if args is not None else settings.paths
-    inside = tuple(f for f in in_process_files(run) if under(f, targets))
-    outside = [f for f in property_files(run) if under(f, targets) and f not in inside]
+    files = in_process_files(run)
+    # A target is a directory, a file or a node id (a mutant's runners, the differential's):
+    # a node id of an in-process file runs in process too, never out of it by accident.
+    in_ids = tuple(t for t in targets if "::" in t and t.partition("::")[0] in files)
+    rest = tuple(t for t in targets if t not in in_ids)
+    rest_files = [t.partition("::")[0] for t in rest]
+    inside = tuple(f for f in files if under(f, rest_files))
+    outside = [f for f in property_files(run) if under(f, rest_files) and f not in files]
     runs = []
     with run.scratch() as scratch:
-        if outside or not inside:
+        if outside or not (inside or in_ids):
             runs.append(
                 _out_of_process(
                     run,
                     # Per run: the worker's paths (its cwd, HOME, every __file__) name no judge.
                     scratch / secrets.token_hex(4),
-                    targets=targets,
+                    targets=rest,
                     inside=inside,
                     edit=edit,
                     coverage=tuple(coverage),
-                    review_files=() if inside else tuple(review_files),
+                    review_files=() if files else tuple(review_files),
                 )
             )
-        if inside:
+        if inside or in_ids:
             runs.append(
                 _in_process(
-                    run, scratch / "in", targets=inside, edit=edit, coverage=tuple(coverage)
+                    run,
+                    scratch / "in",
+                    targets=(*inside, *in_ids),
+                    edit=edit,
+                    coverage=tuple(coverage),
                 )
             )
     return testrun.merged(runs)
