@@ -118,6 +118,7 @@ def _gate(repo: Path, python: Path) -> tuple[int, dict]:  # type: ignore[type-ar
     return result.code, verdict(repo)
 
 
+@pytest.mark.long
 def test_a_judge_dependency_with_a_generated_version_file_through_the_cli(
     tmp_path: Path, iniconfig_adopted: Path
 ) -> None:
