@@ -60,3 +60,27 @@ def _downloads_once(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Each pinned sdist is downloaded once for the run (pip takes seconds of CPU), unpacked
     afresh for each test that asks."""
     init_helpers.DOWNLOADS = shared_dir(tmp_path_factory)
+
+
+# The long poles (issue 20): with --dist=worksteal each xdist worker is first given a
+# contiguous half of the collection and steals from the tail of the other's, so a
+# minute-long test collected late can leave one core alone on it at the end of the run.
+LONG_MARKERS = ("slow", "long")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "long: a minute or more of CPU on a loaded machine; scheduled first"
+    )
+
+
+def long_poles_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """`items` with those marked slow or long first; each group keeps its order (a stable
+    sort), so a module whose tests are all marked still runs as one block of its fixtures."""
+    return sorted(items, key=lambda item: not any(item.get_closest_marker(m) for m in LONG_MARKERS))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # trylast: after pytest has grouped items by their fixtures' scopes, so this order is final.
+    items[:] = long_poles_first(items)

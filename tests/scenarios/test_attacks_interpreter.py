@@ -213,6 +213,7 @@ def test_forged_reports_in_the_checkout_change_no_gate_verdict(
     ) is (isolation == "process"), judged_.explain()
 
 
+@pytest.mark.long
 def test_forged_reports_between_nox_lanes_fail_the_lane_that_ran_the_code(tmp_path: Path) -> None:
     """The nox flow: one process a lane, the verdict read from disk afterwards."""
     repo = example_repo(tmp_path, **{"eval/gate.toml": _ledger("process")})
@@ -274,6 +275,7 @@ def total(xs):
 """
 
 
+@pytest.mark.long
 def test_code_that_plants_a_git_hook_in_the_checkout_is_rejected(tmp_path: Path) -> None:
     judged_ = attack(
         tmp_path, {"src/calc/__init__.py": HOOK}, base={"eval/gate.toml": _ledger("process")}

@@ -86,7 +86,10 @@ CASES: dict[str, Case] = {
     "rename out of the judge": (
         {},
         _rename_out,
-        ("protected path changed", "eval/properties/test_total.py -> src/calc/test_total.py"),
+        (
+            "protected path changed",
+            "eval/properties/test_total.py -> src/calc/test_total.py (renamed)",
+        ),
     ),
     "rename into the judge": (
         {},

@@ -65,3 +65,4 @@ def test_hidden_visible_test_is_rejected(tmp_path: Path, name: str) -> None:
     judged = attack(tmp_path, files, before_commit=step)
     assert judged.decision == "reject", judged.explain()
     assert judged.says("pathfilter: ", *fragments), judged.explain()
+    assert judged.result.code == 1, judged.explain()

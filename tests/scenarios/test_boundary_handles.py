@@ -317,6 +317,7 @@ def test_total_matches_a_loop(xs):
 """
 
 
+@pytest.mark.long
 def test_a_slow_first_call_is_bounded_by_the_lanes_timeout(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # The sleep's mutants survive (dropping it changes no result): this test is about
     # the deadline, so the untested-change rule only reports.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import cli, git
 
 PATCHES = (
@@ -13,6 +15,7 @@ PATCHES = (
 )
 
 
+@pytest.mark.long
 def test_demo_prints_the_verdict_table_and_every_patch_gets_its_verdict(tmp_path):
     result = cli(tmp_path, "demo", "--keep", str(tmp_path / "demo"))
     assert result.code == 0, result.out + result.err

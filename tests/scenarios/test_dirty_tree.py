@@ -14,19 +14,28 @@ def _dirty_lines(err: str) -> list[str]:
 
 
 def test_uncommitted_changes_are_named_and_not_judged(tmp_path: Path) -> None:
+    """The gate judges commits: uncommitted edits and untracked files are not read or touched."""
     repo = example_repo(tmp_path)
     write(repo, BENIGN)
     head = commit(repo, "benign")
-    # A broken edit left uncommitted, and a new file: neither is the patch.
-    write(repo, {"src/calc/__init__.py": "def total(xs):\n    return -1\n", "notes.txt": "x\n"})
+    # A broken edit, an edited judge file, a new module that would exit and a new file:
+    # none is the patch (test_robustness.py's dirty tree, merged here).
+    dirty = {
+        "src/calc/__init__.py": "def total(xs):\n    return -1\n",
+        "eval/gate.toml": "# edited, not committed\n",
+        "src/calc/untracked.py": "raise SystemExit(9)\n",
+        "notes.txt": "x\n",
+    }
+    write(repo, dirty)
     result = gate(repo)
     assert result.code == 0, result.out + result.err
     assert _dirty_lines(result.err) == [
-        f"patchjudge: judging HEAD {head[:12]}; 2 uncommitted changes are not judged"
+        f"patchjudge: judging HEAD {head[:12]}; 4 uncommitted changes are not judged"
     ]
     assert verdict(repo)["head"] == head and verdict(repo)["verdict"] == "accept_for_review"
     # The checkout is left as it was.
-    assert (repo / "src/calc/__init__.py").read_text().endswith("return -1\n")
+    for path, content in dirty.items():
+        assert (repo / path).read_text() == content, path
 
 
 def test_a_clean_tree_says_nothing_even_with_the_reports_beside_it(tmp_path: Path) -> None:

@@ -107,11 +107,6 @@ def test_docs_only_change_forces_no_properties(tmp_path: Path) -> None:
         ),
         ({"Makefile": "all:\n"}, "unmapped path: Makefile"),
         (
-            {"eval/properties/test_extra.py": "def test_x():\n    assert True\n"},
-            "new file under the properties path: eval/properties/test_extra.py",
-        ),
-        ({"tests/test_calc.py": None}, "visible test gone: tests/test_calc.py::test_empty"),
-        (
             {
                 "tests/test_calc.py": "import pytest\nfrom calc import total\n\n\n@pytest.mark.skip\n"
                 "def test_empty():\n    assert total([]) == 0\n\n\ndef test_two():\n    assert total([1, 2]) == 3\n"
@@ -137,24 +132,14 @@ def test_pathfilter_rejects(tmp_path: Path, files: dict[str, str | None], fragme
     assert_reject(repo, gate(repo), fragment)
 
 
-def test_rename_into_and_out_of_the_judge(tmp_path: Path) -> None:
+# A property renamed out of the judge, a symlink into it and a new file under the
+# properties path are test_attacks_judge.py's cases, a deleted test module
+# test_attacks_surface.py's: each with its reason and exit 1.
+def test_rename_into_the_judge(tmp_path: Path) -> None:
     repo = example_repo(tmp_path)
-    git(repo, "mv", "eval/properties/test_total.py", "src/calc/test_total.py")
-    commit(repo, "move a property out")
-    assert_reject(
-        repo, gate(repo), "eval/properties/test_total.py -> src/calc/test_total.py (renamed)"
-    )
-    repo2 = example_repo(tmp_path / "two")
-    git(repo2, "mv", "tests/test_calc.py", "eval/test_calc.py")
-    commit(repo2, "move a test in")
-    assert_reject(repo2, gate(repo2), "protected path changed: eval/test_calc.py")
-
-
-def test_symlink_into_the_judge(tmp_path: Path) -> None:
-    repo = example_repo(tmp_path)
-    (repo / "src/calc/ledger.toml").symlink_to("../../eval/gate.toml")
-    commit(repo)
-    assert_reject(repo, gate(repo), "symlink into the judge: src/calc/ledger.toml")
+    git(repo, "mv", "tests/test_calc.py", "eval/test_calc.py")
+    commit(repo, "move a test in")
+    assert_reject(repo, gate(repo), "protected path changed: eval/test_calc.py")
 
 
 # --- fixtures -----------------------------------------------------------------

@@ -60,6 +60,7 @@ def _adopt(repo: Path, *args: str, replay: str = "", ledger_extra: str = "") -> 
     return result.out
 
 
+@pytest.mark.long
 def test_init_on_a_real_third_party_project_then_a_trivial_patch_is_accepted(tmp_path):
     # One test for both patches: the sdist download and its metadata build cost ~15 s.
     repo = repo_from_tree(six_sdist(tmp_path / "sdist"), tmp_path / "six")
@@ -316,6 +317,7 @@ def _surface(repo: Path) -> dict[str, dict[str, bool]]:
     return surface
 
 
+@pytest.mark.long
 def test_a_flat_package_whose_root_is_empty_is_adopted_with_no_edit(tmp_path):
     repo = _pyflakes_repo(tmp_path)
     out = _adopt(repo)

@@ -64,6 +64,7 @@ def test_a_property_failing_on_the_unmutated_code_is_a_usage_error(tmp_path: Pat
     assert len(result.err.strip().splitlines()) == 1
 
 
+@pytest.mark.long
 def test_runs_on_patchjudges_own_judge(tmp_path: Path) -> None:
     """patchjudge's eval/properties at this checkout's HEAD, a few mutants each."""
     here = Path(__file__).resolve().parents[2]

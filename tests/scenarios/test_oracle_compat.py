@@ -246,6 +246,7 @@ OWN_LEDGER = fast_ledger(timeout=240).replace(
 )
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("broken", [False, True], ids=["sound", "broken"])
 def test_this_repositorys_properties_agree_in_and_out_of_process(
     tmp_path: Path, broken: bool

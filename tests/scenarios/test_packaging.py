@@ -18,6 +18,7 @@ import uv
 
 import patchjudge
 from patchjudge.git import no_git_env
+from tests.helpers import built_once, shared_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = uv.find_uv_bin()
@@ -67,14 +68,7 @@ def source_files(root: Path) -> set[str]:
     }
 
 
-@pytest.fixture(scope="module")
-def dists(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    """(source copy, sdist, wheel), built like `python -m build` in a clean copy.
-
-    A copy, because building writes egg-info and build/ into the source tree;
-    the wheel is built from the sdist, so the sdist must be complete to build.
-    """
-    base = tmp_path_factory.mktemp("dist")
+def _build_dists(base: Path) -> Path:
     src = base / "src"
     for rel in source_files(ROOT):
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -83,9 +77,21 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     env = _clean_env()
     env["PATH"] = f"{Path(UV).parent}{os.pathsep}{env.get('PATH', '')}"
     _run([sys.executable, "-m", "build", "--installer", "uv", "--outdir", str(out), "."], src, env)
-    (sdist,) = out.glob("patchjudge-*.tar.gz")
-    (wheel,) = out.glob("patchjudge-*.whl")
-    return src, sdist, wheel
+    return base
+
+
+@pytest.fixture(scope="module")
+def dists(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """(source copy, sdist, wheel), built like `python -m build` in a clean copy.
+
+    A copy, because building writes egg-info and build/ into the source tree;
+    the wheel is built from the sdist, so the sdist must be complete to build.
+    Built once a run, by the first xdist worker that asks (issue 20): the tests only read.
+    """
+    base = built_once(shared_dir(tmp_path_factory), "patchjudge-dists", _build_dists)
+    (sdist,) = (base / "out").glob("patchjudge-*.tar.gz")
+    (wheel,) = (base / "out").glob("patchjudge-*.whl")
+    return base / "src", sdist, wheel
 
 
 def test_sdist_is_the_source_tree(dists: tuple[Path, Path, Path]) -> None:

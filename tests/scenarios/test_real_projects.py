@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli, commit, git, verdict
+from tests.helpers import built_once, cli, commit, git, shared_dir, verdict
 from tests.init_helpers import repo_from_tree, run, sdist
 
 INICONFIG = (
@@ -46,9 +46,8 @@ REMOVAL = (
 GONE = "visible test gone: testing/test_iniconfig.py::test_api_import"
 
 
-@pytest.fixture(scope="session")
-def iniconfig_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tree = sdist(tmp_path_factory.mktemp("iniconfig-sdist"), *INICONFIG)
+def _iniconfig_tree(dest: Path) -> Path:
+    tree = sdist(dest, *INICONFIG)
     # As its authors commit it: no sdist metadata, and the version file the
     # build writes is git-ignored (its own .gitignore says so).
     (tree / "PKG-INFO").unlink()
@@ -59,16 +58,21 @@ def iniconfig_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def iniconfig_adopted(
-    tmp_path_factory: pytest.TempPathFactory, iniconfig_tree: Path, judge_wheel: Path
-) -> Path:
-    """iniconfig adopted once (init with no edit, committed): each test takes a copy."""
-    repo = repo_from_tree(iniconfig_tree, tmp_path_factory.mktemp("adopted") / "iniconfig")
-    result = cli(repo, "init", "--base", "main", "--patchjudge-spec", str(judge_wheel))
-    assert result.code == 0, result.err
-    commit(repo, "Adopt patchjudge")  # no edit of what init wrote
-    git(repo, "checkout", "-q", "-b", "patch")
-    return repo
+def iniconfig_adopted(tmp_path_factory: pytest.TempPathFactory, judge_wheel: Path) -> Path:
+    """iniconfig adopted once a run (init with no edit, committed): each test takes a copy.
+
+    Built by the first xdist worker that asks and read by every other (issue 20: the
+    adoption is ~8 CPU-s, a second worker paid for it again)."""
+
+    def adopt(work: Path) -> Path:
+        repo = repo_from_tree(_iniconfig_tree(work / "sdist"), work / "iniconfig")
+        result = cli(repo, "init", "--base", "main", "--patchjudge-spec", str(judge_wheel))
+        assert result.code == 0, result.err
+        commit(repo, "Adopt patchjudge")  # no edit of what init wrote
+        git(repo, "checkout", "-q", "-b", "patch")
+        return repo
+
+    return built_once(shared_dir(tmp_path_factory), "iniconfig-adopted", adopt)
 
 
 def _adopted(tmp_path: Path, adopted: Path) -> Path:
@@ -118,6 +122,7 @@ def _gate(repo: Path, python: Path) -> tuple[int, dict]:  # type: ignore[type-ar
     return result.code, verdict(repo)
 
 
+@pytest.mark.long
 def test_a_judge_dependency_with_a_generated_version_file_through_the_cli(
     tmp_path: Path, iniconfig_adopted: Path
 ) -> None:

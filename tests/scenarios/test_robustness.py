@@ -93,24 +93,6 @@ def test_detached_head_is_judged_like_a_branch(tmp_path: Path) -> None:
     assert json.loads((repo / ".patchjudge/verdict.json").read_text())["head"] == head
 
 
-def test_a_dirty_working_tree_is_not_judged(tmp_path: Path) -> None:
-    """The gate judges commits: uncommitted edits and untracked files are not read or touched."""
-    repo = example_repo(tmp_path, **{"eval/gate.toml": fast_ledger()})
-    write(repo, {"src/calc/__init__.py": GOOD_CALC})
-    head = commit(repo)
-    dirty = {
-        "src/calc/__init__.py": "def total(xs):\n    return -1\n",
-        "eval/gate.toml": "# edited, not committed\n",
-        "src/calc/untracked.py": "raise SystemExit(9)\n",
-    }
-    write(repo, dirty)
-    result = gate(repo)
-    assert result.code == 0, result
-    assert json.loads((repo / ".patchjudge/verdict.json").read_text())["head"] == head
-    for path, content in dirty.items():
-        assert (repo / path).read_text() == content
-
-
 def test_paths_with_spaces_newlines_and_bytes_that_are_not_utf8(tmp_path: Path) -> None:
     names = [
         b"docs/with space.md",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import cli, commit, gate, write
 from tests.replay_helpers import clone, make_slice, patch, receipt_of, replay_repo, run_slice
 from tests.schema_helpers import validate_file
@@ -32,6 +34,7 @@ def _validate_all(reports: Path) -> dict[str, dict]:  # type: ignore[type-arg]
     return found
 
 
+@pytest.mark.long
 def test_what_gate_flakes_and_replay_write_validates(tmp_path: Path) -> None:
     dev = replay_repo(tmp_path, frozen=True)
     patch(dev)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Mapping
 from pathlib import Path
+
+import pytest
 
 from patchjudge import charmap, testrun
 
@@ -29,8 +32,14 @@ def test_text_still_draws(s):
 """
 
 
-def test_build_gives_hypothesis_tables_it_checked() -> None:
-    files = charmap.build()
+@pytest.fixture(scope="module")
+def built() -> Mapping[str, bytes]:
+    """One build for the module's tests (issue 20: ~2 CPU-s each); each test reads a copy."""
+    return charmap.build()
+
+
+def test_build_gives_hypothesis_tables_it_checked(built: Mapping[str, bytes]) -> None:
+    files = dict(built)
     assert sorted(Path(p).name for p in files) == ["charmap.json.gz", "codec-v2-utf-8.json.gz"]
     categories = dict(
         json.loads(gzip.decompress(next(v for k, v in files.items() if "charmap" in k)))
@@ -38,8 +47,10 @@ def test_build_gives_hypothesis_tables_it_checked() -> None:
     assert categories["Co"][0] == [57344, 63743]  # private use area, as hypothesis documents
 
 
-def test_tables_land_in_the_judges_storage_not_the_trees(tmp_path: Path) -> None:
-    files = charmap.build()
+def test_tables_land_in_the_judges_storage_not_the_trees(
+    tmp_path: Path, built: Mapping[str, bytes]
+) -> None:
+    files = dict(built)
     tree = tmp_path / "tree"
     (tree / "eval/properties").mkdir(parents=True)
     (tree / "eval/properties/test_check.py").write_text(CHECK)
@@ -63,11 +74,13 @@ def test_tables_land_in_the_judges_storage_not_the_trees(tmp_path: Path) -> None
     assert len(passed) == 2, result.output
 
 
-def test_prefetch_builds_in_a_child_and_hands_back_checked_bytes() -> None:
+def test_prefetch_builds_in_a_child_and_hands_back_checked_bytes(
+    built: Mapping[str, bytes],
+) -> None:
     charmap.prefetch()
     ours = {k: gzip.decompress(v) for k, v in charmap.prefetched().items()}
     assert ours  # the gzip header names a temp file: compare what it holds
-    assert ours == {k: gzip.decompress(v) for k, v in charmap.build().items()}
+    assert ours == {k: gzip.decompress(v) for k, v in built.items()}
 
 
 # Issue 20: the tables are built only when a base property may draw text.
