@@ -165,13 +165,13 @@ def changes(before: Snapshot, after: Snapshot) -> list[str]:
 
 def _links_only(a: Stamp, b: Stamp) -> bool:
     # uv and pip hard-link venv files from a shared cache: another install
-    # anywhere on the machine changes a file's link count, and so its ctime.
-    # Only a file that was shared already, with the same bytes, is excused: a
-    # rewrite re-dated to its old mtime plus a new link of its own would
-    # otherwise look like one (size, mtime, inode and mode all kept).
+    # anywhere on the machine changes a file's link count, and so its ctime
+    # (linked and removed again, only the ctime moved). Only a file that was
+    # shared already, with the same bytes, is excused: a rewrite re-dated to
+    # its old mtime plus a new link of its own would otherwise look like one
+    # (size, mtime, inode and mode all kept).
     return (
-        a[5] != b[5]
-        and a[5] > 1
+        a[5] > 1
         and a[6] != ""
         and a[6] == b[6]
         and (a[0], a[1], a[3], a[4]) == (b[0], b[1], b[3], b[4])

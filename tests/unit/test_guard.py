@@ -21,6 +21,8 @@ TABLE: list[tuple[str, guard.Stamp, guard.Stamp, bool]] = [
     ("rewritten, re-dated, its ctime shows", BASE, (10, 100, 200, 7, F, 1, ""), True),
     ("another install linked a shared file", SHARED, (10, 100, 200, 7, F, 3, "aa"), False),
     ("a shared file lost a link", SHARED, (10, 100, 200, 7, F, 1, "aa"), False),
+    ("a shared file linked and unlinked again", SHARED, (10, 100, 200, 7, F, 2, "aa"), False),
+    ("an unshared file's ctime alone moved", BASE, (10, 100, 200, 7, F, 1, ""), True),
     # The hole this closes: same size, mtime put back, a new link to excuse the ctime.
     ("rewritten in place plus a link of its own", BASE, (10, 100, 200, 7, F, 2, "bb"), True),
     ("a shared file rewritten in place", SHARED, (10, 100, 200, 7, F, 3, "bb"), True),
