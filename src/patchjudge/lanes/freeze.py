@@ -241,12 +241,23 @@ def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[s
         states: Mapping[str, str] = {}
         outcomes: tuple[testrun.Outcome, ...] = ()
         trouble: list[str] = []
-        if paths:
+        one_pytest = bool(paths) and _serial(run, ledger.flakes.workers)
+        if one_pytest:
+            # Collected and run in one pytest, as bare `pytest tests` is (issue 20): the
+            # separate collection cost a pytest start and a second collection of the suite.
+            first = repeat.first_pass(tree, paths, spec, scratch / "run", run.environ, box=run.box)
+            trouble += [p for p in first.problems if not p.startswith(SHADOWING)]
+            states = first.collected.collected
+            collected = tuple(states)
+            if not trouble:
+                trouble += [f"node id did not run: {n}" for n in collected if n not in first.nodes]
+            outcomes = first.collected.outcomes
+        elif paths:
             found = repeat.collect(tree, paths, spec, scratch / "collect", run.environ, box=run.box)
             trouble += _believed(found, spec.timeout_s)
             states = found.collected
             collected = tuple(states)
-        if collected and not trouble:
+        if collected and not trouble and not one_pytest:
             workers = repeat.resolve_workers(ledger.flakes.workers, len(collected), os.cpu_count())
             spec = dataclasses.replace(spec, nodeids=collected, workers=workers)
             result, believed = repeat.once(tree, spec, scratch / "run", run.environ, box=run.box)
@@ -267,6 +278,18 @@ def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[s
     problems, ran = suite_verdict(collected, outcomes, {*frozen, *hosted}, base_tests)
     problems += newly_skipped(skipped, base_ran)
     return problems, {**ran, "problems": problems}
+
+
+def _serial(run: Run, setting: str | int) -> bool:
+    """Whether the suite runs without xdist, judged before it is collected.
+
+    From the test functions its files define at head (git objects, no code
+    runs): parametrization can make more, which only costs pace, not a check.
+    """
+    paths = run.ledger.suite.paths
+    files = [e.path for e in run.head_tree if under(e.path, paths) and _test_file(e.path)]
+    estimate = len(defined_at(run, run.head, files))
+    return repeat.resolve_workers(setting, estimate, os.cpu_count()) == 0
 
 
 def uses_hypothesis(sources: Iterable[bytes]) -> bool:
