@@ -312,13 +312,43 @@ def _believed(found: testrun.TestRun, timeout_s: float) -> list[str]:
 def _ran_at_base(
     run: Run, spec: repeat.Spec, nodeids: Sequence[str], scratch: Path
 ) -> tuple[set[str], list[str]]:
-    """Which of `nodeids` (skipped at head, running) ran at base: paid only when some skipped."""
+    """Which of `nodeids` (skipped at head, running) ran at base: paid only when some skipped.
+
+    One pytest over their base files, the ids selected in it (issue 20: a
+    collection first cost a second pytest): an id the base lacks is not
+    collected there, so it did not run. Where a base file does not collect,
+    the collection first (`_ran_at_base_collected`) decides as before.
+    """
     if not nodeids:
         return set(), []
     tree = run.materialize(scratch / "tree", "base")
     files = [f for f in repeat.files_of(nodeids) if (tree / f).is_file()]
     if not files:
         return set(), []
+    spec = dataclasses.replace(spec, workers=0)
+    result, nodes, problems = repeat.select_pass(
+        tree, nodeids, spec, scratch / "run", run.environ, box=run.box, files=files
+    )
+    if any(p.startswith("collection error") for p in problems):
+        return _ran_at_base_collected(run, spec, nodeids, files, scratch=scratch / "again")
+    trouble = [p for p in problems if not p.startswith(SHADOWING)]
+    present = [n for n in nodeids if result.collected.get(n) == "run"]
+    if not trouble:
+        trouble += [f"node id did not run: {n}" for n in present if n not in nodes]
+    if trouble:
+        return set(), trouble
+    return ran_at(o for o in result.outcomes if o.nodeid in present), []
+
+
+def _ran_at_base_collected(
+    run: Run,
+    spec: repeat.Spec,
+    nodeids: Sequence[str],
+    files: Sequence[str],
+    *,
+    scratch: Path,
+) -> tuple[set[str], list[str]]:
+    tree = run.materialize(scratch / "tree", "base")
     found = repeat.collect(tree, files, spec, scratch / "collect", run.environ, box=run.box)
     # A base file that does not collect ran nothing there: its tests are not "newly" skipped.
     trouble = [p for p in _believed(found, spec.timeout_s) if not p.startswith("collection error")]
