@@ -571,14 +571,15 @@ def changed_hits(path: str, base: str | None, head: str, changed: Iterable[int])
     or re-indented it) is the base's, not the patch's.
     """
     changed = frozenset(changed)
+    touching = [(h, sorted(h.lines & changed)) for h in scan(head)]
+    touching = [(h, touched) for h, touched in touching if touched]
+    # The base is scanned only when a probe touches a changed line (issue 20: a second full
+    # scan of a 5,000-line module, on every patch without a probe, for nothing).
     before = set()
-    if base is not None:
+    if base is not None and touching:
         before = {(h.what, _line_text(base, n)) for h in scan(base) for n in h.lines}
     found: dict[str, None] = {}
-    for hit in scan(head):
-        touched = sorted(hit.lines & changed)
-        if not touched:
-            continue
+    for hit, touched in touching:
         if all((hit.what, _line_text(head, n)) in before for n in hit.lines):
             continue
         found[f"{path}:{touched[0]}: {hit.what}"] = None
