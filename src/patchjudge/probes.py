@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from patchjudge import parsed
@@ -559,8 +559,8 @@ def scan(source: str) -> list[Hit]:
     return sorted(hits, key=lambda h: (h.line, h.what))
 
 
-def _line_text(source: str, line: int) -> str:
-    lines = source.splitlines()
+def _line_of(lines: Sequence[str], line: int) -> str:
+    """A line's text, stripped, from the file split once (not once a line)."""
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
@@ -571,16 +571,20 @@ def changed_hits(path: str, base: str | None, head: str, changed: Iterable[int])
     or re-indented it) is the base's, not the patch's.
     """
     changed = frozenset(changed)
-    touching = [(h, sorted(h.lines & changed)) for h in scan(head)]
-    touching = [(h, touched) for h, touched in touching if touched]
-    # The base is scanned only when a probe touches a changed line (issue 20: a second full
-    # scan of a 5,000-line module, on every patch without a probe, for nothing).
-    before = set()
-    if base is not None and touching:
-        before = {(h.what, _line_text(base, n)) for h in scan(base) for n in h.lines}
+    touching = [(hit, sorted(hit.lines & changed)) for hit in scan(head)]
+    touching = [(hit, touched) for hit, touched in touching if touched]
+    if not touching:
+        # Issue 20: the base's scan (a whole module's AST walked again) only
+        # excuses hits on changed lines; with none there is nothing to excuse.
+        return []
+    before: set[tuple[str, str]] = set()
+    if base is not None:
+        base_lines = base.splitlines()
+        before = {(h.what, _line_of(base_lines, n)) for h in scan(base) for n in h.lines}
+    head_lines = head.splitlines()
     found: dict[str, None] = {}
     for hit, touched in touching:
-        if all((hit.what, _line_text(head, n)) in before for n in hit.lines):
+        if all((hit.what, _line_of(head_lines, n)) in before for n in hit.lines):
             continue
         found[f"{path}:{touched[0]}: {hit.what}"] = None
     return list(found)

@@ -189,6 +189,28 @@ def test_a_probe_the_base_already_had_is_not_the_patchs() -> None:
     ]
 
 
+def test_the_base_is_scanned_only_for_a_hit_on_a_changed_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Issue 20: the base's scan only excuses hits on changed lines; a patch with none
+    # (the common case) no longer pays a second whole-module walk for it.
+    scanned: list[str] = []
+    real = probes.scan
+
+    def counting(source: str) -> list[probes.Hit]:
+        scanned.append(source)
+        return real(source)
+
+    monkeypatch.setattr(probes, "scan", counting)
+    base = "import sys\ndef f():\n    return sys._getframe()\n"
+    head = base + "def g(x):\n    return x + 1\n"
+    assert probes.changed_hits("m.py", base, head, [4, 5]) == []
+    assert scanned == [head]
+    # A hit on a changed line still reads the base, which excuses it when it is the base's.
+    assert probes.changed_hits("m.py", base, head, [3, 4, 5]) == []
+    assert scanned[1:] == [head, base]
+
+
 def test_a_clock_gate_counts_when_either_of_its_lines_changed() -> None:
     text = "import time\ndef f(x):\n    t = time.time()\n    if t > 5:\n        return 0\n    return x\n"
     assert probes.changed_hits("m.py", None, text, [4]) == [
