@@ -393,20 +393,27 @@ def _review_plan(
                 "limit": settings.review_mutants,
                 "budget_s": settings.review_timeout_s,
                 "main_s": settings.timeout_s,
-                "files": [
-                    {
-                        "path": f.path,
-                        "text": f.text,
-                        "encoding": f.encoding,
-                        "changed": sorted(f.changed),
-                    }
-                    for f in files
-                ],
+                "files": [plan_file(f) for f in files],
             }
         ),
         encoding="utf-8",
     )
     return ((REVIEW_ENV, str(plan)),)
+
+
+def plan_file(f: review.ChangedFile) -> dict[str, Any]:
+    """Pure: one changed file as the mutation phase's plan carries it (review_phase.py)."""
+    return {
+        "path": f.path,
+        "text": f.text,
+        "encoding": f.encoding,
+        "changed": sorted(f.changed),
+        # Read here already (issue 20): the judge's pytest does not parse, compile and
+        # run coverage's parser over the file a second time.
+        "statements": None
+        if f.stmts is None
+        else {"lines": sorted(f.stmts.lines), "first": sorted(f.stmts.first.items())},
+    }
 
 
 def _listing(tree: Path, pythonpath: Sequence[str]) -> list[tuple[str, bool]]:
