@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from patchjudge import parsed
@@ -180,13 +181,40 @@ class Hit:
         return min(self.lines)
 
 
+# --- walking ------------------------------------------------------------------
+
+# Each node's children while one `scan` runs (issue 20): the scan walks the
+# tree a dozen times over (aliases, parents, each scope, each condition), and
+# ast.iter_child_nodes was most of its time on a 5,000-line module. Keyed by
+# id(): the tree is alive for the whole scan and the table is dropped after it.
+_kids: dict[int, list[ast.AST]] | None = None
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    if _kids is None:
+        return list(ast.iter_child_nodes(node))
+    found = _kids.get(id(node))
+    if found is None:
+        found = _kids[id(node)] = list(ast.iter_child_nodes(node))
+    return found
+
+
+def _walk(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk, in its order (breadth first), from the scan's table of children."""
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        todo.extend(_children(node))
+        yield node
+
+
 # --- resolving names ----------------------------------------------------------
 
 
 def _aliases(tree: ast.AST) -> dict[str, str]:
     """Local name -> what it is bound to by an import (anywhere in the file)."""
     found: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
@@ -272,7 +300,7 @@ def _env_key(key: str) -> bool:
 
 def _docstrings(tree: ast.AST) -> set[int]:
     found = set()
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             found.add(id(node.value))
     return found
@@ -280,7 +308,7 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 def _conditions(tree: ast.AST) -> Iterator[ast.expr]:
     """Every expression whose value decides which way the code goes."""
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert):
             yield node.test
         elif isinstance(node, ast.comprehension):
@@ -294,8 +322,8 @@ def _conditions(tree: ast.AST) -> Iterator[ast.expr]:
 def _scan(tree: ast.Module) -> Iterator[Hit]:
     names = _Names(tree)
     docstrings = _docstrings(tree)
-    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    for node in ast.walk(tree):
+    parents = {id(child): node for node in _walk(tree) for child in _children(node)}
+    for node in _walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield from _imports(node)
         elif isinstance(node, ast.Attribute | ast.Name | ast.Call | ast.Subscript):
@@ -461,7 +489,7 @@ def _strings(node: ast.AST) -> Iterator[Hit]:
 
 
 def _subscripts(tree: ast.AST, names: _Names) -> Iterator[Hit]:
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if not isinstance(node, ast.Subscript):
             continue
         target = names.qualified(node.value)
@@ -474,12 +502,12 @@ def _gated(tree: ast.AST, names: _Names) -> Iterator[Hit]:
     """A clock or a process id in a condition, directly or through a variable of the same scope."""
     scopes = [
         n
-        for n in ast.walk(tree)
+        for n in _walk(tree)
         if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
     ]
     for scope in scopes:
         tainted: dict[str, tuple[str, frozenset[int]]] = {}
-        for node in ast.walk(scope):
+        for node in _walk(scope):
             if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and node.value:
                 source = _gate_call(node.value, names)
                 if source is None:
@@ -489,7 +517,7 @@ def _gated(tree: ast.AST, names: _Names) -> Iterator[Hit]:
                     if isinstance(t, ast.Name):
                         tainted[t.id] = source
         for test in _conditions(scope):
-            for node in ast.walk(test):
+            for node in _walk(test):
                 found = _gate_call(node, names) if isinstance(node, ast.Call) else None
                 if found is None and isinstance(node, ast.Name) and node.id in tainted:
                     found = tainted[node.id]
@@ -499,7 +527,7 @@ def _gated(tree: ast.AST, names: _Names) -> Iterator[Hit]:
 
 
 def _gate_call(node: ast.AST, names: _Names) -> tuple[str, frozenset[int]] | None:
-    for sub in ast.walk(node):
+    for sub in _walk(node):
         if isinstance(sub, ast.Call):
             name = names.qualified(sub.func) or ""
             if name in _GATES:
@@ -510,17 +538,17 @@ def _gate_call(node: ast.AST, names: _Names) -> tuple[str, frozenset[int]] | Non
 def _counters(tree: ast.AST) -> Iterator[Hit]:
     """A function that counts its own calls (a global, a nonlocal, an attribute of itself)
     and branches on the count: right for the first calls, wrong after."""
-    for fn in ast.walk(tree):
+    for fn in _walk(tree):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         shared = {
             n
-            for node in ast.walk(fn)
+            for node in _walk(fn)
             if isinstance(node, ast.Global | ast.Nonlocal)
             for n in node.names
         }
         counted: dict[str, frozenset[int]] = {}
-        for node in ast.walk(fn):
+        for node in _walk(fn):
             if isinstance(node, ast.AugAssign):
                 t = node.target
                 if isinstance(t, ast.Name) and t.id in shared:
@@ -534,7 +562,7 @@ def _counters(tree: ast.AST) -> Iterator[Hit]:
         if not counted:
             continue
         for test in _conditions(fn):
-            for node in ast.walk(test):
+            for node in _walk(test):
                 name = (
                     node.id
                     if isinstance(node, ast.Name)
@@ -548,19 +576,23 @@ def _counters(tree: ast.AST) -> Iterator[Hit]:
 
 def scan(source: str) -> list[Hit]:
     """Every probe in the file, in line order; nothing for a file that does not parse."""
+    global _kids  # noqa: PLW0603  (one scan's table, dropped after it)
+    _kids = {}
     try:
         tree = parsed.parse(source)
         names = _Names(tree)
         hits = {*_scan(tree), *_subscripts(tree, names)}
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
+    finally:
+        _kids = None
     strong = {n for h in hits if not h.weak for n in h.lines}
     hits = {h for h in hits if not (h.weak and h.lines & strong)}
     return sorted(hits, key=lambda h: (h.line, h.what))
 
 
-def _line_text(source: str, line: int) -> str:
-    lines = source.splitlines()
+def _line_of(lines: Sequence[str], line: int) -> str:
+    """A line's text, stripped, from the file split once (not once a line)."""
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
@@ -571,15 +603,20 @@ def changed_hits(path: str, base: str | None, head: str, changed: Iterable[int])
     or re-indented it) is the base's, not the patch's.
     """
     changed = frozenset(changed)
-    before = set()
+    touching = [(hit, sorted(hit.lines & changed)) for hit in scan(head)]
+    touching = [(hit, touched) for hit, touched in touching if touched]
+    if not touching:
+        # Issue 20: the base's scan (a whole module's AST walked again) only
+        # excuses hits on changed lines; with none there is nothing to excuse.
+        return []
+    before: set[tuple[str, str]] = set()
     if base is not None:
-        before = {(h.what, _line_text(base, n)) for h in scan(base) for n in h.lines}
+        base_lines = base.splitlines()
+        before = {(h.what, _line_of(base_lines, n)) for h in scan(base) for n in h.lines}
+    head_lines = head.splitlines()
     found: dict[str, None] = {}
-    for hit in scan(head):
-        touched = sorted(hit.lines & changed)
-        if not touched:
-            continue
-        if all((hit.what, _line_text(head, n)) in before for n in hit.lines):
+    for hit, touched in touching:
+        if all((hit.what, _line_of(head_lines, n)) in before for n in hit.lines):
             continue
         found[f"{path}:{touched[0]}: {hit.what}"] = None
     return list(found)

@@ -351,6 +351,24 @@ def once(
     return result, tuple(problems)
 
 
+def select_pass(
+    tree: Path,
+    nodeids: Sequence[str],
+    spec: Spec,
+    scratch: Path,
+    environ: Mapping[str, str],
+    *,
+    box: sandbox.Boxer | None,
+    files: Sequence[str],
+) -> tuple[testrun.TestRun, dict[str, Tally], list[str]]:
+    """`nodeids` run once where `files` collect them, in one pytest: no collection first.
+
+    An id none of them defines is simply not collected (its state is absent);
+    a file that does not collect stops the run ("collection error" problems).
+    """
+    return _pass(tree, nodeids, spec, scratch, environ, repeat=1, box=box, files=files)
+
+
 def _pass(
     tree: Path,
     nodeids: Sequence[str] | None,
@@ -361,8 +379,12 @@ def _pass(
     repeat: int,
     box: sandbox.Boxer | None,
     paths: Sequence[str] = (),
+    files: Sequence[str] | None = None,
 ) -> tuple[testrun.TestRun, dict[str, Tally], list[str]]:
-    """One pytest over `nodeids`, or (None) over all of `paths`, its ids those it ran."""
+    """One pytest over `nodeids`, or (None) over all of `paths`, its ids those it ran.
+
+    With `files` (the existing files of `nodeids`), those are collected.
+    """
     scratch.mkdir(parents=True, exist_ok=True)
     xml = scratch / "junit.xml"
     plugins = [*spec.plugins, "patchjudge.select_plugin"]
@@ -378,6 +400,8 @@ def _pass(
         plugins.append("xdist")
         extra += ["-n", str(spec.workers)]
     args = files_of(nodeids) if nodeids is not None else tuple(paths)
+    if files is not None:
+        args = tuple(files)
     plan = dataclasses.replace(
         _suite_plan(spec, tree, args, extra=tuple(extra)),
         plugins=tuple(plugins),

@@ -162,6 +162,11 @@ def analysed_lines(tree: ast.Module, changed: Collection[int]) -> frozenset[int]
     return frozenset(lines)
 
 
+def python_line_texts(text: str) -> list[str]:
+    """Pure: the text's lines as Python numbers them (from 1: index n - 1), not str.splitlines."""
+    return _LINE_END.split(text)
+
+
 def _blanked(text: str, kept: frozenset[int]) -> str:
     """Pure: `text` with every line outside `kept` empty, so line numbers stay."""
     lines = _LINE_END.split(text)

@@ -94,19 +94,33 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
     return result
 
 
+def changed_files(plan: dict[str, Any]) -> list[review.ChangedFile]:
+    """The plan's changed files, with the statements the gate read (issue 20: read once)."""
+    files = []
+    for f in plan["files"]:
+        changed = frozenset(f["changed"])
+        if "statements" not in f:  # a plan without them: read here, as before
+            stmts = review.statements(f["text"], changed)
+        elif f["statements"] is None:  # the file does not parse
+            stmts = None
+        else:
+            said = f["statements"]
+            stmts = review.Statements(
+                frozenset(said["lines"]), {int(k): int(v) for k, v in said["first"]}
+            )
+        files.append(review.ChangedFile(f["path"], f["text"], f["encoding"], changed, stmts))
+    return files
+
+
 def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any]) -> None:
-    files = [
-        review.ChangedFile(
-            f["path"],
-            f["text"],
-            f["encoding"],
-            frozenset(f["changed"]),
-            review.statements(f["text"], frozenset(f["changed"])),
-        )
-        for f in plan["files"]
-    ]
+    files = changed_files(plan)
     executed = {n: {p: tuple(sorted(v)) for p, v in d.items()} for n, d in state.executed.items()}
     index = review.node_index(executed, files)
+    if not any(index.get((m.path, m.statement)) for f in files for m in review.candidates(f)):
+        # No property ran a mutable changed statement: no mutant has a runner, so none
+        # would run (the tasks below would be empty). Skips choosing and the mutants'
+        # parse checks, a whole-module parse each (issue 20).
+        return
     items = {item.nodeid: item for item in session.items}
     chosen = review.choose(
         files,

@@ -98,3 +98,30 @@ def test_an_honest_patch_agrees_in_both_harnesses(tmp_path: Path) -> None:
     assert differential["nodeids"] == ["eval/properties/test_ordered.py::test_ordered_is_sorted"]
     assert differential["disagreements"] == []
     assert result.code in (0, 3), result.out + result.err
+
+
+def test_a_new_function_no_property_calls_is_judged_twice_by_no_test(tmp_path: Path) -> None:
+    # Issue 20: its def line runs at import, which made every property run twice.
+    repo = _repo(tmp_path)
+    helper = '\n\ndef unused_helper(xs, start=0):\n    """New, called by nothing."""\n'
+    write(repo, {"src/calc/__init__.py": CALC + helper + "    return start + len(xs)\n"})
+    commit(repo, "adds a helper")
+    gate(repo)
+    lane = json.loads((repo / ".patchjudge" / "properties.json").read_text())
+    assert lane["status"] == "pass", lane["reasons"]
+    assert lane["details"]["differential"]["nodeids"] == []
+
+
+def test_a_new_function_whose_header_runs_code_at_import_judges_every_test_twice(
+    tmp_path: Path,
+) -> None:
+    repo = _repo(tmp_path)
+    helper = "\n\ndef unused_helper(xs, start=total([1])):\n    return start + len(xs)\n"
+    write(repo, {"src/calc/__init__.py": CALC + helper})
+    commit(repo, "adds a helper whose default calls the code")
+    gate(repo)
+    lane = json.loads((repo / ".patchjudge" / "properties.json").read_text())
+    assert lane["status"] == "pass", lane["reasons"]
+    nodeids = lane["details"]["differential"]["nodeids"]
+    assert nodeids == sorted(lane["details"]["passed"]), nodeids
+    assert "eval/properties/test_ordered.py::test_ordered_is_sorted" in nodeids

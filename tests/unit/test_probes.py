@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -189,6 +191,28 @@ def test_a_probe_the_base_already_had_is_not_the_patchs() -> None:
     ]
 
 
+def test_the_base_is_scanned_only_for_a_hit_on_a_changed_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Issue 20: the base's scan only excuses hits on changed lines; a patch with none
+    # (the common case) no longer pays a second whole-module walk for it.
+    scanned: list[str] = []
+    real = probes.scan
+
+    def counting(source: str) -> list[probes.Hit]:
+        scanned.append(source)
+        return real(source)
+
+    monkeypatch.setattr(probes, "scan", counting)
+    base = "import sys\ndef f():\n    return sys._getframe()\n"
+    head = base + "def g(x):\n    return x + 1\n"
+    assert probes.changed_hits("m.py", base, head, [4, 5]) == []
+    assert scanned == [head]
+    # A hit on a changed line still reads the base, which excuses it when it is the base's.
+    assert probes.changed_hits("m.py", base, head, [3, 4, 5]) == []
+    assert scanned[1:] == [head, base]
+
+
 def test_a_clock_gate_counts_when_either_of_its_lines_changed() -> None:
     text = "import time\ndef f(x):\n    t = time.time()\n    if t > 5:\n        return 0\n    return x\n"
     assert probes.changed_hits("m.py", None, text, [4]) == [
@@ -226,3 +250,27 @@ def test_never_raises_on_python_like_source(pieces: list[str]) -> None:
     lines = range(1, source.count("\n") + 2)
     for hit in probes.changed_hits("m.py", None, source, lines):
         assert hit.split(":", 2)[1].isdigit()
+
+
+def _uncached(source: str, monkeypatch: pytest.MonkeyPatch) -> list[probes.Hit]:
+    with monkeypatch.context() as m:
+        m.setattr(probes, "_walk", ast.walk)
+        m.setattr(probes, "_children", lambda node: list(ast.iter_child_nodes(node)))
+        return probes.scan(source)
+
+
+@given(st.lists(PIECES, max_size=12))
+def test_the_scans_table_of_children_walks_as_ast_walk_does(pieces: list[str]) -> None:
+    # Issue 20: one table of each node's children a scan, not ast.iter_child_nodes a walk.
+    source = "".join(pieces)
+    with pytest.MonkeyPatch.context() as m:
+        assert probes.scan(source) == _uncached(source, m)
+
+
+@pytest.mark.parametrize("module", ["probes.py", "review.py", "boundary/standin.py"])
+def test_a_real_module_scans_the_same_with_the_table(
+    module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = (Path(probes.__file__).parent / module).read_text(encoding="utf-8")
+    assert probes.scan(source) == _uncached(source, monkeypatch)
+    assert probes._kids is None  # dropped after the scan

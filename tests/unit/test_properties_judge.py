@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pytest
 
 from patchjudge.config import PropertiesSettings
@@ -241,3 +243,54 @@ def test_each_second_outcome_says_passed_cannot_cross_or_failed(
     assert seen["nodeid"] == "e/t.py::a"
     assert seen["first"] == "passed"
     assert seen["second"].startswith(second), seen
+
+
+_BASE = "def f(xs):\n    return sorted(xs)\n"
+_HELPER = "\n\ndef helper(x=1, *, y: int = 2) -> str:\n    '''doc'''\n    # why\n    return 'h'\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "changed", "inert"),
+    [
+        # A new function wholly the patch's, its header calling nothing: its def line binds only.
+        (_BASE + _HELPER, range(3, 10), {5}),
+        (_BASE + _HELPER.replace("def helper", "async def helper"), range(3, 10), {5}),
+        # One unchanged line inside (its return): the function is not all the patch's.
+        (_BASE + _HELPER, [3, 4, 5, 6, 7, 9], set()),
+        # Evaluating the header runs code: a default that calls, an annotation that looks up.
+        (_BASE + _HELPER.replace("x=1", "x=f([])"), range(3, 10), set()),
+        (_BASE + _HELPER.replace("y: int", "y: f.x"), range(3, 10), set()),
+        (_BASE + "\n@f\ndef helper():\n    return 1\n", range(3, 7), set()),
+        # The name is used elsewhere (an alias, __all__, a rebinding): the binding matters.
+        (_BASE + _HELPER + "h = helper\n", range(3, 11), set()),
+        (_BASE + _HELPER + "__all__ = ['helper']\n", range(3, 11), set()),
+        (_BASE + "\ndef f(xs):\n    return list(xs)\n", range(3, 6), set()),
+        # A dunder Python may call unasked, a method, a class: never inert.
+        (_BASE + "\ndef __getattr__(name):\n    return 1\n", range(3, 6), set()),
+        (_BASE + "\nclass C:\n    def m(self):\n        return 1\n", range(3, 7), set()),
+    ],
+)
+def test_a_def_that_only_binds_a_new_function_is_no_import_time_change(
+    text: str, changed: Iterable[int], inert: set[int]
+) -> None:
+    from patchjudge import review
+    from patchjudge.lanes import properties
+
+    f = review.changed_file("src/m.py", text.encode(), changed)
+    assert f is not None
+    assert properties.binding_only_lines(f) == inert
+
+
+def test_a_new_function_run_at_import_only_by_its_def_judges_only_its_callers_twice() -> None:
+    from patchjudge import review
+    from patchjudge.lanes import properties
+
+    f = review.changed_file("src/m.py", (_BASE + _HELPER).encode(), range(3, 10))
+    assert f is not None
+    collected = ["eval/p/test_a.py::test_f", "eval/p/test_a.py::test_helper"]
+    executed = {"": {"src/m.py": [1, 5]}, "eval/p/test_a.py::test_helper": {"src/m.py": [8]}}
+    second = properties.second_run_nodeids
+    assert second(executed, [f], collected, []) == ["eval/p/test_a.py::test_helper"]
+    assert second({"": {"src/m.py": [1, 5]}}, [f], collected, []) == []
+    # Its body run at import is the patch's code at import: every test again.
+    assert second({"": {"src/m.py": [5, 8]}}, [f], collected, []) == collected

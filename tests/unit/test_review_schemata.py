@@ -288,3 +288,30 @@ def test_null_mutants_go_only_where_a_site_can_hold_them() -> None:
     spans = review_phase._null_spans(rng, [f], index, {"t.py::test_g": None}, 10)  # type: ignore[dict-item]
     assert spans and all(m.what != "1 -> 2" for m, _ in spans)
     assert all(runners == ("t.py::test_g",) for _, runners in spans)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def f(x):\n    y = (\n        x + 1\n    )\n    return y\n",
+        "def f(x:\n    return x\n",  # does not parse: no statements
+    ],
+)
+def test_the_plan_carries_the_statements_the_gate_read(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 20: the judge's pytest takes them from the plan, not a second parse.
+    import json
+
+    from patchjudge import review_phase
+    from patchjudge.lanes import properties
+
+    f = review.changed_file("m.py", text.encode(), [2, 3, 4])
+    assert f is not None
+    plan = json.loads(json.dumps({"files": [properties.plan_file(f)]}))
+
+    def unread(*_: object, **__: object) -> None:
+        raise AssertionError("read again in the judge's pytest")
+
+    monkeypatch.setattr(review, "statements", unread)
+    assert review_phase.changed_files(plan) == [f]

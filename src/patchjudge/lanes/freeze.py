@@ -241,12 +241,23 @@ def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[s
         states: Mapping[str, str] = {}
         outcomes: tuple[testrun.Outcome, ...] = ()
         trouble: list[str] = []
-        if paths:
+        one_pytest = bool(paths) and _serial(run, ledger.flakes.workers)
+        if one_pytest:
+            # Collected and run in one pytest, as bare `pytest tests` is (issue 20): the
+            # separate collection cost a pytest start and a second collection of the suite.
+            first = repeat.first_pass(tree, paths, spec, scratch / "run", run.environ, box=run.box)
+            trouble += [p for p in first.problems if not p.startswith(SHADOWING)]
+            states = first.collected.collected
+            collected = tuple(states)
+            if not trouble:
+                trouble += [f"node id did not run: {n}" for n in collected if n not in first.nodes]
+            outcomes = first.collected.outcomes
+        elif paths:
             found = repeat.collect(tree, paths, spec, scratch / "collect", run.environ, box=run.box)
             trouble += _believed(found, spec.timeout_s)
             states = found.collected
             collected = tuple(states)
-        if collected and not trouble:
+        if collected and not trouble and not one_pytest:
             workers = repeat.resolve_workers(ledger.flakes.workers, len(collected), os.cpu_count())
             spec = dataclasses.replace(spec, nodeids=collected, workers=workers)
             result, believed = repeat.once(tree, spec, scratch / "run", run.environ, box=run.box)
@@ -269,6 +280,18 @@ def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[s
     return problems, {**ran, "problems": problems}
 
 
+def _serial(run: Run, setting: str | int) -> bool:
+    """Whether the suite runs without xdist, judged before it is collected.
+
+    From the test functions its files define at head (git objects, no code
+    runs): parametrization can make more, which only costs pace, not a check.
+    """
+    paths = run.ledger.suite.paths
+    files = [e.path for e in run.head_tree if under(e.path, paths) and _test_file(e.path)]
+    estimate = len(defined_at(run, run.head, files))
+    return repeat.resolve_workers(setting, estimate, os.cpu_count()) == 0
+
+
 def uses_hypothesis(sources: Iterable[bytes]) -> bool:
     """Pure: whether any of the suite's files names hypothesis (an import, a plugin)."""
     return any(b"hypothesis" in source for source in sources)
@@ -289,13 +312,43 @@ def _believed(found: testrun.TestRun, timeout_s: float) -> list[str]:
 def _ran_at_base(
     run: Run, spec: repeat.Spec, nodeids: Sequence[str], scratch: Path
 ) -> tuple[set[str], list[str]]:
-    """Which of `nodeids` (skipped at head, running) ran at base: paid only when some skipped."""
+    """Which of `nodeids` (skipped at head, running) ran at base: paid only when some skipped.
+
+    One pytest over their base files, the ids selected in it (issue 20: a
+    collection first cost a second pytest): an id the base lacks is not
+    collected there, so it did not run. Where a base file does not collect,
+    the collection first (`_ran_at_base_collected`) decides as before.
+    """
     if not nodeids:
         return set(), []
     tree = run.materialize(scratch / "tree", "base")
     files = [f for f in repeat.files_of(nodeids) if (tree / f).is_file()]
     if not files:
         return set(), []
+    spec = dataclasses.replace(spec, workers=0)
+    result, nodes, problems = repeat.select_pass(
+        tree, nodeids, spec, scratch / "run", run.environ, box=run.box, files=files
+    )
+    if any(p.startswith("collection error") for p in problems):
+        return _ran_at_base_collected(run, spec, nodeids, files, scratch=scratch / "again")
+    trouble = [p for p in problems if not p.startswith(SHADOWING)]
+    present = [n for n in nodeids if result.collected.get(n) == "run"]
+    if not trouble:
+        trouble += [f"node id did not run: {n}" for n in present if n not in nodes]
+    if trouble:
+        return set(), trouble
+    return ran_at(o for o in result.outcomes if o.nodeid in present), []
+
+
+def _ran_at_base_collected(
+    run: Run,
+    spec: repeat.Spec,
+    nodeids: Sequence[str],
+    files: Sequence[str],
+    *,
+    scratch: Path,
+) -> tuple[set[str], list[str]]:
+    tree = run.materialize(scratch / "tree", "base")
     found = repeat.collect(tree, files, spec, scratch / "collect", run.environ, box=run.box)
     # A base file that does not collect ran nothing there: its tests are not "newly" skipped.
     trouble = [p for p in _believed(found, spec.timeout_s) if not p.startswith("collection error")]

@@ -403,20 +403,27 @@ def _review_plan(
                 "limit": settings.review_mutants,
                 "budget_s": settings.review_timeout_s,
                 "main_s": settings.timeout_s,
-                "files": [
-                    {
-                        "path": f.path,
-                        "text": f.text,
-                        "encoding": f.encoding,
-                        "changed": sorted(f.changed),
-                    }
-                    for f in files
-                ],
+                "files": [plan_file(f) for f in files],
             }
         ),
         encoding="utf-8",
     )
     return ((REVIEW_ENV, str(plan)),)
+
+
+def plan_file(f: review.ChangedFile) -> dict[str, Any]:
+    """Pure: one changed file as the mutation phase's plan carries it (review_phase.py)."""
+    return {
+        "path": f.path,
+        "text": f.text,
+        "encoding": f.encoding,
+        "changed": sorted(f.changed),
+        # Read here already (issue 20): the judge's pytest does not parse, compile and
+        # run coverage's parser over the file a second time.
+        "statements": None
+        if f.stmts is None
+        else {"lines": sorted(f.stmts.lines), "first": sorted(f.stmts.first.items())},
+    }
 
 
 def _listing(tree: Path, pythonpath: Sequence[str]) -> list[tuple[str, bool]]:
@@ -657,16 +664,103 @@ def second_run_nodeids(
 ) -> list[str]:
     """Pure: the out-of-process node ids that executed a changed line, sorted.
 
-    A changed line run at import (context "") ran for every test: all of them.
+    A changed line run at import (context "") ran for every test: all of them,
+    unless each such line only binds a new function (`binding_only_lines`):
+    then what the patch does runs in the body, whose lines count per test.
     """
     lines = {f.path: set(f.lines) for f in changed}
+    inert = {f.path: binding_only_lines(f) for f in changed}
     hit = {
         nodeid
         for nodeid, files in executed.items()
-        if any(set(n) & lines.get(path, set()) for path, n in files.items())
+        if any(
+            set(n) & (lines.get(path, set()) - (inert.get(path, set()) if nodeid == "" else set()))
+            for path, n in files.items()
+        )
     }
     outside = [n for n in collected if not any(under(n.split("::", 1)[0], (f,)) for f in inside)]
     return sorted(n for n in outside if n in hit or "" in hit)
+
+
+def binding_only_lines(f: review.ChangedFile) -> frozenset[int]:
+    """Pure: the changed `def` lines whose run at import binds a new function and runs nothing.
+
+    Issue 20: a patch that adds a function made every property run twice,
+    since its `def` line runs at import. Such a line counts for no test when
+    all of it is the patch's (every line of the function changed), it is at
+    the module's top level, it binds a name the file spells nowhere else (no
+    unchanged line can use it as a value), and evaluating it calls no code:
+    no decorator, defaults that are constants, annotations that are
+    constants or plain names. What the function does then runs in its body,
+    whose lines each test that calls it executes in its own context. A
+    `class`, an assignment or anything else at import still counts for every
+    test.
+    """
+    try:
+        tree = parsed.parse(f.text)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    names: dict[str, int] = {}
+    for node in ast.walk(tree):
+        name = _bound_or_used(node)
+        if name is not None:
+            names[name] = names.get(name, 0) + 1
+    found = set()
+    for node in tree.body:
+        if (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and not node.decorator_list
+            # A dunder is one Python or a tool may look up unasked (a module's __getattr__).
+            and not (node.name.startswith("__") and node.name.endswith("__"))
+            and names.get(node.name) == 1
+            and _inert_signature(node)
+            and _wholly_changed(f, node)
+        ):
+            found.add(node.lineno)
+    return frozenset(found)
+
+
+def _bound_or_used(node: ast.AST) -> str | None:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return node.name
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.alias):
+        return (node.asname or node.name).partition(".")[0]
+    if isinstance(node, ast.arg):
+        return node.arg
+    if isinstance(node, ast.keyword):
+        return node.arg
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return node.names[0] if len(node.names) == 1 else "*"
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+        return node.value  # getattr(module, "name"), __all__ entries
+    return None
+
+
+def _inert_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    args = node.args
+    defaults = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    every += [a for a in (args.vararg, args.kwarg) if a is not None]
+    annotations = [a.annotation for a in every if a.annotation is not None]
+    if node.returns is not None:
+        annotations.append(node.returns)
+    return all(isinstance(d, ast.Constant) for d in defaults) and all(
+        isinstance(a, ast.Constant | ast.Name) for a in annotations
+    )
+
+
+def _wholly_changed(f: review.ChangedFile, node: ast.stmt) -> bool:
+    end = node.end_lineno or node.lineno
+    text = review.python_line_texts(f.text)
+    return all(
+        n in f.changed
+        for n in range(node.lineno, end + 1)
+        if n <= len(text) and text[n - 1].strip() and not text[n - 1].lstrip().startswith("#")
+    )
 
 
 def disagreements(
