@@ -163,7 +163,7 @@ def _fresh_lane_venvs(repo: Path) -> Path:
     pins = (repo / "constraints" / "lane.txt").read_text()
     for name in ("pytest", "hypothesis"):
         (dist,) = judge_site.glob(f"{name}-*.dist-info")
-        assert f"{name}=={dist.name.split('-')[1]} " in pins, dist.name
+        assert f"{name}=={dist.name.removesuffix('.dist-info').split('-')[1]} " in pins, dist.name
     lanes = ("pathfilter", "fixtures", "freeze", "properties", "replay")
     for session in ["gate", *(f"gate-{lane}" for lane in lanes)]:
         venv = repo / ".nox" / session
