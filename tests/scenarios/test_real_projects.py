@@ -208,6 +208,35 @@ def test_a_judge_dependency_with_a_generated_version_file_through_nox(
     assert GONE in verdict(repo)["lanes"]["pathfilter"]["reasons"]
 
 
+@pytest.mark.slow
+def test_a_lane_session_nox_skips_fails_the_gate_through_nox(
+    tmp_path: Path, iniconfig_adopted: Path
+) -> None:
+    # nox counts a skipped session as a success. The judge's noxfile is edited
+    # here, at the adoption commit, so that gate-freeze skips before its lane
+    # runs: the lanes' venvs are shared per run now, and a lane nox skipped must
+    # still be missing to the verdict, never a pass.
+    repo = _adopted(tmp_path, iniconfig_adopted)
+    git(repo, "checkout", "-q", "main")
+    noxfile = repo / "noxfile.py"
+    text = noxfile.read_text()
+    old = "    def session_fn(session: nox.Session) -> None:\n"
+    assert old in text
+    skip = '        if name == "freeze" and for_gate:\n            session.skip("skipped")\n'
+    noxfile.write_text(text.replace(old, old + skip, 1))
+    git(repo, "commit", "-q", "-a", "--amend", "--no-edit")
+    git(repo, "branch", "-f", "patch", "main")
+    git(repo, "checkout", "-q", "patch")
+    _edit(repo, *BENIGN)
+    result = _nox_gate(repo)
+    log = result.stdout + result.stderr
+    assert "gate-freeze: skipped" in log, log[-4000:]
+    assert result.returncode == 1, log[-4000:]
+    found = verdict(repo)
+    assert found["verdict"] == "reject", found
+    assert found["lanes"]["freeze"]["reasons"] == ["report missing: the lane did not run"], found
+
+
 def test_without_python_the_judges_copy_is_said_not_silent(
     tmp_path: Path, iniconfig_adopted: Path
 ) -> None:
