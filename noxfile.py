@@ -115,8 +115,10 @@ def _wheel(session: nox.Session, entry: Path, into: str) -> str:
         isolation += _isolation_args(list(session.posargs))
         # Before patchjudge is installed, boxbuild comes from the judge's own source.
         judge = _judge_tree(_gate().get("install", ["."]))
+        # -P: the working directory is the checkout, the patch's tree, and must not shadow
+        # patchjudge (-m would put it first on sys.path).
         built = session.run(
-            "python", "-m", "patchjudge.boxbuild", str(entry), str(wheels), *isolation,
+            "python", "-P", "-m", "patchjudge.boxbuild", str(entry), str(wheels), *isolation,
             *(["--into", into] if into else []),
             env={"PYTHONPATH": str(judge / "src") if judge else ""}, silent=True,
         )  # fmt: skip

@@ -13,6 +13,7 @@ import importlib.util
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,11 @@ class RecordingSession:
         self.invoked_from = str(root)
         self.env: dict[str, str] = {}
         self.python: str | None = None
-        self.bin = str(root / ".nox" / name / "bin")
+        # The session's own venv, as nox would have made it: a site-packages and
+        # nothing in it (init's noxfile writes a .pth there). Outside the project.
+        self._own = tempfile.TemporaryDirectory(prefix=f"nox-recorder-{name}-")
+        (Path(self._own.name) / SITE).mkdir(parents=True)
+        self.bin = str(Path(self._own.name) / "bin")
         self.bin_paths = [self.bin]
         self.interactive = False
         self._cwd = root
@@ -47,6 +52,7 @@ class RecordingSession:
 
     def run(self, *args: Any, **_: Any) -> str:
         self._record("run", args)
+        _made_venv([str(a) for a in args])
         return ""
 
     def run_always(self, *args: Any, **_: Any) -> str:
@@ -91,6 +97,20 @@ class RecordingSession:
             self._record(method, args)
 
         return record
+
+
+SITE = Path("lib", f"python{sys.version_info.major}.{sys.version_info.minor}", "site-packages")
+
+
+def _made_venv(args: list[str]) -> None:
+    """A venv the session would have created (`uv venv ... DEST`, `python -m venv ... DEST`):
+    its site-packages, where the noxfile made DEST itself (nothing else is touched)."""
+    words = [Path(a).name for a in args]
+    if "venv" not in words[:3] or not args:
+        return
+    dest = Path(args[-1])
+    if dest.is_absolute() and dest.is_dir():
+        (dest / SITE).mkdir(parents=True, exist_ok=True)
 
 
 def record(noxfile: Path) -> dict[str, list[dict[str, Any]]]:

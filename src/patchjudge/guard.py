@@ -102,13 +102,36 @@ def top_level(directory: Path) -> dict[str, Stamp]:
 def interpreter_roots() -> tuple[list[Path], list[Path]]:
     """(walked whole, listed at top level) for the interpreter the lanes run.
 
-    The venv and patchjudge's own package are walked whole (a few thousand
-    files); the base interpreter's directories on sys.path only for start-up
-    files, since walking a whole standard library costs seconds.
+    The venv, any other venv's site-packages a .pth put on sys.path, and
+    patchjudge's own package are walked whole (a few thousand files); the
+    base interpreter's directories on sys.path only for start-up files,
+    since walking a whole standard library costs seconds.
     """
-    whole = [Path(sys.prefix), Path(patchjudge.__file__).resolve().parent]
+    # Under sys.prefix already walked; under the base interpreter, listed only.
+    covered = (sys.prefix, sys.base_prefix, sys.base_exec_prefix)
+    whole = [Path(sys.prefix), *shared_site(sys.path, covered)]
+    whole.append(Path(patchjudge.__file__).resolve().parent)
     listed = [Path(p) for p in sys.path if p and Path(p).is_dir()]
     return whole, listed
+
+
+def shared_site(sys_path: Iterable[str], covered: Iterable[str]) -> list[Path]:
+    """Pure: the site-packages on sys.path under none of the `covered` prefixes.
+
+    init's noxfile gives each lane a fresh venv of its own whose packages are
+    the nox run's one judge venv, reached through a .pth (issue 19): that
+    venv is the judge's interpreter as much as the lane's own, so it is
+    watched as whole as sys.prefix is.
+    """
+    bases = [Path(p) for p in covered if p]
+    found: list[Path] = []
+    for entry in sys_path:
+        path = Path(entry)
+        if not path.is_absolute() or path.name not in ("site-packages", "dist-packages"):
+            continue
+        if not any(path.is_relative_to(b) for b in bases):
+            found.append(path)
+    return list(dict.fromkeys(found))
 
 
 def checkout(repo: Path) -> dict[str, Stamp]:

@@ -156,6 +156,31 @@ def _nox_gate(repo: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     return run([*nox, "--base", "main", "--today", "2026-12-01"], repo, timeout=900)
 
 
+def _fresh_lane_venvs(repo: Path) -> Path:
+    """Each lane session's venv holds nothing but a .pth to this run's one judge venv.
+
+    issue 19: the judge's venv is built once per nox run (pinned, from
+    constraints/), never kept from an earlier run; each session still has a
+    venv of its own; a lane's copy of the code's venv is gone once it ran.
+    """
+    (judge,) = (repo / ".nox" / "_judge").glob("*/judge")
+    (judge_site,) = judge.glob("lib/python*/site-packages")
+    pins = (repo / "constraints" / "lane.txt").read_text()
+    for name in ("pytest", "hypothesis"):
+        (dist,) = judge_site.glob(f"{name}-*.dist-info")
+        assert f"{name}=={dist.name.removesuffix('.dist-info').split('-')[1]} " in pins, dist.name
+    lanes = ("pathfilter", "fixtures", "freeze", "properties", "replay")
+    for session in ["gate", *(f"gate-{lane}" for lane in lanes)]:
+        venv = repo / ".nox" / session
+        assert (venv / "pyvenv.cfg").is_file(), session
+        (site,) = venv.glob("lib/python*/site-packages")
+        assert [p.name for p in site.iterdir()] == ["patchjudge-judge.pth"], session
+        line = f"import site; site.addsitedir({str(judge_site)!r})\n"
+        assert (site / "patchjudge-judge.pth").read_text() == line, session
+        assert not (venv / "tmp" / "code").exists(), session
+    return judge
+
+
 @pytest.mark.slow
 def test_a_judge_dependency_with_a_generated_version_file_through_nox(
     tmp_path: Path, iniconfig_adopted: Path
@@ -173,17 +198,48 @@ def test_a_judge_dependency_with_a_generated_version_file_through_nox(
     # Once per nox run, into the code's venv that each lane gets a copy of.
     wheel_installs = [line for line in log.splitlines() if "iniconfig-0.1.dev" in line]
     assert wheel_installs and all("/.nox/_code/" in line for line in wheel_installs), log[-4000:]
+    first = _fresh_lane_venvs(repo)
     git(repo, "checkout", "-q", "-b", "break")
     _edit(repo, *BREAK)
-    result = _nox_gate(repo, "-R")  # the judge's venvs reused; the code's rebuilt
+    result = _nox_gate(repo, "-R")  # the sessions' venvs reused; the judge's and code's rebuilt
     assert result.returncode == 1, (result.stdout + result.stderr)[-4000:]
     assert verdict(repo)["lanes"]["freeze"]["reasons"][0].startswith("suite: ")
+    assert _fresh_lane_venvs(repo) != first, "a judge venv of the run's own, the last one gone"
     git(repo, "checkout", "-q", "patch")
     git(repo, "checkout", "-q", "-b", "removal")
     _edit(repo, *REMOVAL)
     result = _nox_gate(repo, "-R")
     assert result.returncode == 1, (result.stdout + result.stderr)[-4000:]
     assert GONE in verdict(repo)["lanes"]["pathfilter"]["reasons"]
+
+
+@pytest.mark.slow
+def test_a_lane_session_nox_skips_fails_the_gate_through_nox(
+    tmp_path: Path, iniconfig_adopted: Path
+) -> None:
+    # nox counts a skipped session as a success. The judge's noxfile is edited
+    # here, at the adoption commit, so that gate-freeze skips before its lane
+    # runs: the lanes' venvs are shared per run now, and a lane nox skipped must
+    # still be missing to the verdict, never a pass.
+    repo = _adopted(tmp_path, iniconfig_adopted)
+    git(repo, "checkout", "-q", "main")
+    noxfile = repo / "noxfile.py"
+    text = noxfile.read_text()
+    old = "    def session_fn(session: nox.Session) -> None:\n"
+    assert old in text
+    skip = '        if name == "freeze" and for_gate:\n            session.skip("skipped")\n'
+    noxfile.write_text(text.replace(old, old + skip, 1))
+    git(repo, "commit", "-q", "-a", "--amend", "--no-edit")
+    git(repo, "branch", "-f", "patch", "main")
+    git(repo, "checkout", "-q", "patch")
+    _edit(repo, *BENIGN)
+    result = _nox_gate(repo)
+    log = result.stdout + result.stderr
+    assert "gate-freeze: skipped" in log, log[-4000:]
+    assert result.returncode == 1, log[-4000:]
+    found = verdict(repo)
+    assert found["verdict"] == "reject", found
+    assert found["lanes"]["freeze"]["reasons"] == ["report missing: the lane did not run"], found
 
 
 def test_without_python_the_judges_copy_is_said_not_silent(

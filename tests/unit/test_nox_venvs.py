@@ -20,8 +20,19 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNS_CODE = {"pathfilter", "freeze", "properties", "replay", "flakes", "oracle"}
 
 
+# init's noxfile runs patchjudge from the session's venv, which has no console script.
+FROM_VENV = ["python", "-P", "-m", "patchjudge"]
+
+
 def _commands(calls: list[dict[str, Any]]) -> list[list[str]]:
-    return [c["args"] for c in calls if c["method"] == "run" and c["args"][:1] == ["patchjudge"]]
+    found = []
+    for c in calls:
+        args = c["args"]
+        if c["method"] == "run" and args[:4] == FROM_VENV:
+            args = ["patchjudge", *args[4:]]
+        if c["method"] == "run" and args[:1] == ["patchjudge"]:
+            found.append(args)
+    return found
 
 
 def _code_python(args: list[str]) -> str:
@@ -51,13 +62,42 @@ def test_inits_sessions_run_the_code_with_the_codes_venv(
 def test_inits_judge_venvs_never_get_the_project(
     init_sessions: dict[str, list[dict[str, Any]]],
 ) -> None:
-    for name, calls in init_sessions.items():
-        for call in calls:
-            if call["method"] == "install":
-                # Pins with hashes, or patchjudge itself from its pin file.
-                assert "--require-hashes" in call["args"] or any(
-                    a.endswith("patchjudge.txt") for a in call["args"]
-                ), (name, call)
+    into_judge = [args for calls in init_sessions.values() for args in _into(calls, "/_judge/")]
+    assert into_judge, init_sessions
+    for args in into_judge:
+        # Pins with hashes, or patchjudge itself from its pin file.
+        assert "--require-hashes" in args or any(a.endswith("patchjudge.txt") for a in args), args
+    # Nothing of the project goes in through nox's own installer either.
+    assert not [c for calls in init_sessions.values() for c in calls if c["method"] == "install"]
+
+
+def test_inits_judge_venv_is_built_once_per_nox_run_for_every_session(
+    init_sessions: dict[str, list[dict[str, Any]]],
+) -> None:
+    # issue 19: one judge venv a nox run (each session's own venv reaches it by a .pth).
+    builds = [
+        name
+        for name, calls in init_sessions.items()
+        for c in calls
+        if c["method"] == "run" and "venv" in c["args"][1:3] and "/_judge/" in c["args"][-1]
+    ]
+    assert len(builds) == 1, builds
+    # patchjudge runs from the session's venv with -P: the checkout shadows nothing.
+    for name in ("gate", "gate-fixtures", "gate-freeze", "flakes", "replay-verdict"):
+        runs = [c["args"] for c in init_sessions[name] if c["method"] == "run"]
+        judged = [a for a in runs if "patchjudge" in a[:4] or "patchjudge.boxbuild" in a]
+        assert judged and all(a[:3] == ["python", "-P", "-m"] for a in judged), (name, judged)
+
+
+def _into(calls: list[dict[str, Any]], where: str) -> list[list[str]]:
+    """What a run installs into a venv whose python's path holds `where`."""
+    return [
+        c["args"]
+        for c in calls
+        if c["method"] == "run"
+        and "install" in c["args"]
+        and any(where in a and a.endswith("/bin/python") for a in c["args"])
+    ]
 
 
 def _installs(calls: list[dict[str, Any]]) -> list[list[str]]:
