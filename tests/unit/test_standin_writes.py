@@ -19,6 +19,9 @@ class Bag:
     def add(self, x):
         self.xs.append(x)
         return len(self.xs)
+
+    def __len__(self):
+        return len(self.xs)
 """
 
 PROPERTIES = """
@@ -57,6 +60,49 @@ def test_a_release_rides_in_the_next_requests_write():
     assert kinds == [protocol.RELEASE, protocol.QUERY]
 
 
+def writes_of(worker, body):
+    writes = []
+    real = os.write
+
+    def counting(fd, data):
+        if fd == worker.fd_out:
+            writes.append(bytes(data))
+        return real(fd, data)
+
+    os.write = counting
+    try:
+        body()
+    finally:
+        os.write = real
+    return [[wire.decode(f, lambda ref: ref)[2:4] for f in wire.split_frames(w)[0]] for w in writes]
+
+
+def test_an_operations_claim_rides_in_the_operations_write(request):
+    worker = standin._state.current()
+    bag = mylib.Bag()
+    bag.add(1)
+    gc.collect()
+    worker.released.clear()  # not this test's subject
+    got = []
+    # The class is asked once a handle, in the same write as the operation, and read first.
+    assert writes_of(worker, lambda: got.append(len(bag))) == [[("op", "typename"), ("op", "len")]]
+    assert writes_of(worker, lambda: got.append(len(bag))) == [[("op", "len")]]
+    assert got == [1, 1]
+    seen = standin._state.operations[request.node.nodeid]
+    assert seen == {("len", "mylib.Bag")}
+
+
+def test_a_failing_operation_keeps_its_claim(request):
+    bag = mylib.Bag()
+    try:
+        bag < 3
+    except TypeError as exc:
+        assert "not supported" in str(exc)
+    else:
+        raise AssertionError("no TypeError")
+    assert ("lt", "mylib.Bag") in standin._state.operations[request.node.nodeid]
+
+
 def test_the_worker_still_answers_after_many_releases():
     bags = [mylib.Bag() for _ in range(50)]
     del bags
@@ -69,4 +115,4 @@ def test_the_worker_still_answers_after_many_releases():
 def test_a_release_and_the_next_request_are_one_write(tmp_path: Path) -> None:
     proc = run_judge(tmp_path, PROPERTIES, LIBRARY)
     got = outcomes(proc)
-    assert len(got) == 2 and set(got.values()) == {"PASSED"}, proc.stdout[-6000:]
+    assert len(got) == 4 and set(got.values()) == {"PASSED"}, proc.stdout[-6000:]
