@@ -122,7 +122,7 @@ OPERATORS = frozenset(
         *("divmod", "rdivmod", "len", "iter", "next", "reversed", "repr", "str", "hash"),
         *("bool", "neg", "pos", "abs", "invert", "int", "float", "index", "complex", "round"),
         *("format", "dir", "instancecheck", "subclasscheck", "callable", "enter", "exit"),
-        *("bytes", "typename", "signature", "copy", "deepcopy"),
+        *("bytes", "typename", "signature", "copy", "deepcopy", "fspath"),
         # A library tzinfo's methods, asked by its judge-side view (issue 17).
         *("utcoffset", "dst", "tzname", "fromutc"),
         *("pickle", "unpickle"),  # a handle's pickle is the worker's bytes (issue 17)

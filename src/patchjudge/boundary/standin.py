@@ -1399,6 +1399,15 @@ class Handle:
     __float__ = _op("float")
     __index__ = _op("index")
     __bytes__ = _op("bytes")
+
+    def __fspath__(self) -> str | bytes:
+        # `os.fspath(h)`, `open(h)`, `Path(h)`: the worker's os.fspath calls the object's
+        # `__fspath__` and checks it gave str or bytes, which cross as data (issue 17).
+        found = object.__getattribute__(self, "_pj_request")("op", "fspath", self, ())
+        if type(found) not in (str, bytes):
+            raise TypeError(f"the worker's fspath gave {type(found).__name__}, not str or bytes")
+        return found  # type: ignore[no-any-return]
+
     __round__ = _op("round")
     __format__ = _op("format")
     __dir__ = _op("dir")

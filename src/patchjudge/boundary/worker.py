@@ -91,7 +91,7 @@ OPS: dict[str, Callable[..., Any]] = {
     "subclasscheck": lambda cls, c: issubclass(c, cls), "callable": callable,
     "enter": lambda o: o.__enter__(), "exit": lambda o: o.__exit__(None, None, None),
     "bytes": bytes, "typename": lambda o: f"{type(o).__module__}.{type(o).__qualname__}",
-    "signature": _signature,
+    "signature": _signature, "fspath": os.fspath,
     # A library tzinfo's four methods, which the judge's C datetime calls on its view (issue 17).
     "utcoffset": lambda o, dt: o.utcoffset(dt), "dst": lambda o, dt: o.dst(dt),
     "tzname": lambda o, dt: o.tzname(dt), "fromutc": lambda o, dt: o.fromutc(dt),
