@@ -95,6 +95,14 @@ def check(x):
     if x < 0:
         raise Error("negative")
     return x
+
+
+class Where:
+    def __init__(self, p):
+        self.p = p
+
+    def __fspath__(self):
+        return self.p
 '''
 
 HEADER = """
@@ -102,6 +110,7 @@ import collections.abc
 import copy
 import datetime
 import itertools
+import os
 import pickle
 
 import pytest
@@ -203,6 +212,15 @@ IDIOMS: dict[str, tuple[str, str]] = {
         """
         def test_pickle():
             assert pickle.loads(pickle.dumps(lib.Thing(3))) == lib.Thing(3)
+        """,
+        "passed",
+    ),
+    "os.fspath of a library PathLike": (
+        """
+        def test_fspath():
+            assert os.fspath(lib.Where("data/x.txt")) == "data/x.txt"
+            assert isinstance(lib.Where("a"), os.PathLike)
+            assert not isinstance(lib.Thing(1), os.PathLike)
         """,
         "passed",
     ),

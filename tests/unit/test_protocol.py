@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import os
 from collections.abc import Iterator
@@ -91,6 +92,15 @@ def _sent_operators(source: str) -> set[str]:
     """The operator names standin.py passes to `_op(...)` and to an OP request, as literals."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
+        # A query built whole, (QUERY, id, OP, "name", ...): claims ride with an operation.
+        if isinstance(node, ast.Tuple):
+            for op, name in itertools.pairwise(node.elts):
+                if (
+                    isinstance(op, ast.Attribute)
+                    and op.attr == "OP"
+                    and isinstance(name, ast.Constant)
+                ):
+                    found.add(name.value)
         if not isinstance(node, ast.Call) or not node.args:
             continue
         name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)

@@ -31,6 +31,9 @@ class Bag:
 
     def size(self):
         return len(self.xs)
+
+    def div(self, n):
+        return 1 / n
 """
 
 PROPERTIES = """
@@ -96,6 +99,45 @@ def test_an_argument_returned_is_the_judges_own_and_changes_come_back():
     assert ys == [0, 1, 2]
 
 
+# pytest's rewritten assert stores `b.size` in a temporary, then calls it (issue 17).
+def test_an_asserted_method_call_is_one_round_trip():
+    b = mylib.Bag()
+    b.add(1)
+
+    def body():
+        assert b.size() == 1
+
+    assert asked(body) == {"callmethod": 1}
+
+
+def test_a_failed_assert_shows_the_method_it_stored_as_bare():
+    b = mylib.Bag()
+    with pytest.raises(AssertionError) as failed:
+        assert b.size() == 5
+    # The explanation's repr of the temporary is the worker's bound method, as bare.
+    assert "bound method Bag.size of <mylib.Bag object" in str(failed.value)
+
+
+def test_a_stored_method_raises_what_the_call_or_the_read_raised():
+    b = mylib.Bag()
+    with pytest.raises(ZeroDivisionError):
+        assert b.div(0)
+    with pytest.raises(AttributeError) as read:
+        getattr(b, "nope")
+    with pytest.raises(AttributeError) as called:
+        assert b.nope()
+    assert str(called.value) == str(read.value)
+
+
+def test_a_stored_method_returns_the_argument_and_copies_changes_back():
+    b = mylib.Bag()
+    xs = [1]
+    assert b.same(xs) is xs
+    ys = []
+    assert b.fill(ys, 3) is None
+    assert ys == [0, 1, 2]
+
+
 STEPS = []
 
 
@@ -147,7 +189,7 @@ def test_a_stateful_machine_asks_one_round_trip_a_rule():
 def test_method_calls_are_fused_with_the_same_outcomes(tmp_path: Path) -> None:
     proc = run_judge(tmp_path, PROPERTIES, LIBRARY)
     got = outcomes(proc)
-    assert len(got) == 7 and set(got.values()) == {"PASSED"}, proc.stdout[-6000:]
+    assert len(got) == 11 and set(got.values()) == {"PASSED"}, proc.stdout[-6000:]
 
 
 def _code(source: str) -> types.CodeType:
@@ -165,3 +207,28 @@ def test_only_a_read_that_is_called_before_any_code_runs_is_fused() -> None:
     assert names("def f(h, x):\n    h.a(len(x))\n") == []
     assert names("def f(h, x):\n    h.a(x.y)\n") == []
     assert names("def f(h, x):\n    h.a(*x)\n") == []
+
+
+def _rewritten(source: str) -> types.CodeType:
+    import ast
+
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    tree = ast.parse(source)
+    rewrite_asserts(tree, source.encode())
+    found = next(c for c in compile(tree, "<t>", "exec").co_consts if isinstance(c, types.CodeType))
+    return found
+
+
+def test_only_a_rewritten_asserts_temporary_called_at_once_is_stored() -> None:
+    def names(source: str, rewrite: bool = True) -> list[str]:
+        code = _rewritten(source) if rewrite else _code(source)
+        return sorted(standin.stored_method_calls(code).values())
+
+    assert names("def f(h, x):\n    assert h.a(x) == h.b(k=x)\n") == ["a", "b"]
+    # A temporary of the source's own is not pytest's: read, then called.
+    assert names("def f(h, x):\n    g = h.a\n    g(x)\n", rewrite=False) == []
+    # An attribute that is not called, or an argument that runs code first, is read alone.
+    assert names("def f(h, x):\n    assert h.a == x\n") == []
+    assert names("def f(h, x):\n    assert h.a(len(x))\n") == []
+    assert names("def f(h, x):\n    assert h.a(x.y)\n") == []

@@ -8,6 +8,7 @@ import datetime
 import decimal
 import http
 import math
+import os
 import pathlib
 import re
 import signal
@@ -320,7 +321,8 @@ def test_classes_cross_by_identity_not_by_name() -> None:
     assert wire.BUILTIN_CLASSES["ValueError"] is ValueError
     assert wire.CLASSES["collections.abc.Mapping"] is collections.abc.Mapping
     # Not every stdlib class: only the fixed table's, by the name it gives them.
-    assert "os.PathLike" not in wire.CLASSES and "builtins.type" in wire.CLASSES
+    assert "os.DirEntry" not in wire.CLASSES and "builtins.type" in wire.CLASSES
+    assert wire.CLASSES["os.PathLike"] is os.PathLike  # `isinstance(h, os.PathLike)` (issue 17)
     enum_like = type("HTTPStatus", (), {"__module__": "http"})
     assert wire.stdlib_code(enum_like()) is None
 

@@ -98,7 +98,12 @@ IMPORT, GETATTR, SETATTR, DELATTR = "import", "getattr", "setattr", "delattr"
 CALL, OP, BATCH = "call", "op", "batch"
 # `obj.name(*args, **kwargs)` in one round trip, where getattr + call were two (issue 20):
 # (target, name, args, kwargs); the worker reads the attribute, then calls what it read.
+# With a fifth field True (KEEP), the judge keeps what was read (pytest's assertion rewriting
+# stores `a.f` in a temporary before calling it, issue 17): the OK's result is then
+# (attribute, KEPT_OK, result) or (attribute, KEPT_ERR, error), the error an ERR's.
 CALL_METHOD = "callmethod"
+KEEP = True
+KEPT_OK, KEPT_ERR = "ok", "err"
 CONTEXT, EXECUTED, DUNDERS = "context", "executed", "dunders"
 REQUESTS = frozenset(
     {IMPORT, GETATTR, SETATTR, DELATTR, CALL, CALL_METHOD, OP, BATCH, CONTEXT, EXECUTED, DUNDERS}
@@ -117,7 +122,7 @@ OPERATORS = frozenset(
         *("divmod", "rdivmod", "len", "iter", "next", "reversed", "repr", "str", "hash"),
         *("bool", "neg", "pos", "abs", "invert", "int", "float", "index", "complex", "round"),
         *("format", "dir", "instancecheck", "subclasscheck", "callable", "enter", "exit"),
-        *("bytes", "typename", "signature", "copy", "deepcopy"),
+        *("bytes", "typename", "signature", "copy", "deepcopy", "fspath"),
         # A library tzinfo's methods, asked by its judge-side view (issue 17).
         *("utcoffset", "dst", "tzname", "fromutc"),
         *("pickle", "unpickle"),  # a handle's pickle is the worker's bytes (issue 17)

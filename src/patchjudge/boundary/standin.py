@@ -93,6 +93,7 @@ class _Frame:
     # assume, the property's own exception), by token, until it comes back to the judge.
     verdicts: dict[int, str] = field(default_factory=dict)
     items: list[Any] | None = None  # a batch's items as they arrive ("it" messages)
+    kept: list[Any] | None = None  # a kept CALL_METHOD's attribute, once it has come back
     size: int = 0  # their bytes
 
 
@@ -137,6 +138,10 @@ class Worker:
         self.claimed: dict[int, str] = {}
         # Handle id -> its tzinfo stand-in, one each, so `dt.tzinfo is tz` holds (issue 17).
         self.tzinfos: weakref.WeakValueDictionary[int, TzinfoView] = weakref.WeakValueDictionary()
+        # A stored method's stand-in (id of it) -> its receiver and name until it is called,
+        # then -> what the worker read (StoredMethod below), kept while the stand-in lives.
+        self.stored: dict[int, tuple[Handle, str]] = {}
+        self.kept: dict[int, Any] = {}
 
     # --- lifetime ---
     def start(self) -> None:
@@ -236,7 +241,9 @@ class Worker:
         return WorkerFailure(self.failure)
 
     # --- calls ---
-    def request(self, op: str, *args: Any, into: list[Any] | None = None) -> Any:
+    def request(
+        self, op: str, *args: Any, into: list[Any] | None = None, kept: list[Any] | None = None
+    ) -> Any:
         if self.failure is not None:
             self.incidents.append(self.failure)
             raise WorkerFailure(self.failure)
@@ -247,16 +254,17 @@ class Worker:
             self.start()
             if self.context is not None and op != protocol.CONTEXT:
                 self.request(protocol.CONTEXT, self.context)
+        unclaimed: list[Handle] = []
         if op == protocol.OP and args[0] in DUNDER_OPS and _state is not None:
-            self._note_operation(str(args[0]), (args[1], *args[2]))
+            unclaimed = self._note_operation(str(args[0]), (args[1], *args[2]))
         call = (
             args
             if op == protocol.CALL
-            else (args[0], *args[2:])
+            else (args[0], *args[2:4])  # a kept call's KEEP is no argument
             if op == protocol.CALL_METHOD
             else None
         )
-        frame = _Frame(self.next_id, call=call, items=into)
+        frame = _Frame(self.next_id, call=call, items=into, kept=kept)
         self.next_id += 1
         self.frames.append(frame)
         kind = str(args[0]) if op == protocol.OP else op
@@ -272,10 +280,13 @@ class Worker:
                 payload = wire.encode((protocol.QUERY, frame.ident, op, *args), self._to_ref)
             except wire.WireError as exc:
                 raise TypeError(f"cannot cross to the code under test: {exc}") from None
+            frames = [payload]
+            claims = self._ask_claims(unclaimed, frames)
             if self.released:
                 released, self.released = self.released, []
-                self._send(wire.encode((protocol.RELEASE, tuple(released))))
-            self._send(payload)
+                frames.insert(0, wire.encode((protocol.RELEASE, tuple(released))))
+            self._send(*frames)
+            self._take_claims(claims, str(args[0]) if op == protocol.OP else op)
             return self._await(frame, call)
         finally:
             self.frames.pop()
@@ -283,30 +294,64 @@ class Worker:
             for verdict in frame.verdicts.values():
                 self.incidents.append(protocol.Incident(Cause.VERDICT, self.label, verdict))
 
-    def _note_operation(self, op: str, operands: tuple[Any, ...]) -> None:
+    def _note_operation(self, op: str, operands: tuple[Any, ...]) -> list[Handle]:
         """Record, judge side, that the code answers `op` on its objects in the test running now.
 
         The operation and the test are the judge's own knowledge; the class is
         the worker's word (`typename`), asked once a handle, kept as a claim.
+        Returns the handles whose claim is still to be asked (_ask_claims).
         """
         assert _state is not None
+        unclaimed: list[Handle] = []
         for operand in operands:
             if (
                 type(operand) is not Handle
                 or object.__getattribute__(operand, "_pj_worker") is not self
             ):
                 continue
-            ident = object.__getattribute__(operand, "_pj_id")
-            claim = self.claimed.get(ident)
+            claim = self.claimed.get(object.__getattribute__(operand, "_pj_id"))
             if claim is None:
-                try:
-                    said = self.request("op", "typename", operand, ())
-                except WorkerFailure:
-                    raise
-                except Exception:
-                    said = None
-                claim = self.claimed[ident] = said[:300] if type(said) is str else "?"
-            _state.operations.setdefault(_state.nodeid, set()).add((op, claim))
+                unclaimed.append(operand)
+            else:
+                _state.operations.setdefault(_state.nodeid, set()).add((op, claim))
+        return unclaimed
+
+    def _ask_claims(self, unclaimed: list[Handle], frames: list[bytes]) -> list[tuple[int, int]]:
+        """`typename` queries for `unclaimed`, put before the operation's in `frames`.
+
+        They go in the operation's write (issue 17: dateutil asked 5,610 of them, each a
+        round trip of its own): the worker answers in order, so each claim is read back
+        before the operation runs, as when it was asked alone. -> (handle id, query id).
+        """
+        asked: list[tuple[int, int]] = []
+        for operand in unclaimed:
+            ident = object.__getattribute__(operand, "_pj_id")
+            if ident in self.claimed or any(ident == seen for seen, _ in asked):
+                continue
+            query = self.next_id
+            self.next_id += 1
+            self.requests["typename"] = self.requests.get("typename", 0) + 1
+            message = (protocol.QUERY, query, protocol.OP, "typename", operand, ())
+            frames.insert(-1, wire.encode(message, self._to_ref))
+            asked.append((ident, query))
+        return asked
+
+    def _take_claims(self, asked: list[tuple[int, int]], op: str) -> None:
+        assert _state is not None or not asked
+        for ident, query in asked:
+            frame = _Frame(query)
+            self.frames.append(frame)
+            try:
+                said = self._await(frame, None)
+            except WorkerFailure:
+                raise
+            except Exception:
+                said = None
+            finally:
+                self.frames.pop()
+            claim = self.claimed[ident] = said[:300] if type(said) is str else "?"
+            if _state is not None:
+                _state.operations.setdefault(_state.nodeid, set()).add((op, claim))
 
     def _await(self, frame: _Frame, call: tuple[Any, ...] | None) -> Any:
         while True:
@@ -323,6 +368,16 @@ class Worker:
                 return result
 
     def _on_ok(self, frame: _Frame, call: Any, ident: int, result: Any, changed: Any) -> Any:
+        if frame.kept is not None:
+            # (attribute, KEPT_OK, result) or (attribute, KEPT_ERR, error): protocol.KEEP.
+            if not (type(result) is tuple and len(result) == 3):
+                raise self.fail(Cause.PROTOCOL, "a kept method call's answer is not a triple")
+            attribute, status, result = result
+            frame.kept.append(attribute)
+            if status == protocol.KEPT_ERR:
+                raise self._exception(result)
+            if status != protocol.KEPT_OK:
+                raise self.fail(Cause.PROTOCOL, "a kept method call's answer has no outcome")
         if call is not None:
             self._copy_back(call, changed)
         return True, result
@@ -596,6 +651,42 @@ class Worker:
         type.__setattr__(cls, "_pj_id", ident)
         return cls
 
+    # --- methods pytest's rewritten asserts store, then call (issue 17) ---
+    def stored_method(self, receiver: Handle, name: str) -> Handle:
+        """A stand-in for `receiver.name` about to be stored and called: nothing read yet."""
+        proxy = Handle._pj_make(self, STORED)
+        key = id(proxy)
+        self.stored[key] = (receiver, name)
+        weakref.finalize(proxy, self._unstore, key)
+        return proxy
+
+    def _unstore(self, key: int) -> None:
+        self.stored.pop(key, None)
+        self.kept.pop(key, None)
+
+    def call_stored(self, proxy: Handle, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The stored method's call: the read and the call in one round trip, the read kept.
+
+        From then on the stand-in is the handle of what the worker read (its id,
+        that handle held while it lives), so a later repr or call is the
+        attribute's own, as the temporary holds it bare.
+        """
+        key = id(proxy)
+        if key in self.kept:  # read already, and not a handle: the judge's own value
+            return self.kept[key](*args, **kwargs)
+        receiver, name = self.stored.pop(key)
+        kept: list[Any] = []
+        try:
+            return self.request(
+                protocol.CALL_METHOD, receiver, name, args, kwargs, protocol.KEEP, kept=kept
+            )
+        finally:
+            if kept:
+                self.kept[key] = kept[0]
+                owner = _owner(kept[0]) if type(kept[0]) is Handle else None
+                if owner is not None and owner[0] is self:
+                    object.__setattr__(proxy, "_pj_id", owner[1])
+
     # --- iteration (issue 20) ---
     def next_item(self, handle: Handle, ident: int) -> Any:
         """`next(handle)`: from what a drain fetched ahead, else one round trip (or a batch)."""
@@ -632,8 +723,11 @@ class Worker:
         return b'"exit-code"' in said
 
     # --- frames ---
-    def _send(self, payload: bytes) -> None:
-        data = wire.frame(payload)
+    def _send(self, *payloads: bytes) -> None:
+        # One write for all of them: each write wakes the worker, which reads and answers
+        # what it got before the judge writes again, so a release sent on its own cost a
+        # wake-up and a context switch each way of its own (issue 17).
+        data = b"".join(wire.frame(p) for p in payloads)
         try:
             while data:
                 data = data[os.write(self.fd_out, data) :]
@@ -1163,7 +1257,10 @@ class Handle:
             return object.__getattribute__(self, name)
         if name in _LOCAL:
             return object.__getattribute__(self, "_pj_local")(name)
-        if method_call(sys._getframe(1), name):
+        kind = method_call(sys._getframe(1), name)
+        if kind == STORED_CALL:
+            return object.__getattribute__(self, "_pj_worker").stored_method(self, name)
+        if kind:
             return _Method(self, name)
         return object.__getattribute__(self, "_pj_request")("getattr", self, name)
 
@@ -1217,9 +1314,14 @@ class Handle:
         self._pj_request("delattr", self, name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if object.__getattribute__(self, "_pj_id") == STORED:
+            return object.__getattribute__(self, "_pj_worker").call_stored(self, args, kwargs)
         return self._pj_request("call", self, args, kwargs)
 
     def __repr__(self) -> str:
+        if object.__getattribute__(self, "_pj_id") == STORED:
+            kept = object.__getattribute__(self, "_pj_worker").kept
+            return repr(kept[id(self)]) if id(self) in kept else "<method not read>"
         try:
             text = self._pj_request("op", "repr", self, ())
         except Exception:
@@ -1297,6 +1399,15 @@ class Handle:
     __float__ = _op("float")
     __index__ = _op("index")
     __bytes__ = _op("bytes")
+
+    def __fspath__(self) -> str | bytes:
+        # `os.fspath(h)`, `open(h)`, `Path(h)`: the worker's os.fspath calls the object's
+        # `__fspath__` and checks it gave str or bytes, which cross as data (issue 17).
+        found = object.__getattribute__(self, "_pj_request")("op", "fspath", self, ())
+        if type(found) not in (str, bytes):
+            raise TypeError(f"the worker's fspath gave {type(found).__name__}, not str or bytes")
+        return found  # type: ignore[no-any-return]
+
     __round__ = _op("round")
     __format__ = _op("format")
     __dir__ = _op("dir")
@@ -1324,6 +1435,11 @@ for _name in (
 _PLAIN_LOADS = frozenset({"LOAD_FAST", "LOAD_CONST", "LOAD_DEREF", "LOAD_CLOSURE", "KW_NAMES",
                           "CACHE", "EXTENDED_ARG", "NOP"})  # fmt: skip
 _method_calls: dict[types.CodeType, dict[int, str]] = {}
+_stored_calls: dict[types.CodeType, dict[int, str]] = {}
+# pytest's assertion rewriting names its temporaries so; no source can (issue 17).
+_REWRITE_TEMPORARY = "@py_assert"
+STORED_CALL = "stored"  # method_call's answer for a read into such a temporary, then called
+STORED = 0  # the id of a stored method's stand-in until it is called (worker ids start at 1)
 
 
 def method_calls(code: types.CodeType) -> dict[int, str]:
@@ -1347,13 +1463,53 @@ def method_calls(code: types.CodeType) -> dict[int, str]:
     return found
 
 
-def method_call(frame: types.FrameType, name: str) -> bool:
-    """Whether `frame` is reading `name` to call it at once (its LOAD_METHOD, above)."""
+def stored_method_calls(code: types.CodeType) -> dict[int, str]:
+    """Pure: offset -> name of each `tmp = obj.name; tmp(...)` of pytest's assertion rewriting.
+
+    A LOAD_ATTR stored into one of pytest's temporaries (a name no source
+    can write), then that temporary called at once, its arguments plain loads
+    that do not read it: nothing runs between the read and the call, and the
+    temporary is read again only for a failed assert's explanation, so the
+    judge may read and call in one round trip, keeping what was read.
+    """
+    found: dict[int, str] = {}
+    instructions = [
+        ins for ins in dis.get_instructions(code) if ins.opname not in ("CACHE", "EXTENDED_ARG")
+    ]
+    for i, ins in enumerate(instructions):
+        if ins.opname != "LOAD_ATTR" or i + 3 >= len(instructions):
+            continue
+        store, null, load = instructions[i + 1 : i + 4]
+        temporary = store.argval
+        if not (
+            store.opname == "STORE_FAST"
+            and type(temporary) is str
+            and temporary.startswith(_REWRITE_TEMPORARY)
+            and null.opname == "PUSH_NULL"
+            and load.opname == "LOAD_FAST"
+            and load.argval == temporary
+        ):
+            continue
+        for later in instructions[i + 4 :]:
+            if later.opname in ("PRECALL", "CALL"):
+                found[ins.offset] = str(ins.argval)
+                break
+            if later.opname not in _PLAIN_LOADS or later.argval == temporary:
+                break
+    return found
+
+
+def method_call(frame: types.FrameType, name: str) -> str:
+    """How `frame` reads `name`: to call it at once ("call", its LOAD_METHOD, above), into a
+    rewritten assert's temporary to call it at once (STORED_CALL), or not ("")."""
     code = frame.f_code
     calls = _method_calls.get(code)
     if calls is None:
         calls = _method_calls[code] = method_calls(code)
-    return calls.get(frame.f_lasti) == name
+        _stored_calls[code] = stored_method_calls(code)
+    if calls.get(frame.f_lasti) == name:
+        return "call"
+    return STORED_CALL if _stored_calls[code].get(frame.f_lasti) == name else ""
 
 
 class _Method:

@@ -46,6 +46,7 @@ import decimal
 import fractions
 import http
 import math
+import os
 import pathlib
 import re
 import signal
@@ -113,7 +114,7 @@ class Ref:
 _NAMED_MODULES = (
     ("builtins", builtins), ("collections.abc", collections.abc), ("collections", collections),
     ("decimal", decimal), ("fractions", fractions), ("datetime", datetime), ("pathlib", pathlib),
-    ("http", http), ("re", re), ("signal", signal),
+    ("http", http), ("re", re), ("signal", signal), ("os", os),
 )  # fmt: skip
 _NAMED_IN = {
     "builtins": None,  # every class
@@ -126,6 +127,9 @@ _NAMED_IN = {
     "http": ("HTTPStatus",),
     "re": ("RegexFlag", "Pattern", "Match"),
     "signal": ("Signals",),
+    # By name, so `isinstance(h, os.PathLike)` is the worker's answer (issue 17): judge
+    # side, a handle has `__fspath__` whatever it stands for.
+    "os": ("PathLike",),
 }
 CLASSES: dict[str, type] = {
     f"{prefix}.{name}": obj

@@ -91,7 +91,7 @@ OPS: dict[str, Callable[..., Any]] = {
     "subclasscheck": lambda cls, c: issubclass(c, cls), "callable": callable,
     "enter": lambda o: o.__enter__(), "exit": lambda o: o.__exit__(None, None, None),
     "bytes": bytes, "typename": lambda o: f"{type(o).__module__}.{type(o).__qualname__}",
-    "signature": _signature,
+    "signature": _signature, "fspath": os.fspath,
     # A library tzinfo's four methods, which the judge's C datetime calls on its view (issue 17).
     "utcoffset": lambda o, dt: o.utcoffset(dt), "dst": lambda o, dt: o.dst(dt),
     "tzname": lambda o, dt: o.tzname(dt), "fromutc": lambda o, dt: o.fromutc(dt),
@@ -523,8 +523,11 @@ class Connection:
                 if op == protocol.CALL:
                     target, call_args, call_kwargs = args
                 else:  # the attribute as getattr reads it, then the call, as the two requests
-                    obj, name, call_args, call_kwargs = args
+                    obj, name, call_args, call_kwargs, *keep = args
                     target = getattr(obj, name)
+                    if keep == [protocol.KEEP]:
+                        self.answer_kept(ident, target, call_args, call_kwargs)
+                        return
                 result = target(*call_args, **call_kwargs)
                 mutated = _containers(call_args, call_kwargs)
                 result = _as_argument(result, call_args, call_kwargs)
@@ -535,6 +538,28 @@ class Connection:
             return
         try:
             self.send((protocol.OK, ident, result, mutated))
+        except (wire.WireError, RecursionError) as exc:
+            self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
+
+    def answer_kept(
+        self, ident: int, target: Any, call_args: tuple[Any, ...], call_kwargs: dict[str, Any]
+    ) -> None:
+        """A CALL_METHOD whose attribute the judge keeps: it comes back with the outcome.
+
+        What the call raised travels in the OK too, so the judge has the
+        attribute it stored either way, as the property's frame has it bare.
+        """
+        mutated: tuple[Any, ...] = ()
+        try:
+            result = target(*call_args, **call_kwargs)
+            mutated = _containers(call_args, call_kwargs)
+            outcome: tuple[Any, ...] = (
+                target, protocol.KEPT_OK, _as_argument(result, call_args, call_kwargs)
+            )  # fmt: skip
+        except BaseException as exc:
+            outcome = (target, protocol.KEPT_ERR, self.describe(exc))
+        try:
+            self.send((protocol.OK, ident, outcome, mutated))
         except (wire.WireError, RecursionError) as exc:
             self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
 
