@@ -245,7 +245,9 @@ def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[s
         if one_pytest:
             # Collected and run in one pytest, as bare `pytest tests` is (issue 20): the
             # separate collection cost a pytest start and a second collection of the suite.
-            first = repeat.first_pass(tree, paths, spec, scratch / "run", run.environ, box=run.box)
+            first = repeat.first_pass(
+                tree, paths, spec, scratch / "run", run.environ, box=run.box, tolerated=(SHADOWING,)
+            )
             trouble += [p for p in first.problems if not p.startswith(SHADOWING)]
             states = first.collected.collected
             collected = tuple(states)
