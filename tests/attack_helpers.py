@@ -135,19 +135,13 @@ def throwaway_python(tmp_path: Path) -> Path:
     they must land in a venv the test throws away, never the one running it.
     """
     import site
-    import subprocess
-    import sys
 
-    venv = tmp_path / "judge-venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    own = subprocess.run(
-        [str(python), "-c", "import site; print(site.getsitepackages()[0])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+    from tests.helpers import bare_venv
+
+    python, own = bare_venv(tmp_path / "judge-venv")
     ours = [p for p in site.getsitepackages() if Path(p).is_dir()]
     lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in ours)
-    (Path(own) / "_patchjudge_test_deps.pth").write_text(lines)
+    (own / "_patchjudge_test_deps.pth").write_text(lines)
     return python
 
 

@@ -129,6 +129,21 @@ def test_two():
 ORDER_JSON = '{"order": 7, "lines": [{"sku": "a", "qty": 2}], "total": 4}\n'
 
 
+def bare_venv(venv: Path) -> tuple[Path, Path]:
+    """`python -m venv --without-pip` at `venv`: (its python, its site-packages).
+
+    The cheapest real interpreter of another venv; a test adds what it needs
+    there (a .pth to the judge's runtime, a module of its own).
+    """
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    return python, Path(site)
+
+
 def fixture_digest(path: str, data: bytes) -> str:
     if path.endswith(".json"):
         data = rfc8785.dumps(json.loads(data))

@@ -10,8 +10,6 @@ comes from the judge.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import sysconfig
 from pathlib import Path
 
@@ -19,7 +17,7 @@ import pytest
 
 from tests.attack_helpers import fast_ledger
 from tests.flaky_helpers import code_flaky_module, flaky_calc, freeze_row, registry
-from tests.helpers import Result, cli, commit, example_repo, gate, verdict, write
+from tests.helpers import Result, bare_venv, cli, commit, example_repo, gate, verdict, write
 
 USES_DEP = """
 import codeonly_dep
@@ -32,15 +30,9 @@ def total(xs):
 
 @pytest.fixture(scope="session")
 def code_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    venv = tmp_path_factory.mktemp("code-venv") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
-    (Path(site) / "judge_runtime.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    (Path(site) / "codeonly_dep.py").write_text("ZERO = 0\n")
+    python, site = bare_venv(tmp_path_factory.mktemp("code-venv") / "venv")
+    (site / "judge_runtime.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (site / "codeonly_dep.py").write_text("ZERO = 0\n")
     return python
 
 
@@ -221,16 +213,10 @@ def test_frozen_reruns_in_the_codes_venv_refuse_a_judge_module_not_imported_yet(
 @pytest.fixture(scope="session")
 def self_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A code venv whose project is named patchjudge: its installed build, not the tree's src."""
-    venv = tmp_path_factory.mktemp("self-venv") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
-    (Path(site) / "judge_runtime.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    (Path(site) / "patchjudge").mkdir()
-    (Path(site) / "patchjudge" / "__init__.py").write_text('WHO = "the code\'s build"\n')
+    python, site = bare_venv(tmp_path_factory.mktemp("self-venv") / "venv")
+    (site / "judge_runtime.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (site / "patchjudge").mkdir()
+    (site / "patchjudge" / "__init__.py").write_text('WHO = "the code\'s build"\n')
     return python
 
 

@@ -9,7 +9,6 @@ it watches sys.prefix: a module rewritten there runs in every later lane.
 from __future__ import annotations
 
 import subprocess
-import sys
 import sysconfig
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 
 from patchjudge import guard
 from tests.attack_helpers import fast_ledger
-from tests.helpers import cli_env, commit, example_repo, verdict, write
+from tests.helpers import bare_venv, cli_env, commit, example_repo, verdict, write
 
 
 @pytest.mark.parametrize(
@@ -47,20 +46,14 @@ def _lane_venv(tmp_path: Path) -> tuple[Path, Path]:
     ahead of the running judge's (patchjudge and its runtime), so nothing
     other tests use is touched.
     """
-    venv = tmp_path / "lane"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    own = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+    python, own = bare_venv(tmp_path / "lane")
     shared = tmp_path / "judge" / "lib" / "site-packages"
     (shared / "judge_helper").mkdir(parents=True)
     (shared / "judge_helper" / "__init__.py").write_text("HELP = 1\n")
     judge = sysconfig.get_paths()["purelib"]
     # As init's noxfile writes it: the shared dir's own .pth files run too.
     adds = "".join(f"import site; site.addsitedir({str(p)!r})\n" for p in (shared, judge))
-    (Path(own) / "shared-judge.pth").write_text(adds)
+    (own / "shared-judge.pth").write_text(adds)
     return python, shared
 
 
