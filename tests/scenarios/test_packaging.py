@@ -44,6 +44,10 @@ def _clean_env() -> dict[str, str]:
     # A fresh user shell: nothing of this venv or of a surrounding CI job leaks in.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     env.pop("UV_PROJECT_ENVIRONMENT", None)
+    # But no bytecode: these run this venv's python on this checkout's patchjudge, both of
+    # which another test's process-isolated gate is guarding at the same time (a .pyc
+    # written there reads as tampering: seen in a CI run).
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
