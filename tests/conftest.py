@@ -84,12 +84,3 @@ def long_poles_first(items: list[pytest.Item]) -> list[pytest.Item]:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # trylast: after pytest has grouped items by their fixtures' scopes, so this order is final.
     items[:] = long_poles_first(items)
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: one worker more than the cores.
-
-    A scenario test spends much of its wall waiting on the processes it starts
-    (git, bwrap, a worker's pipe); a third worker on two cores fills that wait.
-    """
-    return (os.cpu_count() or 1) + 1
