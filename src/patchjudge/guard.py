@@ -35,10 +35,11 @@ def _stamp(st: os.stat_result, path: str) -> Stamp:
 
 def _digest(path: str) -> str:
     try:
-        # O_NOFOLLOW: the path was lstat'ed as a regular file; a link swapped in since is no file.
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        # The path was lstat'ed as a regular file: a link swapped in since is not followed,
+        # a FIFO not waited on. Unreadable gives no digest, so it excuses nothing.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return "unreadable"
+        return ""
     with os.fdopen(fd, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
 

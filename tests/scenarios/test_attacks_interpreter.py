@@ -9,6 +9,7 @@ import pytest
 
 from tests.attack_helpers import (
     BROKEN_CALC,
+    Judged,
     attack,
     gate_with,
     judged,
@@ -88,12 +89,17 @@ def total(xs):
 """
 
 
-def test_code_that_writes_a_pth_into_the_judge_venv_is_rejected(tmp_path: Path) -> None:
+def _judged_in_a_throwaway_venv(tmp_path: Path, code: str, isolation: str) -> tuple[Path, Judged]:
+    """The gate, run by a venv of its own (throwaway_python), on a patch of calc to `code`."""
     python = throwaway_python(tmp_path)
-    repo = example_repo(tmp_path, **{"eval/gate.toml": _ledger("process")})
-    write(repo, {"src/calc/__init__.py": PLANT_PTH})
+    repo = example_repo(tmp_path, **{"eval/gate.toml": _ledger(isolation)})
+    write(repo, {"src/calc/__init__.py": code})
     commit(repo)
-    result = judged(repo, gate_with(python, repo))
+    return python, judged(repo, gate_with(python, repo))
+
+
+def test_code_that_writes_a_pth_into_the_judge_venv_is_rejected(tmp_path: Path) -> None:
+    python, result = _judged_in_a_throwaway_venv(tmp_path, PLANT_PTH, "process")
     assert result.decision == "reject", result.explain()
     assert result.says(
         "pathfilter: tested code wrote outside its scratch tree: added", "aaa_attack.pth"
@@ -121,11 +127,7 @@ def total(xs):
 
 
 def test_a_same_size_rewrite_re_dated_and_relinked_is_tampering(tmp_path: Path) -> None:
-    python = throwaway_python(tmp_path)
-    repo = example_repo(tmp_path, **{"eval/gate.toml": _ledger("process")})
-    write(repo, {"src/calc/__init__.py": RELINK})
-    commit(repo)
-    result = judged(repo, gate_with(python, repo))
+    _, result = _judged_in_a_throwaway_venv(tmp_path, RELINK, "process")
     assert result.decision == "reject", result.explain()
     # The first lane that ran the code says so, not a later one the rewrite happened to break.
     assert result.says(
@@ -183,11 +185,7 @@ def _ledger(isolation: str | None = None) -> str:
 
 def test_in_the_sandbox_the_judge_venv_is_read_only(tmp_path: Path) -> None:
     require_sandbox()
-    python = throwaway_python(tmp_path)
-    repo = example_repo(tmp_path, **{"eval/gate.toml": _ledger("sandbox")})
-    write(repo, {"src/calc/__init__.py": PLANT_PTH})
-    commit(repo)
-    result = judged(repo, gate_with(python, repo))
+    python, result = _judged_in_a_throwaway_venv(tmp_path, PLANT_PTH, "sandbox")
     assert result.decision == "reject", result.explain()
     assert not list((python.parent.parent / "lib").rglob("aaa_attack.pth"))
     assert not result.says("tested code wrote outside its scratch tree"), result.explain()

@@ -26,6 +26,13 @@ TABLE: list[tuple[str, guard.Stamp, guard.Stamp, bool]] = [
     # The hole this closes: same size, mtime put back, a new link to excuse the ctime.
     ("rewritten in place plus a link of its own", BASE, (10, 100, 200, 7, F, 2, "bb"), True),
     ("a shared file rewritten in place", SHARED, (10, 100, 200, 7, F, 3, "bb"), True),
+    # Unreadable, a shared file has no digest: nothing vouches for its bytes.
+    (
+        "a shared file without a digest",
+        (10, 100, 100, 7, F, 2, ""),
+        (10, 100, 200, 7, F, 3, ""),
+        True,
+    ),
     ("a shared file grew", SHARED, (11, 100, 200, 7, F, 3, "aa"), True),
     ("replaced by another inode", SHARED, (10, 100, 200, 8, F, 3, "aa"), True),
     ("a directory's listing unchanged", (1, 1, 1, 5, D, 2, ""), (1, 2, 2, 5, D, 2, ""), False),
