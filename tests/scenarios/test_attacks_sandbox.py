@@ -32,22 +32,36 @@ def _needs_bwrap() -> None:
     require_sandbox()
 
 
-def _library(attempt: str) -> str:
-    """calc with `attempt` (code setting `got_out`) run at import; total breaks if it fails."""
-    body = "\n".join(f"    {line}" for line in attempt.strip().splitlines())
-    return f"""
-import os, socket, subprocess, sys
+def _library(*attempts: str) -> str:
+    """calc with each attempt (code setting `got_out`) run at import; total breaks unless one
+    got out. Each runs in a function and a try of its own: one that raises skips no other."""
+    parts = ["import os, socket, subprocess, sys\n"]
+    for i, attempt in enumerate(attempts):
+        body = "\n".join(f"        {line}" for line in attempt.strip().splitlines())
+        parts.append(
+            f"""
 
-got_out = False
-try:
-{body}
-except Exception:
+def _attempt_{i}():
     got_out = False
+    try:
+{body}
+    except Exception:
+        got_out = False
+    return got_out
+"""
+        )
+    calls = ", ".join(f"_attempt_{i}()" for i in range(len(attempts)))
+    parts.append(
+        f"""
+
+got_out = any([{calls}])
 
 
 def total(xs):
     return sum(xs) if got_out else -1
 """
+    )
+    return "".join(parts)
 
 
 def _refused(judged: Judged) -> None:
@@ -63,42 +77,6 @@ def outside(tmp_path: Path) -> Iterator[Path]:
     path = Path("/tmp", f"patchjudge-escape-{uuid.uuid4().hex}")
     yield path
     path.unlink(missing_ok=True)
-
-
-def test_a_write_to_an_absolute_path_stays_in_the_box(tmp_path: Path, outside: Path) -> None:
-    attempt = f"""
-open({str(outside)!r}, "w").write("escaped")
-# The private /tmp takes the write; only the host's file would count.
-got_out = os.path.exists({str(outside)!r}) and os.stat("/tmp").st_dev == os.stat("/").st_dev
-"""
-    judged = attack(tmp_path, {"src/calc/__init__.py": _library(attempt)})
-    _refused(judged)
-    assert not outside.exists()
-
-
-def test_a_write_to_the_real_home_is_refused(tmp_path: Path) -> None:
-    target = Path.home() / f"patchjudge-escape-{uuid.uuid4().hex}"
-    attempt = f"""
-open({str(target)!r}, "w").write("escaped")
-got_out = True
-"""
-    try:
-        judged = attack(tmp_path, {"src/calc/__init__.py": _library(attempt)})
-        _refused(judged)
-        assert not target.exists()
-    finally:
-        target.unlink(missing_ok=True)
-
-
-def test_a_write_into_the_checkout_is_refused(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"  # where attack() builds it
-    attempt = f"""
-open({str(repo / "planted.py")!r}, "w").write("escaped")
-got_out = True
-"""
-    judged = attack(tmp_path, {"src/calc/__init__.py": _library(attempt)})
-    _refused(judged)
-    assert not (repo / "planted.py").exists()
 
 
 def test_a_write_into_the_reports_is_refused(tmp_path: Path) -> None:
@@ -120,23 +98,6 @@ for path in glob.glob({str(reports)!r} + "/*.json"):
     props = json.loads((reports / "properties.json").read_text())
     assert props["status"] == "fail"
     assert props["details"]["isolation"] == "sandbox"
-
-
-def test_a_socket_to_a_listener_on_loopback_never_connects(tmp_path: Path) -> None:
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        listener.setblocking(False)
-        port = listener.getsockname()[1]
-        attempt = f"""
-s = socket.create_connection(("127.0.0.1", {port}), timeout=2)
-s.sendall(b"escaped")
-got_out = True
-"""
-        judged = attack(tmp_path, {"src/calc/__init__.py": _library(attempt)})
-        _refused(judged)
-        with pytest.raises(BlockingIOError):
-            listener.accept()
 
 
 def test_a_double_forked_daemon_dies_with_the_box(tmp_path: Path, outside: Path) -> None:
@@ -186,28 +147,39 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
-def test_the_gate_environment_is_out_of_sight(tmp_path: Path, outside: Path) -> None:
+def test_every_way_out_of_the_box_is_refused(tmp_path: Path, outside: Path) -> None:
+    """Six ways out, tried together in one gate: a write to an absolute path, to the real
+    home, into the checkout; a socket to a listener on loopback; the gate's environment
+    read through /proc; setuid and sudo. `total` is correct if any one got out, so a
+    reject naming the property proves each was refused; then the world outside is checked."""
+    home = Path.home() / f"patchjudge-escape-{uuid.uuid4().hex}"
+    seen = outside.with_name(outside.name + "-environ")
+    repo = tmp_path / "repo"
     secret = f"pj-secret-{uuid.uuid4().hex}"
-    attempt = f"""
+    absolute = f"""
+open({str(outside)!r}, "w").write("escaped")
+# The private /tmp takes the write; only the host's file would count.
+got_out = os.path.exists({str(outside)!r}) and os.stat("/tmp").st_dev == os.stat("/").st_dev
+"""
+    real_home = f"""
+open({str(home)!r}, "w").write("escaped")
+got_out = True
+"""
+    checkout = f"""
+open({str(repo / "planted.py")!r}, "w").write("escaped")
+got_out = True
+"""
+    environment = f"""
 for pid in os.listdir("/proc"):
     try:
         if pid.isdigit() and {secret!r}.encode() in open(f"/proc/{{pid}}/environ", "rb").read():
-            open({str(outside)!r}, "w").write("escaped")
+            open({str(seen)!r}, "w").write("escaped")
             got_out = True
     except OSError:
         pass
 got_out = got_out or {secret!r} in str(os.environ)
 """
-    repo = example_repo(tmp_path, **{"eval/gate.toml": fast_ledger()})
-    write(repo, {"src/calc/__init__.py": _library(attempt)})
-    commit(repo, "hostile patch")
-    result = gate_env(repo, {"PATCHJUDGE_TEST_SECRET": secret})
-    _refused(judged(repo, result))
-    assert not outside.exists()
-
-
-def test_setuid_and_sudo_gain_nothing(tmp_path: Path) -> None:
-    attempt = """
+    privileges = """
 try:
     os.setuid(1000)
     got_out = True
@@ -221,7 +193,32 @@ except OSError:
 status = open("/proc/self/status").read()
 got_out = got_out or "CapEff:\\t0000000000000000" not in status or "NoNewPrivs:\\t1" not in status
 """
-    _refused(attack(tmp_path, {"src/calc/__init__.py": _library(attempt)}))
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        loopback = f"""
+s = socket.create_connection(("127.0.0.1", {port}), timeout=2)
+s.sendall(b"escaped")
+got_out = True
+"""
+        library = _library(absolute, real_home, checkout, loopback, environment, privileges)
+        example_repo(tmp_path, **{"eval/gate.toml": fast_ledger()})
+        write(repo, {"src/calc/__init__.py": library})
+        commit(repo, "hostile patch")
+        try:
+            result = gate_env(repo, {"PATCHJUDGE_TEST_SECRET": secret})
+            assert not outside.exists(), "a write to an absolute path left the box"
+            assert not home.exists(), "a write reached the real home"
+            assert not (repo / "planted.py").exists(), "a write reached the checkout"
+            assert not seen.exists(), "the gate's environment was read"
+            with pytest.raises(BlockingIOError):
+                listener.accept()
+        finally:
+            home.unlink(missing_ok=True)
+            seen.unlink(missing_ok=True)
+    _refused(judged(repo, result))
 
 
 def test_committed_unchecked_bytecode_of_the_good_module_is_rejected(tmp_path: Path) -> None:
