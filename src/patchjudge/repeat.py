@@ -248,6 +248,11 @@ def _suite_plan(
     )
 
 
+def collect_plan(spec: Spec, tree: Path, args: Sequence[str]) -> testrun.Plan:
+    """The plan `collect` runs."""
+    return _suite_plan(spec, tree, args, collect_only=True)
+
+
 def collect(
     tree: Path,
     args: Sequence[str],
@@ -258,7 +263,7 @@ def collect(
     box: sandbox.Boxer | None = None,
 ) -> testrun.TestRun:
     """Collect `args` once, plainly: the node ids that exist."""
-    plan = _suite_plan(spec, tree, args, collect_only=True)
+    plan = collect_plan(spec, tree, args)
     scratch.mkdir(parents=True, exist_ok=True)
     return testrun.run(plan, scratch=scratch, environ=environ, box=box)
 

@@ -519,3 +519,27 @@ def run_problems(run: TestRun, timeout_s: float) -> list[str]:
     problems += [collection_error(n, text) for n, text in run.collect_errors.items()]
     problems += run.tampering()
     return problems
+
+
+def restricted(run: TestRun, files: Sequence[str], timeout_s: float) -> TestRun:
+    """Pure: a run of more files read as a run of `files` alone, its main pass held to `timeout_s`.
+
+    What was collected (and failed to collect) elsewhere is dropped: a run of
+    `files` alone collects none of it. The outcomes stay whole, so a sign of
+    tampering anywhere in the run is still one (`tampering`). A main pass
+    that outlived `timeout_s` in a process given more (the review's phase
+    after it) is a time-out, as it would have been alone.
+    """
+    wanted = set(files)
+
+    def ours(nodeid: str) -> bool:
+        return nodeid.split("::", 1)[0] in wanted
+
+    late = float(run.review_phase.get("main_seconds", 0)) >= timeout_s
+    return dataclasses.replace(
+        run,
+        timed_out=run.timed_out or late,
+        collected={n: s for n, s in run.collected.items() if ours(n)},
+        markers={n: m for n, m in run.markers.items() if ours(n)},
+        collect_errors={n: t for n, t in run.collect_errors.items() if not n or ours(n)},
+    )

@@ -10,7 +10,7 @@ import posixpath
 import sys
 import tempfile
 import tomllib
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +23,28 @@ from patchjudge.replay import parse_receipt
 from patchjudge.report import RunKey
 
 DEFAULT_REPORTS = ".patchjudge"
+
+
+class Shared:
+    """Answers one lane of a `patchjudge gate` computed that a later lane would compute alike.
+
+    Issue 20: within one gate the freeze lane ran the required properties the
+    properties lane runs again, and the head's suite was collected twice. Only
+    the gate makes one (a lane run alone, as nox runs it, computes its own);
+    a key holds every input its answer depends on that is not the run's own
+    (the run fixes the trees, the ledger and the seed): a miss computes.
+    """
+
+    def __init__(self) -> None:
+        self._found: dict[Hashable, object] = {}
+
+    def get(self, key: Hashable, compute: Callable[[], object]) -> tuple[object, bool]:
+        """(the value, whether an earlier lane computed it)."""
+        if key in self._found:
+            return self._found[key], True
+        value = compute()
+        self._found[key] = value
+        return value, False
 
 
 @dataclass(frozen=True)
@@ -65,6 +87,12 @@ class Run:
     store: trees.Store = field(default_factory=trees.Store, compare=False, repr=False)
     # The interpreter the code under test runs with: --python's venv, else the judge's.
     code: codeenv.CodeEnv = field(default_factory=codeenv.CodeEnv)
+    # What the lanes of one gate share (Shared); None: every lane computes its own.
+    shared: Shared | None = field(default=None, compare=False, repr=False)
+
+    def once(self, key: Hashable, compute: Callable[[], object]) -> tuple[object, bool]:
+        """(`compute()`, False), or within one gate (what an earlier lane computed, True)."""
+        return (compute(), False) if self.shared is None else self.shared.get(key, compute)
 
     def box(self, tree: Path, home: Path) -> sandbox.Box | None:
         """The sandbox for a process that runs the patch's code in `tree`; None without one."""
@@ -304,7 +332,9 @@ def _say_uncommitted(repo: Path, head: str, reports: Path) -> None:
         )
 
 
-def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
+def open_run(
+    options: Options, environ: Mapping[str, str] = os.environ, *, shared: bool = False
+) -> Run:
     receipt = _read_receipt(options.receipt)
     repo = git.toplevel(options.repo)
     base_ref = options.base or default_base(repo)
@@ -358,4 +388,5 @@ def open_run(options: Options, environ: Mapping[str, str] = os.environ) -> Run:
         isolation=isolation.value,
         isolation_fallback=isolation.fallback,
         code=codeenv.resolve(options.python, environ),
+        shared=Shared() if shared else None,
     )

@@ -134,9 +134,10 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
     """Every lane, then the verdict, decided from the reports this process made.
 
     Nothing is read back from disk: a report file the tested code rewrote
-    while a later lane ran changes no decision.
+    while a later lane ran changes no decision. The lanes share what one
+    computed and a later one would compute alike (workspace.Shared).
     """
-    run = open_run(options, environ)
+    run = open_run(options, environ, shared=True)
     # The gate's own imports must not look like tampering with site-packages
     # (guarded sets it too; here, since boxed lanes run unguarded before the last).
     sys.dont_write_bytecode = True

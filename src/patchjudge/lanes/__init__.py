@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
+from patchjudge import testrun
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
 
@@ -29,6 +32,28 @@ def report(
 
 def not_forced(run: Run, lane: str, details: Mapping[str, Any] | None = None) -> LaneReport:
     return report(run, lane, Status.NOT_APPLICABLE, [f"no changed path forces {lane}"], details)
+
+
+def collection(
+    run: Run, which: str, plan: testrun.Plan, scratch: Path
+) -> tuple[testrun.TestRun, bool]:
+    """`plan` (a collection) on a tree of `which`, or the one an earlier lane of this gate made.
+
+    The second value says it was shared (issue 20: pathfilter and freeze both
+    collected the head's suite). Keyed by the plan whole but its tree, which
+    every lane makes anew from the same entries: a plan that differs in any
+    setting (a seed, a plugin, the paths) collects again.
+    """
+
+    def compute() -> testrun.TestRun:
+        scratch.mkdir(parents=True, exist_ok=True)
+        return testrun.run(plan, scratch=scratch, environ=run.environ, box=run.box)
+
+    if not plan.collect_only:
+        raise AssertionError("only a collection is shared")
+    key = ("collection", which, dataclasses.replace(plan, tree=Path()))
+    value, shared = run.once(key, compute)
+    return cast(testrun.TestRun, value), shared
 
 
 ORDER = ("pathfilter", "fixtures", "freeze", "properties", "replay")

@@ -12,7 +12,7 @@ from typing import Any
 from patchjudge import failure, repeat, testrun
 from patchjudge.config import Ledger
 from patchjudge.freezefile import FreezeRow, parse_registry
-from patchjudge.lanes import report
+from patchjudge.lanes import collection, report
 from patchjudge.lanes.pathfilter import defined_at
 from patchjudge.paths import any_match, under
 from patchjudge.replay import nodeid_matches
@@ -212,8 +212,13 @@ def _base_tests(run: Run) -> int:
     return len(defined_at(run, run.merge_base, files))
 
 
-def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[str, Any] | str]:
-    """The visible suite once at head, in the sandbox, with the frozen reruns' isolation."""
+def _visible_suite(
+    run: Run, frozen: Collection[str], shown: dict[str, str]
+) -> tuple[list[str], dict[str, Any] | str]:
+    """The visible suite once at head, in the sandbox, with the frozen reruns' isolation.
+
+    `shown` gets what came from an earlier lane of the gate (details.shared).
+    """
     ledger = run.ledger
     if not ledger.suite.run:
         return [], "not run: [suite] run = false"
@@ -255,7 +260,10 @@ def _visible_suite(run: Run, frozen: Collection[str]) -> tuple[list[str], dict[s
                 trouble += [f"node id did not run: {n}" for n in collected if n not in first.nodes]
             outcomes = first.collected.outcomes
         elif paths:
-            found = repeat.collect(tree, paths, spec, scratch / "collect", run.environ, box=run.box)
+            plan = repeat.collect_plan(spec, tree, paths)
+            found, shared = collection(run, "head", plan, scratch / "collect")
+            if shared:
+                shown["suite_collection"] = "pathfilter's"
             trouble += _believed(found, spec.timeout_s)
             states = found.collected
             collected = tuple(states)
@@ -401,10 +409,10 @@ def _frozen_reruns(
         return problems, skipped, tallies
 
 
-def _properties_runner() -> Callable[..., testrun.TestRun]:
-    from patchjudge.lanes.properties import run_properties
+def _properties_runner() -> Callable[[Run, Sequence[str]], tuple[testrun.TestRun, bool]]:
+    from patchjudge.lanes.properties import required_run
 
-    return run_properties
+    return required_run
 
 
 def run(run: Run) -> LaneReport:
@@ -429,7 +437,11 @@ def run(run: Run) -> LaneReport:
     # properties (and review, coverage) only when a row requires a property, and
     # imported before the visible suite runs: no judge module after tested code.
     run_properties = _properties_runner() if any(r.required_properties for r in rows) else None
-    suite_problems, details["suite"] = _visible_suite(run, {r.nodeid for r in rows})
+    # What came from an earlier lane of this gate (workspace.Shared), said where it did.
+    shared: dict[str, str] = {}
+    suite_problems, details["suite"] = _visible_suite(run, {r.nodeid for r in rows}, shared)
+    if shared:
+        details["shared"] = shared
     if not rows:
         status = Status.FAIL if suite_problems else Status.PASS
         return report(run, NAME, status, suite_problems, details)
@@ -440,7 +452,10 @@ def run(run: Run) -> LaneReport:
     collected: Collection[str] = ()
     if prop_files and run_properties is not None:
         # The files whole: a node id that does not exist would stop pytest ("not found").
-        result = run_properties(run, args=prop_files)
+        result, whole = run_properties(run, prop_files)
+        if whole:
+            shared["required_properties"] = "the properties lane's run"
+            details["shared"] = shared
         problems += [
             f"required properties: {p}"
             for p in testrun.run_problems(result, ledger.properties.timeout_s)

@@ -9,7 +9,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from patchjudge import basecache, cache, failure, git, parsed, testrun
-from patchjudge.lanes import report
+from patchjudge.lanes import collection, report
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
 
@@ -170,9 +170,7 @@ def collect_suite(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun,
     paths = tuple(p for p in run.ledger.suite.paths if (tree / p).exists())
     if not paths:
         return testrun.TestRun(0, False, True, True, {}, {}, {}, (), 0), paths
-    return testrun.run(
-        _plan(run, tree, paths), scratch=scratch, environ=run.environ, box=run.box
-    ), paths
+    return collection(run, which, _plan(run, tree, paths), scratch)[0], paths
 
 
 def collect_base(run: Run, scratch: Path) -> tuple[testrun.TestRun, tuple[str, ...], str]:

@@ -11,7 +11,7 @@ import sys
 import tokenize
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from patchjudge import charmap, failure, git, parsed, review, review_run, seed, testrun
 from patchjudge.boundary import protocol
@@ -510,8 +510,9 @@ def run(run: Run) -> LaneReport:
     problems = thin_files(files)
     if not files:
         problems.append(f"no property test file under {', '.join(settings.paths)}")
-    changed = review_run.changed_files(run)
-    result = run_properties(run, coverage=[f.path for f in changed], review_files=changed)
+    changed, result, shared = lane_run(run)
+    if shared:  # the freeze lane of this gate started it, for its required properties
+        details["shared"] = {"run": "started by the freeze lane"}
     outcome_problems, outcome_details = judge_outcomes(result, settings)
     problems += outcome_problems
     details.update(outcome_details, files=sorted(files), exitstatus=result.exitstatus)
@@ -528,6 +529,41 @@ def run(run: Run) -> LaneReport:
     if problems:
         details["output_tail"] = result.output[-4000:]
     return report(run, NAME, Status.FAIL if problems else Status.PASS, problems, details)
+
+
+def lane_run(run: Run) -> tuple[list[review.ChangedFile], testrun.TestRun, bool]:
+    """The lane's run (every property, the changed lines' coverage, the review's mutants).
+
+    The third value: whether an earlier lane of this gate started it
+    (`required_run`); its seed and settings are the run's, alike for both.
+    """
+    settings = run.ledger.properties
+
+    def compute() -> tuple[list[review.ChangedFile], testrun.TestRun]:
+        changed = review_run.changed_files(run)
+        coverage = [f.path for f in changed]
+        return changed, run_properties(run, coverage=coverage, review_files=changed)
+
+    key = (NAME, "lane run", settings.seed, settings.max_examples)
+    value, shared = run.once(key, compute)
+    changed, result = cast(tuple[list[review.ChangedFile], testrun.TestRun], value)
+    return changed, result, shared
+
+
+def required_run(run: Run, files: Sequence[str]) -> tuple[testrun.TestRun, bool]:
+    """The property files `files` under the judge's settings, for the freeze lane's rows.
+
+    Within a gate that runs this lane too, boxed (so the one walk around the
+    lanes guards both alike), its run answers (issue 20): it runs every
+    property file with the same seed and settings, and this lane then reads
+    it instead of running it again. Read as a run of `files` alone
+    (`testrun.restricted`); the second value says it was.
+    """
+    whole = run.shared is not None and run.isolation == "sandbox" and run.forces(NAME)
+    if not whole or not set(files) <= set(property_files(run)):
+        return run_properties(run, args=files), False
+    _, result, _ = lane_run(run)
+    return testrun.restricted(result, files, run.ledger.properties.timeout_s), True
 
 
 # The second harness's worker (standin.Spec.shape): no start-up, argv or thread in common.

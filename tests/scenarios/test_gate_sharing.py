@@ -1,0 +1,110 @@
+"""What the lanes of one gate share (issue 20), and where they must not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.flaky_helpers import code_flaky_module, flaky_calc, freeze_row, registry
+from tests.helpers import LEDGER, cli, commit, example_repo, gate, verdict, write
+
+FROZEN = "tests/test_clock.py::test_clock"
+REQUIRED = "eval/properties/test_total.py::test_total_never_negative"
+
+
+def _frozen_repo(tmp_path: Path, ledger: str = LEDGER) -> Path:
+    """A frozen flaky test whose row requires a property; the patch touches the code."""
+    repo = example_repo(
+        tmp_path,
+        **{
+            "src/calc/__init__.py": flaky_calc(3, 12),
+            "tests/test_clock.py": code_flaky_module(tmp_path / "counters"),
+            "eval/flakes.freeze.toml": registry(freeze_row(FROZEN)),
+            "eval/gate.toml": ledger,
+        },
+    )
+    return repo
+
+
+def _patch(repo: Path, code: str) -> None:
+    write(repo, {"src/calc/__init__.py": code})
+    commit(repo, "agent patch")
+
+
+def test_the_gate_runs_the_required_properties_once(tmp_path: Path) -> None:
+    repo = _frozen_repo(tmp_path)
+    _patch(repo, flaky_calc(3, 12) + "\n# a harmless edit\n")
+    result = gate(repo)
+    assert result.code == 0, result.out + result.err
+    freeze = result.report(repo, "freeze")
+    props = result.report(repo, "properties")
+    assert freeze["details"]["shared"] == {"required_properties": "the properties lane's run"}
+    assert props["details"]["shared"] == {"run": "started by the freeze lane"}
+    assert freeze["details"]["skipped_by_freeze"] == [FROZEN]
+    assert REQUIRED in props["details"]["passed"]
+    # The lane on its own (as nox runs it) runs its own, and concludes the same.
+    alone = cli(repo, "freeze", "--base", "main", "--today", "2026-12-01")
+    assert alone.code == 0, alone.out + alone.err
+    own = alone.report(repo, "freeze")
+    assert "shared" not in own["details"]
+    assert own["reasons"] == freeze["reasons"]
+    assert own["details"]["suite"] == freeze["details"]["suite"]
+
+
+def test_a_required_property_the_patch_breaks_fails_the_freeze_lane_in_the_gate(
+    tmp_path: Path,
+) -> None:
+    repo = _frozen_repo(tmp_path)
+    _patch(repo, flaky_calc(3, 12).replace("return sum(xs)", "return sum(xs) - 1"))
+    result = gate(repo)
+    assert result.code == 1, result.out + result.err
+    freeze = result.report(repo, "freeze")
+    assert freeze["status"] == "fail"
+    assert f"required property failed: {REQUIRED}" in freeze["reasons"]
+    assert freeze["details"]["shared"] == {"required_properties": "the properties lane's run"}
+    assert result.report(repo, "properties")["status"] == "fail"
+    assert verdict(repo)["verdict"] == "reject"
+
+
+def test_an_unboxed_gate_runs_the_required_properties_in_each_lane(tmp_path: Path) -> None:
+    """Unboxed, each lane's walk tells whose processes wrote what: nothing is shared across it."""
+    ledger = LEDGER.replace('base = "main"\n', 'base = "main"\nisolation = "process"\n')
+    repo = _frozen_repo(tmp_path, ledger)
+    _patch(repo, flaky_calc(3, 12) + "\n# a harmless edit\n")
+    result = gate(repo)
+    assert result.code == 0, result.out + result.err
+    assert "shared" not in result.report(repo, "freeze")["details"]
+    assert "shared" not in result.report(repo, "properties")["details"]
+
+
+def test_the_head_collection_is_shared_where_the_plans_agree(tmp_path: Path) -> None:
+    """xdist for the suite: freeze collects before it runs, as pathfilter did."""
+    ledger = LEDGER + "\n[flakes]\nworkers = 2\n"
+    repo = example_repo(tmp_path, **{"eval/gate.toml": ledger})
+    _patch(repo, "def total(xs):\n    return sum(x for x in xs)\n")
+    result = gate(repo)
+    assert result.code == 0, result.out + result.err
+    freeze = result.report(repo, "freeze")
+    assert freeze["details"]["shared"] == {"suite_collection": "pathfilter's"}
+    assert freeze["details"]["suite"]["passed"] == 2
+    # A suite that uses hypothesis is collected with its plugin and seed: a plan of its own.
+    repo = example_repo(tmp_path / "hypothesis", **{"eval/gate.toml": ledger})
+    _patch(repo, "def total(xs):\n    return sum(x for x in xs)\n")
+    write(repo, {"tests/test_more.py": HYPOTHESIS_TEST})
+    commit(repo, "a hypothesis test in the suite")
+    result = gate(repo)
+    assert result.code == 0, result.out + result.err
+    freeze = result.report(repo, "freeze")
+    assert "shared" not in freeze["details"]
+    assert freeze["details"]["suite"]["passed"] == 3
+
+
+HYPOTHESIS_TEST = """
+from hypothesis import given, strategies as st
+
+from calc import total
+
+
+@given(st.integers(min_value=0, max_value=9))
+def test_one(x):
+    assert total([x]) == x
+"""
