@@ -243,6 +243,47 @@ def test_a_lane_session_nox_skips_fails_the_gate_through_nox(
     assert found["lanes"]["freeze"]["reasons"] == ["report missing: the lane did not run"], found
 
 
+def _lane_commands(log: str, lane: str) -> list[str]:
+    return [line for line in log.splitlines() if f"-m patchjudge {lane} --repo" in line]
+
+
+@pytest.mark.slow
+def test_the_replay_lane_gets_a_code_venv_only_when_the_base_ledger_gives_it_one_to_collect(
+    tmp_path: Path, iniconfig_adopted: Path
+) -> None:
+    # issue 19: each lane's copy of the code's venv costs a copy and a guard walk.
+    # replay runs code only to collect a slice the ledger names by node id or
+    # marker; the ledger read is the merge base's, never the head's.
+    repo = _adopted(tmp_path, iniconfig_adopted)
+    _edit(repo, *BENIGN)
+    result = _nox_gate(repo)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-4000:]
+    (replay,) = _lane_commands(log, "replay")
+    assert "--python" not in replay, replay
+    assert all("--python" in c for c in _lane_commands(log, "freeze")), log[-4000:]
+    # The head asking for a marker changes nothing: the base's ledger decides.
+    ledger = (repo / "eval" / "gate.toml").read_text()
+    marked = ledger.replace("[replay]\n", '[replay]\nmarker = "slow"\n', 1)
+    assert marked != ledger
+    (repo / "eval" / "gate.toml").write_text(marked)
+    commit(repo, "the head names a replay marker")
+    second = _nox_gate(repo, "-R")
+    log = second.stdout + second.stderr
+    (replay,) = _lane_commands(log, "replay")
+    assert "--python" not in replay, replay
+    # At the base, the marker gives the slice a collection to run: the code's venv.
+    git(repo, "checkout", "-q", "main")
+    (repo / "eval" / "gate.toml").write_text(marked)
+    git(repo, "commit", "-q", "-a", "--amend", "--no-edit")
+    git(repo, "checkout", "-q", "-b", "patch2")
+    _edit(repo, *BENIGN)
+    result = _nox_gate(repo, "-R")
+    log = result.stdout + result.stderr
+    (replay,) = _lane_commands(log, "replay")
+    assert "--python" in replay and "/tmp/code/bin/python" in replay, replay
+
+
 def _nox_without_uv(dest: Path) -> Path:
     """A python with nox and virtualenv importable and no uv anywhere it or nox looks.
 
