@@ -12,6 +12,7 @@ a break rejected and a removed test rejected.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import built_once, cli, commit, git, shared_dir, verdict
-from tests.init_helpers import repo_from_tree, run, sdist
+from tests.init_helpers import no_git_env, repo_from_tree, run, sdist
 
 INICONFIG = (
     "iniconfig", "2.3.1", "67f4b9c50da0dedf52af349e7749a80a9057a5031199791b906c3bb3ae878960"
@@ -240,6 +241,92 @@ def test_a_lane_session_nox_skips_fails_the_gate_through_nox(
     found = verdict(repo)
     assert found["verdict"] == "reject", found
     assert found["lanes"]["freeze"]["reasons"] == ["report missing: the lane did not run"], found
+
+
+def _lane_commands(log: str, lane: str) -> list[str]:
+    return [line for line in log.splitlines() if f"-m patchjudge {lane} --repo" in line]
+
+
+@pytest.mark.slow
+def test_the_replay_lane_gets_a_code_venv_only_when_the_base_ledger_gives_it_one_to_collect(
+    tmp_path: Path, iniconfig_adopted: Path
+) -> None:
+    # issue 19: each lane's copy of the code's venv costs a copy and a guard walk.
+    # replay runs code only to collect a slice the ledger names by node id or
+    # marker; the ledger read is the merge base's, never the head's.
+    repo = _adopted(tmp_path, iniconfig_adopted)
+    _edit(repo, *BENIGN)
+    result = _nox_gate(repo)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-4000:]
+    (replay,) = _lane_commands(log, "replay")
+    assert "--python" not in replay, replay
+    assert all("--python" in c for c in _lane_commands(log, "freeze")), log[-4000:]
+    # The head asking for a marker changes nothing: the base's ledger decides.
+    ledger = (repo / "eval" / "gate.toml").read_text()
+    marked = ledger.replace("[replay]\n", '[replay]\nmarker = "slow"\n', 1)
+    assert marked != ledger
+    (repo / "eval" / "gate.toml").write_text(marked)
+    commit(repo, "the head names a replay marker")
+    second = _nox_gate(repo, "-R")
+    log = second.stdout + second.stderr
+    (replay,) = _lane_commands(log, "replay")
+    assert "--python" not in replay, replay
+    # At the base, the marker gives the slice a collection to run: the code's venv.
+    git(repo, "checkout", "-q", "main")
+    (repo / "eval" / "gate.toml").write_text(marked)
+    git(repo, "commit", "-q", "-a", "--amend", "--no-edit")
+    git(repo, "checkout", "-q", "-b", "patch2")
+    _edit(repo, *BENIGN)
+    result = _nox_gate(repo, "-R")
+    log = result.stdout + result.stderr
+    (replay,) = _lane_commands(log, "replay")
+    assert "--python" in replay and "/tmp/code/bin/python" in replay, replay
+
+
+def _nox_without_uv(dest: Path) -> Path:
+    """A python with nox and virtualenv importable and no uv anywhere it or nox looks.
+
+    A venv of the base interpreter (its bin/ holds no uv) that reaches this run's
+    site-packages by a .pth, as a team without uv has nox from pip.
+    """
+    base = Path(sys.base_prefix) / "bin" / "python3"
+    subprocess.run([str(base), "-m", "venv", "--without-pip", str(dest)], check=True)
+    (site,) = dest.glob("lib/python*/site-packages")
+    here = [p for p in sys.path if p.endswith("site-packages")]
+    (site / "outer.pth").write_text("\n".join(here) + "\n")
+    assert not (dest / "bin" / "uv").exists()
+    return dest / "bin" / "python"
+
+
+@pytest.mark.slow
+def test_nox_gate_without_uv_builds_every_venv_with_virtualenv_and_pip(
+    tmp_path: Path, iniconfig_adopted: Path
+) -> None:
+    # issue 19: uv is used where it is; without it the noxfile init wrote must
+    # still work, each venv from virtualenv (nox) or venv + pip (the judge's, the code's).
+    repo = _adopted(tmp_path, iniconfig_adopted)
+    _edit(repo, *BENIGN)
+    python = _nox_without_uv(tmp_path / "nox-no-uv")
+    path = os.pathsep.join(
+        p for p in os.environ.get("PATH", "").split(os.pathsep)
+        if p and not (Path(p) / "uv").exists()
+    )  # fmt: skip
+    env = {**no_git_env(os.environ), "PATH": path, "UV": str(tmp_path / "no-such-uv")}
+    nox = [str(python), "-m", "nox", "--no-color", "-s", "gate", "--"]
+    result = subprocess.run(
+        [*nox, "--base", "main", "--today", "2026-12-01"],
+        cwd=repo, capture_output=True, text=True, env=env, timeout=1800, check=False,
+    )  # fmt: skip
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-4000:]
+    assert verdict(repo)["verdict"] == "accept_for_review"
+    assert "(virtualenv)" in log and "(uv)" not in log and "/uv " not in log, log[-4000:]
+    # The judge's venv was built by pip: its pins hold, and no uv made it.
+    judge = _fresh_lane_venvs(repo)
+    assert list(judge.glob("lib/python*/site-packages/pip")), "venv + pip, not uv"
+    cfg = (judge / "pyvenv.cfg").read_text().splitlines()
+    assert not [line for line in cfg if line.startswith("uv ")], cfg
 
 
 def test_without_python_the_judges_copy_is_said_not_silent(
