@@ -513,9 +513,16 @@ class _Reader:
             if (value.bit_length() + 8) // 8 != n or -_I64 <= value < _I64:
                 raise WireError("int not in its shortest form")
             return value
-        if tag == 0x73:  # s
+        if tag == 0x73:  # s: count() and take() inline, the commonest value (issue 17)
+            end = pos + 5
+            if end > len(data):
+                raise WireError("payload ends inside a value")
+            (n,) = _U32.unpack_from(data, pos + 1)
+            if n > len(data) - end:
+                raise WireError(f"count {n} exceeds the bytes left")
+            self.pos = end + n
             try:
-                return self.take(self.count()).decode("utf-8", "surrogatepass")
+                return data[end : end + n].decode("utf-8", "surrogatepass")
             except UnicodeDecodeError as exc:
                 raise WireError(f"str not UTF-8: {exc.reason}") from None
         if tag == 0x66:  # f
@@ -528,7 +535,13 @@ class _Reader:
                 raise WireError(f"value nested deeper than {MAX_DEPTH}")
             if hashed and tag not in (0x74, 0x7A):
                 raise WireError("unhashable container as a set member or dict key")
-            n = self.count()
+            end = pos + 5  # count() inline
+            if end > len(data):
+                raise WireError("payload ends inside a value")
+            (n,) = _U32.unpack_from(data, pos + 1)
+            if n > len(data) - end:
+                raise WireError(f"count {n} exceeds the bytes left")
+            self.pos = end
             if tag == 0x64:  # d
                 result = {}
                 for _ in range(n):
@@ -538,7 +551,9 @@ class _Reader:
                     raise WireError("dict with a repeated key")
                 return result
             member = hashed or tag in (0x53, 0x7A)
-            items = [self.value(depth + 1, member) for _ in range(n)]
+            items: list[Any] = []  # a loop, not a comprehension: one frame fewer per container
+            for _ in range(n):
+                items.append(self.value(depth + 1, member))
             if tag == 0x6C:  # l
                 return items
             if tag == 0x74:  # t
@@ -552,7 +567,10 @@ class _Reader:
                 raise WireError("a reference as a set member or dict key")
             if depth >= MAX_DEPTH:
                 raise WireError(f"value nested deeper than {MAX_DEPTH}")
-            kind, ident = _REF.unpack(self.take(_REF.size))
+            if pos + 1 + _REF.size > len(data):
+                raise WireError("payload ends inside a value")
+            kind, ident = _REF.unpack_from(data, pos + 1)
+            self.pos = pos + 1 + _REF.size
             ref = Ref(kind, ident, self.value(depth + 1, False))
             if tag == 0x76:
                 ref.data = self.value(depth + 1, False)
