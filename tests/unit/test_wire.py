@@ -523,3 +523,52 @@ def test_the_inline_decoder_reads_as_the_general_path_valid_cut_or_flipped(
 @settings(max_examples=300)
 def test_the_inline_decoder_reads_junk_as_the_general_path(junk: bytes) -> None:
     _same_outcome(junk)
+
+
+def _general_encode(value: Any, counted: list[int]) -> bytes:
+    """The encoder's general path: every item of a list, tuple or set through a frame of its
+    own (wire.encode of it alone), so the inline str and int items are checked against it."""
+    counted[0] += 1
+    kind = type(value)
+    if kind in (list, tuple, set, frozenset):
+        tag = {list: b"l", tuple: b"t", set: b"S", frozenset: b"z"}[kind]
+        return (
+            tag
+            + struct.pack(">I", len(value))
+            + b"".join(_general_encode(item, counted) for item in value)
+        )
+    if kind is dict:
+        body = b"".join(
+            _general_encode(k, counted) + _general_encode(v, counted) for k, v in value.items()
+        )
+        return b"d" + struct.pack(">I", len(value)) + body
+    counted[0] += _items(value) - 1
+    return wire.encode(value)
+
+
+def _items(value: Any) -> int:
+    if type(value) in (list, tuple, set, frozenset):
+        return 1 + sum(_items(v) for v in value)
+    if type(value) is dict:
+        return 1 + sum(_items(k) + _items(v) for k, v in value.items())
+    return 1
+
+
+@given(data, st.integers(1, 40))
+@settings(max_examples=300)
+def test_the_inline_encoder_writes_as_the_general_path_and_refuses_as_it(
+    value: Any, limit: int
+) -> None:
+    counted = [0]
+    assert wire.encode(value) == _general_encode(value, counted)
+    # The item budget: the inline items count as the frames they replace.
+    old = wire.MAX_ITEMS
+    wire.MAX_ITEMS = limit
+    try:
+        wire.encode(value)
+    except wire.WireError as exc:
+        assert counted[0] > limit and "more than" in str(exc)
+    else:
+        assert counted[0] <= limit
+    finally:
+        wire.MAX_ITEMS = old

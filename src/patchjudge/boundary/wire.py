@@ -342,7 +342,20 @@ def _encode(  # noqa: PLR0917  (recursive; the state rides along)
         else:
             member = hashed or kind in (set, frozenset)
             for item in value:
-                _encode(item, None if member else to_ref, out, depth + 1, member, budget)
+                # A str or small int item written here, not in a frame of its own (issue 17):
+                # what _encode does for it, budget first; neither is a key, member or ref.
+                item_kind = type(item)
+                if item_kind is str or (item_kind is int and -_I64 <= item < _I64):
+                    budget[0] -= 1
+                    if budget[0] < 0:
+                        raise WireError(f"value has more than {MAX_ITEMS} items")
+                    if item_kind is int:
+                        out += (b"j", _S64.pack(item))
+                    else:
+                        raw = item.encode("utf-8", "surrogatepass")
+                        out += (b"s", _U32.pack(len(raw)), raw)
+                else:
+                    _encode(item, None if member else to_ref, out, depth + 1, member, budget)
     elif not _encode_other(value, to_ref, out, depth, hashed, budget):
         where = "a set member or dict key" if hashed else "data"
         raise WireError(f"{kind.__name__} cannot cross as {where}")
