@@ -572,3 +572,34 @@ def test_the_inline_encoder_writes_as_the_general_path_and_refuses_as_it(
         assert counted[0] <= limit
     finally:
         wire.MAX_ITEMS = old
+
+
+def _general_stdlib_code(value: Any) -> int | None:
+    """stdlib_code as written before its enum shortcut: the name built for every type."""
+    kind = type(value)
+    code = wire._CODES.get(kind)
+    if code is not None:
+        return code
+    name = wire._CLASS_NAMES.get(id(value))
+    if name is not None and wire.CLASSES[name] is value:
+        return 17
+    if wire._ENUMS.get(f"{kind.__module__}.{kind.__qualname__}") is kind:
+        return 18
+    return None
+
+
+class _Lookalike:
+    """A class that names itself http.HTTPStatus: no enum for all that."""
+
+
+_Lookalike.__module__, _Lookalike.__qualname__ = "http", "HTTPStatus"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [http.HTTPStatus.OK, re.RegexFlag.IGNORECASE, signal.Signals.SIGINT, _Lookalike(),
+     _Lookalike, http.HTTPStatus, 3, "s", None, slice(1), datetime.date(2026, 1, 1), object(),
+     int, ValueError, collections.OrderedDict(), pathlib.PurePosixPath("a")],
+)  # fmt: skip
+def test_stdlib_codes_agree_with_the_general_path(value: Any) -> None:
+    assert wire.stdlib_code(value) == _general_stdlib_code(value)

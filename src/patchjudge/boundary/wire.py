@@ -239,6 +239,7 @@ STDLIB: dict[int, _Kind] = {
         _enum_member, ((str,), _INT), True,
     ),
 }  # fmt: skip
+_ENUM_TYPES = frozenset(_ENUMS.values())
 _CODES: dict[type, int] = {kind.cls: code for code, kind in STDLIB.items() if code not in (17, 18)}
 # The data types a subclass of crosses as (through the base type's own methods).
 _READ_AS_BASE: dict[type, Callable[[Any], Any]] = {
@@ -263,8 +264,8 @@ def stdlib_code(value: Any) -> int | None:
         return code
     if _CLASS_NAMES.get(id(value)) is not None and CLASSES[_CLASS_NAMES[id(value)]] is value:
         return 17
-    name = f"{kind.__module__}.{kind.__qualname__}"
-    if _ENUMS.get(name) is kind:
+    # The name is built only for the enum classes themselves: every handle is asked this.
+    if kind in _ENUM_TYPES and _ENUMS.get(f"{kind.__module__}.{kind.__qualname__}") is kind:
         return 18
     return None
 
