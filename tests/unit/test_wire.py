@@ -422,3 +422,184 @@ def test_a_tzinfo_reference_is_never_a_key_nor_anything_but_a_tzinfo() -> None:
             + b"j" + struct.pack(">q", 1) + b"j" + struct.pack(">q", 1),
             lambda ref: Opaque(),
         )  # fmt: skip
+
+
+class _GeneralReader(wire._Reader):
+    """The decoder's general path for the tags the fast one reads inline (str, containers,
+    references): through count() and take(), as it was written before the shortcut."""
+
+    def value(self, depth: int, hashed: bool) -> Any:
+        if self.pos >= len(self.data):
+            return super().value(depth, hashed)
+        tag = self.data[self.pos]
+        if tag not in b"sltSzdrv":
+            return super().value(depth, hashed)
+        self.items += 1
+        if self.items > wire.MAX_ITEMS:
+            raise wire.WireError(f"value has more than {wire.MAX_ITEMS} items")
+        self.pos += 1
+        if tag == 0x73:
+            try:
+                return self.take(self.count()).decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError as exc:
+                raise wire.WireError(f"str not UTF-8: {exc.reason}") from None
+        if depth >= wire.MAX_DEPTH:
+            raise wire.WireError(f"value nested deeper than {wire.MAX_DEPTH}")
+        if tag in (0x72, 0x76):
+            if hashed:
+                raise wire.WireError("a reference as a set member or dict key")
+            kind, ident = wire._REF.unpack(self.take(wire._REF.size))
+            ref = wire.Ref(kind, ident, self.value(depth + 1, False))
+            if tag == 0x76:
+                ref.data = self.value(depth + 1, False)
+                if type(ref.data) not in wire._READ_AS_BASE:
+                    raise wire.WireError(f"a view of {type(ref.data).__name__}, not of a data type")
+            return ref
+        if hashed and tag not in (0x74, 0x7A):
+            raise wire.WireError("unhashable container as a set member or dict key")
+        n = self.count()
+        if tag == 0x64:
+            result = {}
+            for _ in range(n):
+                key = self.value(depth + 1, True)
+                result[key] = self.value(depth + 1, False)
+            if len(result) != n:
+                raise wire.WireError("dict with a repeated key")
+            return result
+        member = hashed or tag in (0x53, 0x7A)
+        items = [self.value(depth + 1, member) for _ in range(n)]
+        if tag == 0x6C:
+            return items
+        if tag == 0x74:
+            return tuple(items)
+        built = set(items) if tag == 0x53 else frozenset(items)
+        if len(built) != n:
+            raise wire.WireError("set with a repeated member")
+        return built
+
+
+def _outcome(read: Any, payload: bytes) -> tuple[str, Any]:
+    reader = read(payload, None)
+    try:
+        value = reader.value(0, False)
+    except wire.WireError as exc:
+        return ("refused", str(exc))
+    if reader.pos != len(payload):
+        return ("refused", "stray")
+    return ("value", value)
+
+
+def _same_outcome(payload: bytes) -> None:
+    fast, general = _outcome(wire._Reader, payload), _outcome(_GeneralReader, payload)
+    assert fast[0] == general[0], (payload, fast, general)
+    if fast[0] == "refused":
+        assert fast[1] == general[1]
+    else:
+        assert wire.same(fast[1], general[1])
+
+
+messages = st.tuples(
+    st.sampled_from(["q", "ok", "err", "it"]), st.integers(), data, st.text(max_size=8)
+)
+
+
+@given(messages | data, st.data())
+@settings(max_examples=300)
+def test_the_inline_decoder_reads_as_the_general_path_valid_cut_or_flipped(
+    value: Any, draw: st.DataObject
+) -> None:
+    refs = [wire.Ref(1, 7), wire.Ref(3, 2, ("len",)), wire.Ref(1, 9, None, [1, "a"])]
+    payload = wire.encode((value, *refs), lambda obj: obj if isinstance(obj, wire.Ref) else None)
+    _same_outcome(payload)
+    cut = draw.draw(st.integers(0, len(payload) - 1))
+    _same_outcome(payload[:cut])
+    at = draw.draw(st.integers(0, len(payload) - 1))
+    flipped = bytearray(payload)
+    flipped[at] = draw.draw(st.integers(0, 255))
+    _same_outcome(bytes(flipped))
+
+
+@given(st.binary(max_size=48))
+@settings(max_examples=300)
+def test_the_inline_decoder_reads_junk_as_the_general_path(junk: bytes) -> None:
+    _same_outcome(junk)
+
+
+def _general_encode(value: Any, counted: list[int]) -> bytes:
+    """The encoder's general path: every item of a list, tuple or set through a frame of its
+    own (wire.encode of it alone), so the inline str and int items are checked against it."""
+    counted[0] += 1
+    kind = type(value)
+    if kind in (list, tuple, set, frozenset):
+        tag = {list: b"l", tuple: b"t", set: b"S", frozenset: b"z"}[kind]
+        return (
+            tag
+            + struct.pack(">I", len(value))
+            + b"".join(_general_encode(item, counted) for item in value)
+        )
+    if kind is dict:
+        body = b"".join(
+            _general_encode(k, counted) + _general_encode(v, counted) for k, v in value.items()
+        )
+        return b"d" + struct.pack(">I", len(value)) + body
+    counted[0] += _items(value) - 1
+    return wire.encode(value)
+
+
+def _items(value: Any) -> int:
+    if type(value) in (list, tuple, set, frozenset):
+        return 1 + sum(_items(v) for v in value)
+    if type(value) is dict:
+        return 1 + sum(_items(k) + _items(v) for k, v in value.items())
+    return 1
+
+
+@given(data, st.integers(1, 40))
+@settings(max_examples=300)
+def test_the_inline_encoder_writes_as_the_general_path_and_refuses_as_it(
+    value: Any, limit: int
+) -> None:
+    counted = [0]
+    assert wire.encode(value) == _general_encode(value, counted)
+    # The item budget: the inline items count as the frames they replace.
+    old = wire.MAX_ITEMS
+    wire.MAX_ITEMS = limit
+    try:
+        wire.encode(value)
+    except wire.WireError as exc:
+        assert counted[0] > limit and "more than" in str(exc)
+    else:
+        assert counted[0] <= limit
+    finally:
+        wire.MAX_ITEMS = old
+
+
+def _general_stdlib_code(value: Any) -> int | None:
+    """stdlib_code as written before its enum shortcut: the name built for every type."""
+    kind = type(value)
+    code = wire._CODES.get(kind)
+    if code is not None:
+        return code
+    name = wire._CLASS_NAMES.get(id(value))
+    if name is not None and wire.CLASSES[name] is value:
+        return 17
+    if wire._ENUMS.get(f"{kind.__module__}.{kind.__qualname__}") is kind:
+        return 18
+    return None
+
+
+class _Lookalike:
+    """A class that names itself http.HTTPStatus: no enum for all that."""
+
+
+_Lookalike.__module__, _Lookalike.__qualname__ = "http", "HTTPStatus"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [http.HTTPStatus.OK, re.RegexFlag.IGNORECASE, signal.Signals.SIGINT, _Lookalike(),
+     _Lookalike, http.HTTPStatus, 3, "s", None, slice(1), datetime.date(2026, 1, 1), object(),
+     int, ValueError, collections.OrderedDict(), pathlib.PurePosixPath("a")],
+)  # fmt: skip
+def test_stdlib_codes_agree_with_the_general_path(value: Any) -> None:
+    assert wire.stdlib_code(value) == _general_stdlib_code(value)

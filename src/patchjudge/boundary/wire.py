@@ -239,6 +239,7 @@ STDLIB: dict[int, _Kind] = {
         _enum_member, ((str,), _INT), True,
     ),
 }  # fmt: skip
+_ENUM_TYPES = frozenset(_ENUMS.values())
 _CODES: dict[type, int] = {kind.cls: code for code, kind in STDLIB.items() if code not in (17, 18)}
 # The data types a subclass of crosses as (through the base type's own methods).
 _READ_AS_BASE: dict[type, Callable[[Any], Any]] = {
@@ -263,8 +264,8 @@ def stdlib_code(value: Any) -> int | None:
         return code
     if _CLASS_NAMES.get(id(value)) is not None and CLASSES[_CLASS_NAMES[id(value)]] is value:
         return 17
-    name = f"{kind.__module__}.{kind.__qualname__}"
-    if _ENUMS.get(name) is kind:
+    # The name is built only for the enum classes themselves: every handle is asked this.
+    if kind in _ENUM_TYPES and _ENUMS.get(f"{kind.__module__}.{kind.__qualname__}") is kind:
         return 18
     return None
 
@@ -342,7 +343,20 @@ def _encode(  # noqa: PLR0917  (recursive; the state rides along)
         else:
             member = hashed or kind in (set, frozenset)
             for item in value:
-                _encode(item, None if member else to_ref, out, depth + 1, member, budget)
+                # A str or small int item written here, not in a frame of its own (issue 17):
+                # what _encode does for it, budget first; neither is a key, member or ref.
+                item_kind = type(item)
+                if item_kind is str or (item_kind is int and -_I64 <= item < _I64):
+                    budget[0] -= 1
+                    if budget[0] < 0:
+                        raise WireError(f"value has more than {MAX_ITEMS} items")
+                    if item_kind is int:
+                        out += (b"j", _S64.pack(item))
+                    else:
+                        raw = item.encode("utf-8", "surrogatepass")
+                        out += (b"s", _U32.pack(len(raw)), raw)
+                else:
+                    _encode(item, None if member else to_ref, out, depth + 1, member, budget)
     elif not _encode_other(value, to_ref, out, depth, hashed, budget):
         where = "a set member or dict key" if hashed else "data"
         raise WireError(f"{kind.__name__} cannot cross as {where}")
@@ -513,9 +527,16 @@ class _Reader:
             if (value.bit_length() + 8) // 8 != n or -_I64 <= value < _I64:
                 raise WireError("int not in its shortest form")
             return value
-        if tag == 0x73:  # s
+        if tag == 0x73:  # s: count() and take() inline, the commonest value (issue 17)
+            end = pos + 5
+            if end > len(data):
+                raise WireError("payload ends inside a value")
+            (n,) = _U32.unpack_from(data, pos + 1)
+            if n > len(data) - end:
+                raise WireError(f"count {n} exceeds the bytes left")
+            self.pos = end + n
             try:
-                return self.take(self.count()).decode("utf-8", "surrogatepass")
+                return data[end : end + n].decode("utf-8", "surrogatepass")
             except UnicodeDecodeError as exc:
                 raise WireError(f"str not UTF-8: {exc.reason}") from None
         if tag == 0x66:  # f
@@ -528,7 +549,13 @@ class _Reader:
                 raise WireError(f"value nested deeper than {MAX_DEPTH}")
             if hashed and tag not in (0x74, 0x7A):
                 raise WireError("unhashable container as a set member or dict key")
-            n = self.count()
+            end = pos + 5  # count() inline
+            if end > len(data):
+                raise WireError("payload ends inside a value")
+            (n,) = _U32.unpack_from(data, pos + 1)
+            if n > len(data) - end:
+                raise WireError(f"count {n} exceeds the bytes left")
+            self.pos = end
             if tag == 0x64:  # d
                 result = {}
                 for _ in range(n):
@@ -538,7 +565,9 @@ class _Reader:
                     raise WireError("dict with a repeated key")
                 return result
             member = hashed or tag in (0x53, 0x7A)
-            items = [self.value(depth + 1, member) for _ in range(n)]
+            items: list[Any] = []  # a loop, not a comprehension: one frame fewer per container
+            for _ in range(n):
+                items.append(self.value(depth + 1, member))
             if tag == 0x6C:  # l
                 return items
             if tag == 0x74:  # t
@@ -552,7 +581,10 @@ class _Reader:
                 raise WireError("a reference as a set member or dict key")
             if depth >= MAX_DEPTH:
                 raise WireError(f"value nested deeper than {MAX_DEPTH}")
-            kind, ident = _REF.unpack(self.take(_REF.size))
+            if pos + 1 + _REF.size > len(data):
+                raise WireError("payload ends inside a value")
+            kind, ident = _REF.unpack_from(data, pos + 1)
+            self.pos = pos + 1 + _REF.size
             ref = Ref(kind, ident, self.value(depth + 1, False))
             if tag == 0x76:
                 ref.data = self.value(depth + 1, False)
