@@ -108,6 +108,16 @@ def pair(x):
     return (x, [x])
 
 
+def fold(items, fn, acc):
+    for item in items:
+        fn(item, acc)
+    return acc
+
+
+def kinds(values):
+    return [type(v) for v in values]
+
+
 class Where:
     def __init__(self, p):
         self.p = p
@@ -249,6 +259,26 @@ IDIOMS: dict[str, tuple[str, str]] = {
         @pytest.mark.parametrize("p", [lib.WORDS])
         def test_pattern_id(p):  # id: [a-z]+
             assert p.pattern == "[a-z]+"
+        """,
+        "passed",
+    ),
+    "a judge callback that changes the list the library gave it": (
+        """
+        @given(st.lists(st.integers(), max_size=5))
+        def test_callback_changes_its_argument(xs):
+            def count(item, acc):
+                acc[0] += 1
+
+            start = [0]
+            assert lib.fold(xs, count, start) is start and start == [len(xs)]
+        """,
+        "passed",
+    ),
+    "the classes of None and Ellipsis, which builtins does not name": (
+        """
+        def test_singleton_types():
+            assert lib.kinds([None, ...]) == [type(None), type(...)]
+            assert lib.kinds([None])[0] is type(None)
         """,
         "passed",
     ),

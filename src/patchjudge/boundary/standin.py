@@ -463,8 +463,11 @@ class Worker:
                 desc = (protocol.ERROR_JUDGE, token, type(exc).__name__)
             self._send(wire.encode((protocol.ERR, ident, desc)))
             return
+        # As the worker does for a call: the list, dict and set arguments go back as the
+        # function left them (`def f(o, p, acc): acc[0] += 1`), and the code's change.
+        changed = _containers(args, kwargs) if named else ()
         try:
-            payload = wire.encode((protocol.OK, ident, result, ()), self._to_ref)
+            payload = wire.encode((protocol.OK, ident, result, changed), self._to_ref)
         except wire.WireError as exc:
             token = self.next_id
             self.next_id += 1
@@ -1189,6 +1192,11 @@ def _is_iterator_meta(meta: Any) -> bool:
         and meta[0] == protocol.META_ITERATOR
         and type(meta[1]) is str
     )
+
+
+def _containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    pairs = [*enumerate(args), *kwargs.items()]
+    return tuple((key, value) for key, value in pairs if type(value) in (list, dict, set))
 
 
 def _argument_ref(key: Any) -> wire.Ref:

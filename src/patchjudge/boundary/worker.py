@@ -501,9 +501,34 @@ class Connection:
                 if until is None or message[1] != until:
                     raise SystemExit(f"patchjudge worker: a reply to {message[1]!r}, not asked")
                 if kind == protocol.OK:
+                    if message[3]:
+                        self.copy_back(message[3])
                     return message[2]
                 raise _judge_exception(message[2])
             self.handlers[kind](*message[1:])
+
+    def copy_back(self, changed: Any) -> None:
+        """The callback's list, dict and set arguments, as the judge's function left them."""
+        if not self.callbacks or type(changed) is not tuple:
+            raise SystemExit("patchjudge worker: the judge changed arguments of no callback")
+        args, kwargs = self.callbacks[-1]
+        original: Any
+        value: Any
+        for pair in changed:
+            key, value = pair if type(pair) is tuple and len(pair) == 2 else (None, None)
+            if type(key) is int and 0 <= key < len(args):
+                original = args[key]
+            elif type(key) is str and key in kwargs:
+                original = kwargs[key]
+            else:
+                raise SystemExit(f"patchjudge worker: the judge changed argument {key!r}")
+            if type(original) is not type(value):
+                continue
+            if type(original) is list:
+                original[:] = value
+            else:
+                original.clear()
+                original.update(value)
 
     def release(self, released: Any) -> None:
         for ident, times in released:
