@@ -23,6 +23,9 @@ pytestmark = pytest.mark.compat
 
 LIB = '''
 import datetime
+import re
+
+WORDS = re.compile("[a-z]+")
 
 
 class Error(ValueError):
@@ -95,6 +98,24 @@ def check(x):
     if x < 0:
         raise Error("negative")
     return x
+
+
+def tagged(x, fn):
+    return fn(x)
+
+
+def pair(x):
+    return (x, [x])
+
+
+def fold(items, fn, acc):
+    for item in items:
+        fn(item, acc)
+    return acc
+
+
+def kinds(values):
+    return [type(v) for v in values]
 
 
 class Where:
@@ -224,6 +245,43 @@ IDIOMS: dict[str, tuple[str, str]] = {
         """,
         "passed",
     ),
+    "an argument handed back inside the result, and through a judge callback": (
+        """
+        @given(st.text(min_size=3), st.binary(min_size=3))
+        def test_argument_identity(s, b):
+            assert lib.pair(s)[0] is s and lib.pair(s)[1][0] is s
+            assert lib.tagged(b, lambda y: ("", y))[1] is b
+        """,
+        "passed",
+    ),
+    "a library compiled pattern as a parametrize value: the same node id": (
+        """
+        @pytest.mark.parametrize("p", [lib.WORDS])
+        def test_pattern_id(p):  # id: [a-z]+
+            assert p.pattern == "[a-z]+"
+        """,
+        "passed",
+    ),
+    "a judge callback that changes the list the library gave it": (
+        """
+        @given(st.lists(st.integers(), max_size=5))
+        def test_callback_changes_its_argument(xs):
+            def count(item, acc):
+                acc[0] += 1
+
+            start = [0]
+            assert lib.fold(xs, count, start) is start and start == [len(xs)]
+        """,
+        "passed",
+    ),
+    "the classes of None and Ellipsis, which builtins does not name": (
+        """
+        def test_singleton_types():
+            assert lib.kinds([None, ...]) == [type(None), type(...)]
+            assert lib.kinds([None])[0] is type(None)
+        """,
+        "passed",
+    ),
     "deepcopy of a library object": (
         """
         def test_deepcopy():
@@ -242,11 +300,15 @@ def property_file() -> str:
 
 
 def idiom_nodeid(src: str) -> str:
-    """An idiom's node id, read from its source: its test, or its machine's TestCase."""
+    """An idiom's node id, read from its source: its test (with the `# id:` it is
+    parametrized with, as pytest names it in process), or its machine's TestCase."""
     found = re.search(r"^def (test_\w+)|^(Test\w+) = ", textwrap.dedent(src), re.MULTILINE)
     assert found, src
     test, machine = found.groups()
-    return f"{FILE}::{test}" if test else f"{FILE}::{machine}::runTest"
+    param = re.search(r"# id: (\S+)$", src, re.MULTILINE)
+    if test:
+        return f"{FILE}::{test}" + (f"[{param.group(1)}]" if param else "")
+    return f"{FILE}::{machine}::runTest"
 
 
 def judged(tmp_path: Path, inside: bool) -> compat.Outcomes:

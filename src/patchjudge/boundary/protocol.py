@@ -160,9 +160,10 @@ REF_KINDS = frozenset({HANDLE, JUDGE_FN, JUDGE_OBJ, ARGUMENT, BUILTIN})
 
 # A handle's meta (what the judge needs to stand in for it): ("exc", bases graph),
 # ("module", name, is a package), ("iter", type name), ("enum", str(member)), ("tzinfo",):
-# its real type subclasses the stdlib tzinfo, so the judge's C datetime takes its view.
+# its real type subclasses the stdlib tzinfo, so the judge's C datetime takes its view;
+# ("pattern", its pattern): pytest names a compiled pattern's parametrize id by it.
 META_EXCEPTION, META_MODULE, META_ITERATOR, META_ENUM = "exc", "module", "iter", "enum"
-META_TZINFO = "tzinfo"
+META_TZINFO, META_PATTERN = "tzinfo", "pattern"
 
 # An ERR's error: ("builtin", name, args), ("foreign", class, instance, text),
 # ("judge", token) for what a judge function raised, ("uncrossable", text).

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.compat import ascii_escaped
 
 from patchjudge import failure, pytest_plugin
 from patchjudge.boundary import protocol, sandbox, wire
@@ -412,7 +413,7 @@ class Worker:
             raise self.fail(Cause.PROTOCOL, f"asked to call judge function {fn_id!r}, not given")
         if type(args) is not tuple or type(kwargs) is not dict:
             raise self.fail(Cause.PROTOCOL, "a callback's arguments are not a tuple and a dict")
-        self._serve_judge(ident, f"function {_name_of(fn)}", fn, args, kwargs)
+        self._serve_judge(ident, f"function {_name_of(fn)}", fn, args, kwargs, named=True)
 
     def _judge_op(self, ident: int, obj_id: Any, op: Any, args: Any) -> None:
         obj = self.functions.get(obj_id) if type(obj_id) is int else None
@@ -424,9 +425,20 @@ class Worker:
         self._serve_judge(ident, f"{op} of {_name_of(obj)}", operation, (obj, *args), {})
 
     def _serve_judge(
-        self, ident: int, what: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Any
+        self,
+        ident: int,
+        what: str,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: Any,
+        *,
+        named: bool = False,
     ) -> None:
-        """Run one of the judge's functions for the worker; what it raises goes back by token."""
+        """Run one of the judge's functions for the worker; what it raises goes back by token.
+
+        `named`: an argument the function hands back crosses as "argument N", so the
+        code gets its own object back (`key=lambda y: ("", y)`).
+        """
         try:
             if _holds_worker_object((args, kwargs)):
                 # SPEC: callbacks get data only; a handle is an object the code could make lie.
@@ -434,6 +446,8 @@ class Worker:
                 self.incidents.append(incident)
                 raise TypeError(failure.WORKER_TEXT[incident.cause].format(what).lstrip())
             result = fn(*args, **kwargs)
+            if named:
+                result = wire.returned_arguments(result, args, kwargs, _argument_ref)
         except BaseException as exc:
             token = self.next_id
             self.next_id += 1
@@ -449,8 +463,11 @@ class Worker:
                 desc = (protocol.ERROR_JUDGE, token, type(exc).__name__)
             self._send(wire.encode((protocol.ERR, ident, desc)))
             return
+        # As the worker does for a call: the list, dict and set arguments go back as the
+        # function left them (`def f(o, p, acc): acc[0] += 1`), and the code's change.
+        changed = _containers(args, kwargs) if named else ()
         try:
-            payload = wire.encode((protocol.OK, ident, result, ()), self._to_ref)
+            payload = wire.encode((protocol.OK, ident, result, changed), self._to_ref)
         except wire.WireError as exc:
             token = self.next_id
             self.next_id += 1
@@ -524,6 +541,8 @@ class Worker:
 
     # --- references ---
     def _to_ref(self, obj: Any) -> wire.Ref | None:
+        if type(obj) is wire.Ref:
+            return obj  # an argument a callback handed back (_serve_judge)
         owner = _owner(obj)
         if owner is not None:
             worker, ident = owner
@@ -571,6 +590,8 @@ class Worker:
                 self.iterators[ref.id] = meta[1]
             elif _is_enum_meta(meta):
                 self.id_texts[ref.id] = meta[1]
+            elif _is_pattern_meta(meta):
+                self.id_texts[ref.id] = ascii_escaped(meta[1])
             elif _is_module_meta(meta):
                 self.packages[ref.id] = meta[2]
             elif meta == (protocol.META_TZINFO,):
@@ -1170,6 +1191,24 @@ def _is_iterator_meta(meta: Any) -> bool:
         and len(meta) == 2
         and meta[0] == protocol.META_ITERATOR
         and type(meta[1]) is str
+    )
+
+
+def _containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    pairs = [*enumerate(args), *kwargs.items()]
+    return tuple((key, value) for key, value in pairs if type(value) in (list, dict, set))
+
+
+def _argument_ref(key: Any) -> wire.Ref:
+    return wire.Ref(ARGUMENT, 0, key)
+
+
+def _is_pattern_meta(meta: Any) -> bool:
+    return (
+        type(meta) is tuple
+        and len(meta) == 2
+        and meta[0] == protocol.META_PATTERN
+        and type(meta[1]) in (str, bytes)
     )
 
 
@@ -2036,7 +2075,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
 
 
 def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
-    """An enum member of the code under test gets the id it has in process: str(member)."""
+    """An enum member or a compiled pattern of the code under test gets its in-process id."""
     if _state is None or not isinstance(val, Handle):
         return None
     owner = _owner(val)

@@ -254,6 +254,10 @@ def _meta(obj: Any) -> Any:
         # type (`type` is no ABC: this reads the MRO, as C's tzinfo check does; a `__class__`
         # can lie): the judge's C datetime takes its stand-in for one (issue 17).
         return (protocol.META_TZINFO,)
+    if type(obj) is wire.CLASSES["re.Pattern"]:
+        # pytest ids a compiled pattern by its pattern (_pytest.python._idval); the type
+        # cannot be subclassed, so `.pattern` is re's own attribute, not the code's.
+        return (protocol.META_PATTERN, obj.pattern)
     if isinstance(obj, enum.Enum):
         # A parametrize id is str(member) in process (_pytest.python._idval): the same here.
         try:
@@ -397,6 +401,7 @@ class Connection:
         self.table = Table()
         # The judge's objects by id: one proxy each, so `is` holds between their uses.
         self.judge_objects: dict[int, Any] = {}
+        self.callbacks: list[tuple[tuple[Any, ...], dict[str, Any]]] = []  # in flight
         self.buffer = bytearray()
         self.next_id = 1
         self.coverage = coverage
@@ -457,6 +462,13 @@ class Connection:
             if known is None:
                 known = self.judge_objects[ref.id] = self.judge_proxy(ref)
             return known
+        if ref.kind == protocol.ARGUMENT and self.callbacks:
+            args, kwargs = self.callbacks[-1]
+            key = ref.meta
+            if type(key) is int and 0 <= key < len(args):
+                return args[key]
+            if type(key) is str and key in kwargs:
+                return kwargs[key]
         if (
             ref.kind == protocol.BUILTIN
             and type(ref.meta) is str
@@ -489,9 +501,34 @@ class Connection:
                 if until is None or message[1] != until:
                     raise SystemExit(f"patchjudge worker: a reply to {message[1]!r}, not asked")
                 if kind == protocol.OK:
+                    if message[3]:
+                        self.copy_back(message[3])
                     return message[2]
                 raise _judge_exception(message[2])
             self.handlers[kind](*message[1:])
+
+    def copy_back(self, changed: Any) -> None:
+        """The callback's list, dict and set arguments, as the judge's function left them."""
+        if not self.callbacks or type(changed) is not tuple:
+            raise SystemExit("patchjudge worker: the judge changed arguments of no callback")
+        args, kwargs = self.callbacks[-1]
+        original: Any
+        value: Any
+        for pair in changed:
+            key, value = pair if type(pair) is tuple and len(pair) == 2 else (None, None)
+            if type(key) is int and 0 <= key < len(args):
+                original = args[key]
+            elif type(key) is str and key in kwargs:
+                original = kwargs[key]
+            else:
+                raise SystemExit(f"patchjudge worker: the judge changed argument {key!r}")
+            if type(original) is not type(value):
+                continue
+            if type(original) is list:
+                original[:] = value
+            else:
+                original.clear()
+                original.update(value)
 
     def release(self, released: Any) -> None:
         for ident, times in released:
@@ -503,8 +540,15 @@ class Connection:
     def callback(self, fn: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         ident = self.next_id
         self.next_id += 1
-        self.send((protocol.CALLBACK, ident, fn, tuple(args), dict(kwargs)))
-        return self.serve(until=ident)
+        call = (tuple(args), dict(kwargs))
+        self.send((protocol.CALLBACK, ident, fn, *call))
+        # The judge's function may hand an argument back: it names it (ARGUMENT), and
+        # the code gets its own object, as in process.
+        self.callbacks.append(call)
+        try:
+            return self.serve(until=ident)
+        finally:
+            self.callbacks.pop()
 
     def judge_op(self, obj: int, op: str, args: tuple[Any, ...]) -> Any:
         """One protocol operation on a judge object, answered by the judge."""
@@ -694,12 +738,13 @@ def builtin_name(obj: Any) -> str | None:
 
 
 def _as_argument(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """An argument returned as itself crosses as "argument N": the judge's own object comes back."""
-    pairs = [*enumerate(args), *kwargs.items()]
-    for key, value in pairs:
-        if value is result and type(value) in wire.DATA_TYPES:
-            return wire.Ref(protocol.ARGUMENT, 0, key)
-    return result
+    """An argument returned as itself, or inside the result, crosses as "argument N": the
+    judge's own object comes back."""
+    return wire.returned_arguments(result, args, kwargs, _argument_ref)
+
+
+def _argument_ref(key: Any) -> Any:
+    return wire.Ref(protocol.ARGUMENT, 0, key)
 
 
 def _judge_exception(desc: Any) -> BaseException:
