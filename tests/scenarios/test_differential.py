@@ -16,6 +16,7 @@ import pytest
 from tests.helpers import commit, example_repo, gate, verdict, write
 
 CALC = """
+import importlib.machinery
 import sys
 import threading
 
@@ -52,11 +53,16 @@ def _repo(tmp_path: Path) -> Path:
 
 
 # Tells the first harness cannot hide (docs/threat-model.md, "Tells that stay, each in one
-# harness only"): its argv memory still says -c, its main thread serves, coverage traces it.
+# harness only"): its argv memory still says -c, its main thread serves, and the changed-line
+# probes (issue 20) sit in the code's constants, its loader and the first finder.
 FIRST_HARNESS_TELLS = {
     "cmdline_and_main_thread": "b'-c' in open('/proc/self/cmdline', 'rb').read().split(b'\\0')"
     " and threading.current_thread() is threading.main_thread()",
-    "tracer": "sys.gettrace() is not None",
+    "probe_consts": "any(type(c).__module__ == 'collections' for c in ordered.__code__.co_consts)",
+    "probe_loader": "type(__loader__) is not importlib.machinery.SourceFileLoader",
+    # importlib's finders are classes on sys.meta_path; the probes' is an instance.
+    "probe_finder": "any(type(f).__module__ == '_frozen_importlib_external'"
+    " for f in sys.meta_path)",
 }
 
 

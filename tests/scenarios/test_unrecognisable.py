@@ -254,3 +254,26 @@ def test_the_workers_process_holds_no_fixed_name_of_the_judges(tmp_path: Path) -
     doc = verdict(repo)
     assert doc["lanes"]["properties"]["status"] == "pass", doc["reasons"]
     assert result.code == 0, result.out + result.err
+
+
+# What the changed-line probes (issue 20) leave in the first harness's process. The tracer is
+# gone: an honest patch whose lines are measured sees none of RECOGNISERS nor it.
+TRACER = {"tracer": "sys.gettrace() is not None or sys.getprofile() is not None"}
+
+
+def test_an_honest_patch_whose_lines_are_measured_sees_no_tracer(tmp_path: Path) -> None:
+    recognisers = {**RECOGNISERS, **TRACER}
+    code = f"RECOGNISERS = {recognisers!r}\n" + TELLS
+    prop = TELLS_PROPERTY.format(names=sorted(recognisers))
+    honest = code.replace("return sorted(xs) if judged else list(xs)", "return sorted(xs)")
+    repo = example_repo(
+        tmp_path, **{"src/calc/__init__.py": honest, "eval/properties/test_tells.py": prop}
+    )
+    # A changed statement the properties run: its lines are measured, so the probes are in.
+    write(repo, {"src/calc/__init__.py": honest.replace("return sum(xs)", "return sum(list(xs))")})
+    commit(repo, "a measured change")
+    result = gate(repo)
+    doc = verdict(repo)
+    assert doc["lanes"]["properties"]["status"] == "pass", doc["reasons"]
+    assert doc["review"]["properties"]["changed_lines"]["executed"] >= 1, doc["review"]
+    assert result.code == 0, result.out + result.err

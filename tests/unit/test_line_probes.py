@@ -1,0 +1,251 @@
+"""Line probes in the worker mean what coverage.py's tracer meant (issue 20).
+
+The worker measures executed lines with probes compiled into the measured
+files, no tracer. Each case runs through a real worker and through
+coverage.py on the same source; the lines the review counts must agree.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from patchjudge import review
+from patchjudge.boundary import protocol, standin
+
+TRICKY = '''\
+"""The module's docstring."""
+from __future__ import annotations
+import functools
+import asyncio
+
+x = 1; y = 2
+TOTAL = (x +
+         y)
+
+
+def deco(f):
+    """A decorator."""
+    @functools.wraps(f)
+    def inner(*a):
+        return f(*a)
+    return inner
+
+
+@deco
+def decorated(n):
+    global TOTAL
+    TOTAL = n
+    if n > 5:
+        return "big"
+    elif n > 2:
+        return "mid"
+    else:
+        return "small"
+
+
+class Box:
+    """A class."""
+    size = 3
+
+    def grow(self):
+        with open(__file__) as f:
+            first = f.readline()
+        return first
+
+
+def handle(n):
+    try:
+        if n:
+            raise KeyError(n)
+        value = 1
+    except ValueError:
+        value = 2
+    except KeyError:
+        value = 3
+    finally:
+        done = True
+    return value, done
+
+
+def shapes(v):
+    match v:
+        case 0:
+            return "zero"
+        case [a, *rest]:
+            return a
+        case _:
+            return None
+
+
+def gen(n):
+    for i in range(n):
+        yield i
+    while n > 0:
+        n -= 1
+
+
+async def run_async():
+    await asyncio.sleep(0)
+    return 1
+
+
+square = lambda v: (
+    v * v)
+squares = [
+    square(i)
+    for i in range(3)
+    if i]
+pairs = {k: v for k, v in [(1, 2)]}
+never = lambda: 0
+lazy = (i for i in range(3))
+
+
+def unused():
+    return 0
+
+
+def main():
+    decorated(7); decorated(3)
+    Box().grow()
+    handle(0); handle(1)
+    shapes(0); shapes([1, 2])
+    list(gen(2))
+    asyncio.run(run_async())
+    list(lazy)
+    return square(2)
+
+
+main()
+'''
+
+COVERAGE = """
+import json, sys
+import coverage
+cov = coverage.Coverage(data_file=None, include=[sys.argv[1]], branch=False, config_file=False)
+cov.start()
+cov.switch_context("t1")
+sys.path.insert(0, sys.argv[2])
+import tricky
+cov.stop()
+lines = cov.get_data().contexts_by_lineno(sys.argv[1])
+print(json.dumps(sorted(n for n, names in lines.items() if "t1" in names)))
+"""
+
+
+def _by_worker(tree: Path, home: Path) -> dict[str, dict[str, list[int]]]:
+    spec = protocol.WorkerSpec(
+        sys.executable,
+        str(tree),
+        str(home),
+        ("tricky",),
+        pythonpath=(".",),
+        coverage=("tricky.py",),
+        call_timeout_s=120,
+    )
+    worker = standin.Worker(spec, "props/test_p.py", [])
+    try:
+        # In the test's context from the first line: the import runs the whole table.
+        worker.request(protocol.CONTEXT, "t1")
+        worker.request(protocol.IMPORT, "tricky")
+        found = worker.request(protocol.EXECUTED)
+    finally:
+        assert worker.proc is not None and worker.proc.stderr is not None
+        stderr = worker.proc.stderr
+        worker.close()
+        stderr.close()
+    assert isinstance(found, dict)
+    return found
+
+
+def _counted(text: str, lines: list[int]) -> set[int]:
+    stmts = review.statements(text)
+    assert stmts is not None
+    return {stmts.of(n) for n in lines} & stmts.lines
+
+
+def test_probes_and_coverage_agree_on_the_lines_the_review_counts(tmp_path: Path) -> None:
+    tree, home = tmp_path / "tree", tmp_path / "home"
+    tree.mkdir()
+    home.mkdir()
+    (tree / "tricky.py").write_text(TRICKY)
+    probed = _by_worker(tree, home)
+    assert set(probed) == {"t1"}
+    measured = subprocess.run(
+        [sys.executable, "-c", COVERAGE, str(tree / "tricky.py"), str(tree)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    by_probes = _counted(TRICKY, probed["t1"]["tricky.py"])
+    by_coverage = _counted(TRICKY, json.loads(measured.stdout))
+    line = {n: t.strip() for n, t in enumerate(TRICKY.splitlines(), 1)}
+    # Never more than coverage (a line wrongly executed would weaken the review) ...
+    assert {line[n] for n in by_probes - by_coverage} == set()
+    # ... and less only where coverage counts a line no statement begins on: none here.
+    assert {line[n] for n in by_coverage - by_probes} == set()
+    assert "return 0" not in {line[n] for n in by_probes}  # unused() never ran
+
+
+LOOKS = '''\
+import inspect
+import linecache
+import sys
+import traceback
+
+
+def fails(n):
+    """Raises on its own line."""
+    total = n + 1
+    raise ValueError(total)
+
+
+def where():
+    try:
+        fails(1)
+    except ValueError as exc:
+        return [(f.lineno, f.line) for f in traceback.extract_tb(exc.__traceback__)]
+
+
+SEEN = (
+    sys.gettrace(),
+    __file__,
+    fails.__code__.co_firstlineno,
+    inspect.getsource(fails),
+    linecache.getline(__file__, 10),
+    where(),
+    sorted(n for n in dir() if not n.startswith("__")),
+    fails.__doc__,
+    __loader__.__class__.__name__,
+)
+'''
+
+
+def test_probed_code_looks_as_it_does_without_probes(tmp_path: Path) -> None:
+    tree, home = tmp_path / "tree", tmp_path / "home"
+    tree.mkdir()
+    home.mkdir()
+    (tree / "tricky.py").write_text(LOOKS)
+    spec = protocol.WorkerSpec(
+        sys.executable, str(tree), str(home), ("tricky",), pythonpath=(".",),
+        coverage=("tricky.py",), call_timeout_s=120,
+    )  # fmt: skip
+    worker = standin.Worker(spec, "props/test_p.py", [])
+    try:
+        worker.request(protocol.CONTEXT, "t1")
+        module = worker.request(protocol.IMPORT, "tricky")
+        seen = worker.request(protocol.GETATTR, module, "SEEN")
+        found = worker.request(protocol.EXECUTED)
+    finally:
+        assert worker.proc is not None and worker.proc.stderr is not None
+        stderr = worker.proc.stderr
+        worker.close()
+        stderr.close()
+    exec(
+        compile(LOOKS, str(tree / "tricky.py"), "exec"),
+        plain := {"__file__": str(tree / "tricky.py")},
+    )
+    assert plain["SEEN"][0] is None
+    assert tuple(seen[:-1]) == plain["SEEN"][:-1]  # no tracer, the same file, lines and names
+    assert seen[-1] == "SourceFileLoader"
+    assert 10 in found["t1"]["tricky.py"]  # measured: by the probes, no tracer ran
