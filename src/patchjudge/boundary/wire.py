@@ -339,11 +339,41 @@ def encode(value: Any, to_ref: ToRef | None = None) -> bytes:
     """One value as a payload; `to_ref` turns what is not data into a Ref (else: WireError)."""
     out: list[bytes] = []
     budget = [MAX_ITEMS]
-    _encode(value, to_ref, out, 0, False, budget)
+    if type(value) is tuple:
+        _encode_message(value, to_ref, out, budget)
+    else:
+        _encode(value, to_ref, out, 0, False, budget)
     payload = b"".join(out)
     if len(payload) > MAX_FRAME:
         raise WireError(f"value too large to cross ({len(payload)} bytes > {MAX_FRAME})")
     return payload
+
+
+def _encode_message(
+    value: tuple[Any, ...], to_ref: ToRef | None, out: list[bytes], budget: list[int]
+) -> None:
+    """A top-level tuple (every protocol message), its flat str/int/None members inline.
+
+    The same bytes, budget and errors as `_encode`, one call per message
+    instead of one per member; any other member goes through `_encode`.
+    """
+    budget[0] -= 1
+    out += (b"t", _U32.pack(len(value)))
+    for item in value:
+        kind = type(item)
+        if budget[0] <= 0:  # what `_encode` would raise for this member
+            raise WireError(f"value has more than {MAX_ITEMS} items")
+        if kind is str:
+            raw = item.encode("utf-8", "surrogatepass")
+            out += (b"s", _U32.pack(len(raw)), raw)
+        elif kind is int and -_I64 <= item < _I64:
+            out += (b"j", _S64.pack(item))
+        elif item is None:
+            out.append(b"N")
+        else:
+            _encode(item, to_ref, out, 1, False, budget)
+            continue
+        budget[0] -= 1
 
 
 def is_data(value: Any) -> bool:
@@ -516,7 +546,7 @@ def decode(payload: bytes, from_ref: FromRef | None = None) -> Any:
     if len(payload) > MAX_FRAME:
         raise WireError(f"payload too large ({len(payload)} bytes > {MAX_FRAME})")
     reader = _Reader(payload, from_ref)
-    value = reader.value(0, False)
+    value = reader.message() if payload[:1] == b"t" else reader.value(0, False)
     if reader.pos != len(payload):
         raise WireError(f"{len(payload) - reader.pos} stray byte(s) after the value")
     return value
@@ -549,6 +579,43 @@ class _Reader:
         chunk = self.data[self.pos : end]
         self.pos = end
         return chunk
+
+    def message(self) -> tuple[Any, ...]:
+        """A top-level tuple (every protocol message), its str/int/None members inline.
+
+        The same value and errors as `value(0, False)` on a tuple, one call per
+        message instead of one per member; any other member goes through `value`.
+        """
+        self.items = 1
+        self.pos = 1
+        n = self.count()
+        data, size, items = self.data, len(self.data), []
+        for _ in range(n):
+            pos = self.pos
+            tag = data[pos] if pos < size else -1
+            if tag == 0x73 and pos + 5 <= size:  # s
+                (length,) = _U32.unpack_from(data, pos + 1)
+                end = pos + 5 + length
+                if length > size - pos - 5 or end > size:
+                    items.append(self.value(1, False))  # the general path's error
+                    continue
+                self.items += 1
+                if self.items > MAX_ITEMS:
+                    raise WireError(f"value has more than {MAX_ITEMS} items")
+                try:
+                    items.append(data[pos + 5 : end].decode("utf-8", "surrogatepass"))
+                except UnicodeDecodeError as exc:
+                    raise WireError(f"str not UTF-8: {exc.reason}") from None
+                self.pos = end
+            elif tag == 0x6A and pos + 9 <= size:  # j
+                self.items += 1
+                if self.items > MAX_ITEMS:
+                    raise WireError(f"value has more than {MAX_ITEMS} items")
+                items.append(_S64.unpack_from(data, pos + 1)[0])
+                self.pos = pos + 9
+            else:
+                items.append(self.value(1, False))
+        return tuple(items)
 
     def value(self, depth: int, hashed: bool) -> Any:
         self.items += 1
