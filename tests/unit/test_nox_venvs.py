@@ -175,3 +175,37 @@ def test_inits_code_venv_is_built_once_per_nox_run_and_copied_into_each_lane(
     for name in ("gate-freeze", "gate-properties", "flakes"):
         (python,) = {_code_python(a) for a in _commands(init_sessions[name])}
         assert f"/.nox/{name}/tmp/code/bin/python" in python, python
+
+
+def _bytecode_runs(calls: list[dict[str, Any]]) -> list[int]:
+    return [i for i, c in enumerate(calls) if "patchjudge.bytecode" in c["args"]]
+
+
+def _installs_into(calls: list[dict[str, Any]], where: str) -> list[int]:
+    return [i for i, c in enumerate(calls) if c["args"] in _into(calls, where)]
+
+
+def test_inits_judge_venv_gets_its_bytecode_before_any_code_of_the_patch_runs(
+    init_sessions: dict[str, list[dict[str, Any]]],
+) -> None:
+    # issue 19: uv writes no .pyc and the lanes write none, so without this each
+    # lane process compiled pytest, hypothesis and patchjudge again.
+    (first,) = [n for n, calls in init_sessions.items() if _bytecode_runs(calls)]
+    calls = init_sessions[first]
+    judge, code = _bytecode_runs(calls)
+    # By the judge venv's own interpreter, -P (the checkout shadows nothing), into
+    # itself, once everything is installed there.
+    args = calls[judge]["args"]
+    assert "/.nox/_judge/" in args[0] and args[0].endswith("/bin/python"), args
+    assert args[1:] == ["-P", "-m", "patchjudge.bytecode"], args
+    assert max(_installs_into(calls, "/_judge/")) < judge
+    # The code venv's pytest: after the lane's pins, before the project's build
+    # (the first of the patch's code to run) and install.
+    args = calls[code]["args"]
+    assert args[:4] == calls[judge]["args"] and args[4] == "--code", args
+    assert "/.nox/_code/" in args[5] and args[5].endswith("/site-packages"), args
+    pins, *project = _installs_into(calls, "/_code/")
+    built = [i for i, c in enumerate(calls) if "patchjudge.boxbuild" in c["args"]]
+    assert pins < code < min(built + project), calls
+    # Once per nox run: the other sessions reach the same venv through their .pth.
+    assert all(not _bytecode_runs(c) for n, c in init_sessions.items() if n != first)

@@ -1,0 +1,140 @@
+"""issue 19: the bytecode init's noxfile writes once into the judge's venv (patchjudge.bytecode).
+
+Real interpreters throughout: the compile step as the noxfile runs it, an
+import that reads what it wrote, a source changed after it, and a box that
+tries to write that bytecode from a lane's venv.
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib.util
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pluggy
+
+from patchjudge import bytecode
+from tests.attack_helpers import require_sandbox
+from tests.helpers import bare_venv
+
+# A pyc's header: magic, flags (bit 0: hash-based, bit 1: checked), then the source's hash.
+CHECKED_HASH = 0b11
+
+
+def _site(tmp_path: Path) -> Path:
+    """A site-packages with a real package the lanes import and one they never do."""
+    site = tmp_path / "judge" / "lib" / "site-packages"
+    shutil.copytree(
+        Path(pluggy.__file__).parent, site / "pluggy", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (site / "setuptools").mkdir()
+    (site / "setuptools" / "__init__.py").write_text("X = 1\n")
+    (site / "pygments" / "lexers").mkdir(parents=True)
+    for name in (
+        "__init__.py",
+        "lexer.py",
+        "lexers/__init__.py",
+        "lexers/python.py",
+        "lexers/c.py",
+    ):
+        (site / "pygments" / name).write_text("Y = 1\n")
+    return site
+
+
+def _compile(site: Path, *flags: str) -> None:
+    subprocess.run(
+        [sys.executable, "-P", "-m", "patchjudge.bytecode", *flags, str(site)],
+        check=True, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_the_packages_the_lanes_import_get_hash_checked_bytecode_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    site = _site(tmp_path)
+    _compile(site, "--code")
+    sources = sorted((site / "pluggy").rglob("*.py"))
+    assert sources
+    for source in sources:
+        pyc = Path(importlib.util.cache_from_source(str(source))).read_bytes()
+        assert int.from_bytes(pyc[4:8], "little") == CHECKED_HASH, source
+        assert pyc[8:16] == importlib.util.source_hash(source.read_bytes()), source
+    # pytest's pygments modules, not the lexers nobody asked for, nor setuptools.
+    assert Path(importlib.util.cache_from_source(str(site / "pygments/lexers/python.py"))).exists()
+    assert not Path(importlib.util.cache_from_source(str(site / "pygments/lexers/c.py"))).exists()
+    assert not (site / "setuptools" / "__pycache__").exists()
+
+
+def test_a_lane_reads_the_bytecode_and_never_over_a_changed_source(tmp_path: Path) -> None:
+    site = _site(tmp_path)
+    _compile(site, "--code")
+    # As the lanes start the code's interpreter: no bytecode written, hashes checked.
+    argv = [sys.executable, "-I", "-B", "--check-hash-based-pycs", "always", "-v", "-c"]
+    ask = f"import sys; sys.path.insert(0, {str(site)!r}); import pluggy; print(pluggy.HookspecMarker)"
+    loaded = subprocess.run([*argv, ask], capture_output=True, text=True, check=True)
+    pyc = importlib.util.cache_from_source(str(site / "pluggy" / "__init__.py"))
+    assert f"code object from '{pyc}'" in loaded.stderr
+    # A source rewritten after the compile (same size, same mtime or not): its bytes win.
+    init = site / "pluggy" / "__init__.py"
+    init.write_text(init.read_text() + "\nHookspecMarker = 'rewritten'\n")
+    rewritten = subprocess.run([*argv, ask], capture_output=True, text=True, check=True)
+    assert rewritten.stdout.strip() == "rewritten"
+    assert f"code object from '{pyc}'" not in rewritten.stderr
+
+
+def test_the_judges_venv_by_default_and_its_own_packages(tmp_path: Path) -> None:
+    # With no SITE: the running interpreter's own site-packages, patchjudge among them.
+    assert bytecode.targets(Path(sysconfig.get_paths()["purelib"]), bytecode.JUDGE)
+    assert "patchjudge" in bytecode.JUDGE and "hypothesis" in bytecode.JUDGE
+    assert set(bytecode.PYTEST) <= set(bytecode.JUDGE)
+    site = _site(tmp_path)
+    assert bytecode.targets(site, ("pluggy", "absent")) == [
+        site / "pluggy",
+        *(site / f for f in bytecode.PYGMENTS if (site / f).is_file()),
+    ]
+
+
+def test_boxed_code_cannot_write_the_shared_judge_venvs_bytecode(tmp_path: Path) -> None:
+    # A lane's venv as init's noxfile makes it: its own site-packages holds a .pth
+    # naming the run's judge venv, compiled once before any patch code runs.
+    require_sandbox()
+    python, own = bare_venv(tmp_path / "lane")
+    shared = _site(tmp_path)
+    judge = sysconfig.get_paths()["purelib"]
+    adds = "".join(f"import site; site.addsitedir({str(p)!r})\n" for p in (shared, judge))
+    (own / "patchjudge-judge.pth").write_text(adds)
+    _compile(shared)
+    pyc = Path(importlib.util.cache_from_source(str(shared / "pluggy" / "__init__.py")))
+    before = pyc.read_bytes()
+    planted = pyc.parent / f"planted.{sys.implementation.cache_tag}.pyc"
+    attack = f"""
+import pathlib
+for target in ({str(pyc)!r}, {str(planted)!r}):
+    try:
+        pathlib.Path(target).write_bytes(b"evil")
+        print("wrote", target)
+    except OSError as exc:
+        print("refused", exc.errno)
+"""
+    run = f"""
+import subprocess, sys
+from pathlib import Path
+from patchjudge.boundary import sandbox
+box = sandbox.Box(tree=Path({str(tmp_path / "tree")!r}), home=Path({str(tmp_path / "home")!r}))
+with sandbox.wrapped(box, [sys.executable, "-I", "-c", {attack!r}]) as (argv, fds):
+    done = subprocess.run(argv, capture_output=True, text=True, pass_fds=fds, timeout=60)
+print(done.stdout + done.stderr, end="")
+"""
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "home").mkdir()
+    done = subprocess.run(
+        [str(python), "-P", "-c", run], capture_output=True, text=True, timeout=120
+    )
+    # Seen, and read-only: the box binds the shared venv as it binds sys.prefix.
+    assert done.stdout.splitlines() == [f"refused {errno.EROFS}"] * 2, done
+    assert pyc.read_bytes() == before
+    assert not planted.exists()
