@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pluggy
 
-from patchjudge import bytecode
+from patchjudge import bytecode, guard
 from tests.attack_helpers import require_sandbox
 from tests.helpers import bare_venv
 
@@ -138,3 +139,21 @@ print(done.stdout + done.stderr, end="")
     assert done.stdout.splitlines() == [f"refused {errno.EROFS}"] * 2, done
     assert pyc.read_bytes() == before
     assert not planted.exists()
+
+
+def test_unboxed_bytecode_rewritten_or_planted_in_the_judge_venv_is_seen_by_the_guard(
+    tmp_path: Path,
+) -> None:
+    # Unboxed, tested code runs as the judge's user: the guard's walk of the
+    # shared venv (guard.shared_site) must see a .pyc as it sees a source.
+    site = _site(tmp_path)
+    _compile(site)
+    pyc = Path(importlib.util.cache_from_source(str(site / "pluggy" / "__init__.py")))
+    before = guard.walk(site)
+    assert str(pyc) in before
+    st = pyc.stat()
+    pyc.write_bytes(pyc.read_bytes()[:16] + b"\0" * (st.st_size - 16))
+    os.utime(pyc, ns=(st.st_atime_ns, st.st_mtime_ns))  # re-dated: the ctime still moved
+    planted = pyc.parent / f"planted.{sys.implementation.cache_tag}.pyc"
+    planted.write_bytes(b"evil")
+    assert guard.changes(before, guard.walk(site)) == [f"added {planted}", f"changed {pyc}"]
