@@ -407,6 +407,63 @@ def test_judge_functions_outlive_the_call_that_gave_them(tmp_path: Path) -> None
     assert set(outcomes(proc).values()) == {"PASSED"}, proc.stdout[-3000:]
 
 
+# StopIteration out of a call ends any iteration the judge runs around it without a word:
+# `all(map(f, xs))` is then True whatever f returns (a patch's way to pass such a property).
+STOPPING = """
+class Done(StopIteration):
+    pass
+
+
+def stop(x):
+    raise StopIteration
+
+
+def done(x):
+    raise Done(x)
+
+
+def empty():
+    return iter(())
+
+
+def evens(xs):
+    for x in xs:
+        if x % 2 == 0:
+            yield x
+"""
+
+STOPPING_PROPERTIES = """
+import pytest
+import mylib
+
+
+def test_all_of_a_map_over_a_stopping_call():
+    assert all(map(mylib.stop, [1, 2, 3]))
+
+
+def test_all_of_a_map_over_a_stopping_subclass():
+    assert all(map(mylib.done, [1, 2, 3]))
+
+
+def test_iteration_still_ends_as_it_should():
+    assert list(mylib.evens([1, 2, 3, 4])) == [2, 4]
+    assert all(map(lambda x: x % 2 == 0, mylib.evens(range(600))))
+    with pytest.raises(StopIteration):
+        next(mylib.empty())
+    assert next(mylib.empty(), None) is None
+"""
+
+
+def test_stop_iteration_out_of_a_call_fails_the_property_not_the_loop(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, STOPPING_PROPERTIES, library=STOPPING)
+    got, text = outcomes(proc), proc.stdout
+    assert got["test_all_of_a_map_over_a_stopping_call"] == "FAILED", text
+    assert got["test_all_of_a_map_over_a_stopping_subclass"] == "FAILED", text
+    assert "the code under test raised StopIteration out of a call" in text
+    assert "the code under test raised Done out of a call" in text
+    assert got["test_iteration_still_ends_as_it_should"] == "PASSED", text
+
+
 CONFTEST = {
     "conftest.py": """
 import pytest

@@ -289,6 +289,14 @@ class Worker:
             self._send(*frames)
             self._take_claims(claims, str(args[0]) if op == protocol.OP else op)
             return self._await(frame, call)
+        except (StopIteration, StopAsyncIteration) as exc:
+            if op == protocol.BATCH or (op == protocol.OP and args[0] == "next"):
+                raise  # the end of an iteration the judge is stepping
+            # Anywhere else it would silently end the judge's iteration around the call
+            # (`all(map(f, xs))` is then True): as PEP 479 does for a generator body.
+            raise RuntimeError(
+                f"the code under test raised {type(exc).__name__} out of a {_kind(op, args)}"
+            ) from exc
         finally:
             self.frames.pop()
             # Issue 18: the library may not swallow the judge's verdict on its behalf.
@@ -1229,6 +1237,12 @@ def _is_module_meta(meta: Any) -> bool:
         and type(meta[1]) is str
         and type(meta[2]) is bool
     )
+
+
+def _kind(op: str, args: tuple[Any, ...]) -> str:
+    if op == protocol.OP:
+        return f"{args[0]} operation"
+    return {protocol.CALL: "call", protocol.CALL_METHOD: "method call"}.get(op, f"{op} request")
 
 
 def _builtin_exception(name: str, args: Any) -> BaseException:
