@@ -464,6 +464,44 @@ def test_stop_iteration_out_of_a_call_fails_the_property_not_the_loop(tmp_path: 
     assert got["test_iteration_still_ends_as_it_should"] == "PASSED", text
 
 
+# Builtins of the code's: types and pure functions are each side's own; any other runs
+# where the code does (a judge that resolved `eval` to its own ran the code's text).
+BUILTINS_LIB = """
+KEY = len
+TYPE = int
+load = eval
+run = exec
+reader = open
+"""
+
+BUILTINS_PROPERTIES = """
+import os
+
+import mylib
+
+
+def test_pure_builtins_and_types_are_the_judges_own():
+    assert mylib.KEY is len and mylib.TYPE is int
+    assert sorted(["bb", "a"], key=mylib.KEY) == ["a", "bb"]
+
+
+def test_other_builtins_run_in_the_worker():
+    assert mylib.load is not eval and mylib.run is not exec and mylib.reader is not open
+    assert mylib.load("__import__('os').getpid()") != os.getpid()
+"""
+
+
+def test_a_builtin_of_the_code_runs_in_the_judge_only_if_it_is_pure(tmp_path: Path) -> None:
+    from patchjudge.boundary import standin
+
+    proc = run_judge(tmp_path, BUILTINS_PROPERTIES, library=BUILTINS_LIB)
+    got = outcomes(proc)
+    assert len(got) == 2 and set(got.values()) == {"PASSED"}, proc.stdout[-3000:]
+    # The judge's side decides, whatever a worker names (a forged reference too).
+    named = [standin.builtin_name(f) for f in (len, int, ValueError, eval, exec, open, vars)]
+    assert named == ["len", "int", "ValueError", None, None, None, None]
+
+
 CONFTEST = {
     "conftest.py": """
 import pytest
