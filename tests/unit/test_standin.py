@@ -502,6 +502,66 @@ def test_a_builtin_of_the_code_runs_in_the_judge_only_if_it_is_pure(tmp_path: Pa
     assert named == ["len", "int", "ValueError", None, None, None, None]
 
 
+# Bytes the code made, unpickled by a property: a pickle names what to call when it loads.
+PICKLING_LIB = """
+import os
+import pickle
+
+
+class Point:
+    def __init__(self, x):
+        self.x = x
+
+    def __eq__(self, other):
+        return isinstance(other, Point) and other.x == self.x
+
+
+class _Run:
+    def __reduce__(self):
+        return (eval, ("__import__('os').getpid()",))
+
+
+def dumps(value):
+    return pickle.dumps(value)
+
+
+def hostile():
+    return pickle.dumps(_Run())
+
+
+def hostile_os():
+    return pickle.dumps(os.getpid)
+"""
+
+PICKLING_PROPERTIES = """
+import datetime
+import pickle
+
+import pytest
+import mylib
+
+
+def test_data_and_a_handles_own_pickle_load():
+    value = {"a": [1, 2.5, b"x"], "when": datetime.date(2026, 12, 2), "s": {1, 2}}
+    assert pickle.loads(mylib.dumps(value)) == value
+    assert pickle.loads(pickle.dumps(b"x", protocol=2)) == b"x"
+    handle = mylib.Point(4)
+    assert pickle.loads(pickle.dumps(handle)) == handle
+
+
+def test_the_codes_bytes_call_nothing_in_the_judge():
+    for data in (mylib.hostile(), mylib.hostile_os()):
+        with pytest.raises(pickle.UnpicklingError, match="never another function or class"):
+            pickle.loads(data)
+"""
+
+
+def test_the_judges_pickle_loads_no_function_the_codes_bytes_name(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, PICKLING_PROPERTIES, library=PICKLING_LIB)
+    got = outcomes(proc)
+    assert len(got) == 2 and set(got.values()) == {"PASSED"}, proc.stdout[-3000:]
+
+
 CONFTEST = {
     "conftest.py": """
 import pytest

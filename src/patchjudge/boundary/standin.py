@@ -25,9 +25,11 @@ import functools
 import importlib.abc
 import importlib.machinery
 import inspect
+import io
 import marshal
 import operator
 import os
+import pickle
 import secrets
 import select
 import subprocess
@@ -1976,9 +1978,58 @@ def _share_one_cpu() -> None:
         pass  # not Linux, or no say over affinity: correct, only slower
 
 
+# What the judge's pickle may load by name (issue: redteam): bytes a property unpickles may be
+# the code's (`pickle.loads(lib.dumps(x))`), and a pickle names any function to call — `eval`
+# with the code's text would run in the judge, outside the box. Data and the classes of these
+# data modules load; so do the judge's own classes and worker objects (their calls cross).
+_PICKLE_DATA_MODULES = frozenset(
+    {"builtins", "collections", "datetime", "decimal", "fractions", "ipaddress", "pathlib",
+     "uuid", "array", "zoneinfo"}
+)  # fmt: skip
+# The functions older protocols rebuild by: objects (0 and 1), bytes (0 to 2).
+_PICKLE_FUNCTIONS = frozenset({("copyreg", "_reconstructor"), ("_codecs", "encode")})
+_BaseUnpickler = pickle.Unpickler
+
+
+class _JudgeUnpickler(_BaseUnpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        loaded = sys.modules.get(module)  # never an import: a module's import runs its code
+        found = _pickle_global(loaded, name) if loaded is not None else None
+        if found is _unpickled or isinstance(found, Handle | StandinModule):
+            return found
+        if isinstance(found, type) and (
+            module in _PICKLE_DATA_MODULES or _judge_class(found) or "_pj_worker" in found.__dict__
+        ):
+            return found
+        if (module, name) in _PICKLE_FUNCTIONS:
+            return found
+        raise pickle.UnpicklingError(
+            f"{module}.{name}: the judge's pickle loads data, the judge's own classes and the "
+            "code's objects, never another function or class (it would run outside the box)"
+        )
+
+
+def _pickle_global(module: Any, name: str) -> Any:
+    found = module
+    for part in name.split("."):
+        if part.startswith("_") and found is not module:
+            return None
+        found = getattr(found, part, None)
+    return found
+
+
+def _judge_loads(data: Any, /, **options: Any) -> Any:
+    return _JudgeUnpickler(io.BytesIO(data), **options).load()
+
+
+def _judge_load(file: Any, **options: Any) -> Any:
+    return _JudgeUnpickler(file, **options).load()
+
+
 if _spec_text is not None:
     _share_one_cpu()
     _state = _install(protocol.decode_spec(_spec_text))
+    pickle.Unpickler, pickle.loads, pickle.load = _JudgeUnpickler, _judge_loads, _judge_load  # type: ignore[misc]
 
 
 def _module_key(path: Path) -> str:
