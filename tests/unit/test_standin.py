@@ -562,6 +562,48 @@ def test_the_judges_pickle_loads_no_function_the_codes_bytes_name(tmp_path: Path
     assert len(got) == 2 and set(got.values()) == {"PASSED"}, proc.stdout[-3000:]
 
 
+# A context manager of the code's whose __exit__ says "suppress": the judge's assert inside
+# the `with` once vanished with it, so the property passed whatever the code returned.
+SWALLOWING = """
+class Swallow:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return True
+"""
+
+SWALLOWING_PROPERTIES = """
+import pytest
+import mylib
+
+
+def test_an_assert_inside_the_codes_with_still_fails():
+    with mylib.Swallow():
+        assert 1 == 2
+
+
+def test_pytest_fail_inside_it_still_fails():
+    with mylib.Swallow():
+        pytest.fail("the judge's verdict")
+
+
+def test_other_errors_are_the_codes_to_suppress():
+    with mylib.Swallow():
+        raise KeyError("suppressed, as the code says")
+"""
+
+
+def test_the_codes_exit_cannot_swallow_the_judges_verdict(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, SWALLOWING_PROPERTIES, library=SWALLOWING)
+    got = outcomes(proc)
+    assert got == {
+        "test_an_assert_inside_the_codes_with_still_fails": "FAILED",
+        "test_pytest_fail_inside_it_still_fails": "FAILED",
+        "test_other_errors_are_the_codes_to_suppress": "PASSED",
+    }, proc.stdout[-3000:]
+
+
 CONFTEST = {
     "conftest.py": """
 import pytest
