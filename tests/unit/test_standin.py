@@ -604,6 +604,51 @@ def test_the_codes_exit_cannot_swallow_the_judges_verdict(tmp_path: Path) -> Non
     }, proc.stdout[-3000:]
 
 
+# The property's own model, handed to the code: the code may change its data, not its methods.
+REWIRING = """
+def rewire(items):
+    for item in items:
+        item.value = int
+
+
+def set_data(items):
+    for item in items:
+        item.v = 5
+"""
+
+REWIRING_PROPERTIES = """
+import pytest
+import mylib
+
+
+class Item:
+    def __init__(self, v):
+        self.v = v
+
+    def value(self):
+        return self.v
+
+
+def test_the_code_cannot_replace_the_judges_method():
+    items = [Item(3), Item(4)]
+    with pytest.raises(AttributeError, match="not its functions"):
+        mylib.rewire(items)
+    assert [i.value() for i in items] == [3, 4]
+
+
+def test_the_code_may_set_the_judges_data():
+    items = [Item(3)]
+    mylib.set_data(items)
+    assert items[0].value() == 5
+"""
+
+
+def test_the_code_sets_a_judge_objects_data_never_its_methods(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, REWIRING_PROPERTIES, library=REWIRING)
+    got = outcomes(proc)
+    assert len(got) == 2 and set(got.values()) == {"PASSED"}, proc.stdout[-3000:]
+
+
 CONFTEST = {
     "conftest.py": """
 import pytest

@@ -1034,6 +1034,11 @@ def _judge_getattr(obj: Any, name: Any) -> Any:
 def _judge_setattr(obj: Any, name: Any, value: Any) -> None:
     if not judge_attribute(obj, name, _judge_class):
         raise AttributeError(f"{name!r}: not a public attribute of the judge's object")
+    # Its data, never its behaviour: `item.value = int` made a property's own model
+    # method answer 0 for every item (a builtin type crosses as the judge's own).
+    current = inspect.getattr_static(obj, name, None)
+    if callable(value) or callable(current) or isinstance(current, classmethod):
+        raise AttributeError(f"{name!r}: the code may set the judge's data, not its functions")
     setattr(obj, name, value)
 
 
