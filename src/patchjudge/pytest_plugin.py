@@ -10,6 +10,8 @@ mismatch means something in the process rewrote a result.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import sys
@@ -322,9 +324,25 @@ def pytest_runtest_makereport(
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
     # Evidence that the test body was reached the ordinary way: a runner whose
-    # runtest() was replaced in-process reports passes without it.
-    _called.add(pyfuncitem.nodeid)
-    return (yield)
+    # runtest() was replaced in-process reports passes without it. The function
+    # itself must be called, not just this hook: an implementation of it (a conftest's,
+    # a plugin the code registers) that returns True without calling it passes too.
+    original = pyfuncitem.obj
+    if inspect.iscoroutinefunction(original) or inspect.isasyncgenfunction(original):
+        _called.add(pyfuncitem.nodeid)  # run by an async plugin its own way
+        return (yield)
+    nodeid = pyfuncitem.nodeid
+
+    @functools.wraps(original)
+    def reached(*args: Any, **kwargs: Any) -> Any:
+        _called.add(nodeid)
+        return original(*args, **kwargs)
+
+    pyfuncitem.obj = reached
+    try:
+        return (yield)
+    finally:
+        pyfuncitem.obj = original
 
 
 def _falsifying(text: str) -> list[str]:

@@ -566,12 +566,15 @@ def patch_dunders(
             if owner in classes:
                 found.setdefault(f"{name} ({classes[owner]})", set()).add(nodeid)
     sources = dunder_sources(files, pythonpath)
+    imported = changed_imports(files)
     for nodeid, ops in (operations or {}).items():
         for op, claim in ops:
             for name in sorted(DECIDERS.get(op, ())):
                 for where in sources.get(name, ()):
                     found.setdefault(where, set()).add(nodeid)
-            said = _claim_held(claim, op, classes, tree_classes or {}, tree_names)
+            said = _claim_held(
+                claim, op, classes, tree_classes or {}, tree_names, imported=imported
+            )
             if said is not None:
                 found.setdefault(said, set()).add(nodeid)
     return [
@@ -586,6 +589,8 @@ def _claim_held(
     classes: Mapping[str, str],
     tree_classes: Mapping[str, bool],
     tree_names: Collection[str],
+    *,
+    imported: Mapping[str, str] | None = None,
 ) -> str | None:
     """Why the class the worker names for a handle holds the verdict, or None (the base's)."""
     dunder = f"__{op}__"
@@ -598,7 +603,55 @@ def _claim_held(
         return f"{claim[:80]!r}.{dunder} (the worker named no class)"
     if parts[0] in tree_names and not tree_classes.get(claim, False):
         return f"{claim}.{dunder} (a class the head's tree does not define)"
+    if parts[0] not in tree_names:
+        # A class from outside the tree the patch brings in (`unittest.mock.ANY` equals
+        # anything): the base's code never handed it over, so its answer is the patch's.
+        for module, where in sorted((imported or {}).items()):
+            if claim.startswith(module + "."):
+                return f"{claim}.{dunder} (a class of {module}, imported at {where})"
     return None
+
+
+def changed_imports(files: Sequence[ChangedFile]) -> dict[str, str]:
+    """Pure: absolute module names a changed line imports -> where (`file:line`).
+
+    `import a.b`, `from a import b` (a and a.b), and `__import__`/`import_module`
+    with a literal name. Relative imports stay inside the tree.
+    """
+    found: dict[str, str] = {}
+    for f in sorted(files, key=lambda f: f.path):
+        try:
+            tree = parsed.parse(f.text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in ast.walk(tree):
+            line = getattr(node, "lineno", None)
+            if line is None:
+                continue
+            span = range(line, (getattr(node, "end_lineno", None) or line) + 1)
+            if not any(n in f.changed for n in span):
+                continue
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Call) and (literal := _literal_import(node)) is not None:
+                names = [literal]
+            for name in names:
+                found.setdefault(name, f"{f.path}:{line}")
+    return found
+
+
+def _literal_import(node: ast.Call) -> str | None:
+    """The absolute module an `__import__("m")`/`import_module("m")` call names, if literal."""
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    first = node.args[0] if node.args else None
+    if name not in ("__import__", "import_module") or not isinstance(first, ast.Constant):
+        return None
+    value = first.value
+    return value if type(value) is str and not value.startswith(".") else None
 
 
 def below_threshold(summary: Mapping[str, Any], minimum: float) -> str | None:

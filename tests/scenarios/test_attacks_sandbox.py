@@ -221,6 +221,63 @@ got_out = True
     _refused(judged(repo, result))
 
 
+# A round trip a property would write; the patch makes `load` the builtin `eval` and `dump`
+# the code to run. The judge once resolved a worker's builtin by name to its own: the
+# property's `load(...)` ran the code's text in the judge, outside the box, and passed.
+ROUNDTRIP_CALC = (
+    CALC
+    + """
+
+import json
+
+
+def dump(xs):
+    return json.dumps(xs)
+
+
+def load(text):
+    return json.loads(text)
+"""
+)
+ROUNDTRIP = """
+from hypothesis import given, strategies as st
+
+from calc import dump, load, total
+
+
+@given(st.lists(st.integers(min_value=-1000, max_value=1000)))
+def test_a_dump_loads_back(xs):
+    back = load(dump(xs))
+    assert back == xs
+
+
+@given(st.lists(st.integers(min_value=0, max_value=1000)))
+def test_total_never_negative(xs):
+    assert total(xs) >= 0
+"""
+
+
+def test_a_builtin_eval_of_the_code_runs_in_the_box_not_in_the_judge(
+    tmp_path: Path, outside: Path
+) -> None:
+    evil = (
+        CALC
+        + f"""
+
+def dump(xs):
+    return "(__import__('pathlib').Path({str(outside)!r}).write_text('judge'), " + repr(xs) + ")[1]"
+
+
+load = eval
+"""
+    )
+    base = {"src/calc/__init__.py": ROUNDTRIP_CALC, "eval/properties/test_total.py": ROUNDTRIP}
+    judged_ = attack(tmp_path, {"src/calc/__init__.py": evil}, base=base)
+    assert not outside.exists(), "the code's text ran in the judge's process"
+    # It ran in the box (its private /tmp took the write), so the round trip holds.
+    assert judged_.lane("properties")["status"] == "pass", judged_.explain()
+
+
 def test_committed_unchecked_bytecode_of_the_good_module_is_rejected(tmp_path: Path) -> None:
     import importlib.util
     import py_compile

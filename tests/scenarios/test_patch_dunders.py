@@ -68,6 +68,35 @@ def test_an_always_equal_money_is_never_accepted(tmp_path: Path) -> None:
     assert any("test_a_price_equals_itself_only" in r for r in judged.reasons)
 
 
+# An always-equal object from outside the tree: no class of the patch's, no dunder named.
+ANY_TOTAL = "from unittest.mock import ANY\n\n\ndef total(xs):\n    return ANY\n"
+EQUAL_PROPERTY = """
+from hypothesis import given, strategies as st
+
+from calc import total
+
+
+@given(st.lists(st.integers(-9, 9)))
+def test_total_is_the_sum(xs):
+    expected = sum(xs)
+    assert total(xs) == expected
+
+
+@given(st.integers(-9, 9))
+def test_a_single_total(x):
+    assert total([x]) == x
+"""
+
+
+def test_an_always_equal_object_the_patch_imports_is_never_accepted(tmp_path: Path) -> None:
+    base = {"eval/properties/test_total.py": EQUAL_PROPERTY, "eval/gate.toml": LEDGER}
+    judged = attack(tmp_path, {"src/calc/__init__.py": ANY_TOTAL}, base=base)
+    assert judged.decision == "undecided", judged.explain()
+    assert judged.says(
+        "unittest.mock._ANY.__eq__ (a class of unittest.mock, imported at src/calc/__init__.py:1)"
+    ), judged.explain()
+
+
 def test_an_honest_change_to_the_class_is_held_by_its_own_eq(tmp_path: Path) -> None:
     # Honest, but the verdict rests on the patch's own comparison: a human looks.
     honest = MONEY.replace(

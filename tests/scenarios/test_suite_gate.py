@@ -239,6 +239,31 @@ def test_a_conftest_that_passes_every_test_is_caught(tmp_path: Path) -> None:
     ), reasons
 
 
+# The call hook answered by the conftest: pytest never calls the test function (the
+# plugin's wrapper around the hook once counted the hook as the call).
+ANSWER_THE_CALL = """
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    return True
+"""
+
+
+def test_a_conftest_that_answers_the_call_hook_itself_is_caught(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    _break_double(repo)
+    _patch(repo, {"tests/conftest.py": ANSWER_THE_CALL}, "run no test body")
+    result = gate(repo)
+    assert result.code == 1, result.out
+    reasons = gate_report(repo, "freeze")["reasons"]
+    assert any(
+        r.startswith("suite: passed without pytest calling its test function: ") and TWO in r
+        for r in reasons
+    ), reasons
+
+
 def test_a_conftest_that_skips_every_test_at_run_time_is_caught(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     _break_double(repo)

@@ -668,3 +668,40 @@ def test_a_class_built_at_run_time_counts_with_every_dunder(line: int, held: boo
         tree_names=("calc",),
     )
     assert bool(found) is held, found
+
+
+IMPORTING = """import json
+from unittest.mock import ANY
+import importlib
+from . import sibling
+
+
+def total(xs):
+    lib = importlib.import_module("dirty_equals")
+    return ANY if xs else json.dumps(lib)
+"""
+
+
+def test_changed_imports_name_absolute_modules_of_the_changed_lines_only() -> None:
+    f = review.changed_file("src/calc/__init__.py", IMPORTING.encode(), {2, 4, 8})
+    assert f is not None
+    assert review.changed_imports([f]) == {
+        "unittest.mock": "src/calc/__init__.py:2",
+        "unittest.mock.ANY": "src/calc/__init__.py:2",
+        "dirty_equals": "src/calc/__init__.py:8",
+    }  # json and importlib: unchanged lines; `from . import`: the tree's own
+
+
+def test_a_class_from_a_module_the_patch_imports_holds_its_comparisons() -> None:
+    f = review.changed_file("src/calc/__init__.py", IMPORTING.encode(), {2})
+    assert f is not None
+    ops = {T: [("eq", "unittest.mock._ANY"), ("eq", "ipaddress.IPv4Address"), ("eq", "calc.Money")]}
+    found = review.patch_dunders(
+        {}, [f], ("src",), operations=ops, tree_classes={"calc.Money": True}, tree_names={"calc"}
+    )
+    # ipaddress: a module the patch does not import (the base's code handed it over);
+    # calc.Money: a class of the tree the patch leaves alone.
+    assert found == [
+        f"unittest.mock._ANY.__eq__ (a class of unittest.mock, imported at "
+        f"src/calc/__init__.py:2): {T}"
+    ]

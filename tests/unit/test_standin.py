@@ -407,6 +407,248 @@ def test_judge_functions_outlive_the_call_that_gave_them(tmp_path: Path) -> None
     assert set(outcomes(proc).values()) == {"PASSED"}, proc.stdout[-3000:]
 
 
+# StopIteration out of a call ends any iteration the judge runs around it without a word:
+# `all(map(f, xs))` is then True whatever f returns (a patch's way to pass such a property).
+STOPPING = """
+class Done(StopIteration):
+    pass
+
+
+def stop(x):
+    raise StopIteration
+
+
+def done(x):
+    raise Done(x)
+
+
+def empty():
+    return iter(())
+
+
+def evens(xs):
+    for x in xs:
+        if x % 2 == 0:
+            yield x
+"""
+
+STOPPING_PROPERTIES = """
+import pytest
+import mylib
+
+
+def test_all_of_a_map_over_a_stopping_call():
+    assert all(map(mylib.stop, [1, 2, 3]))
+
+
+def test_all_of_a_map_over_a_stopping_subclass():
+    assert all(map(mylib.done, [1, 2, 3]))
+
+
+def test_iteration_still_ends_as_it_should():
+    assert list(mylib.evens([1, 2, 3, 4])) == [2, 4]
+    assert all(map(lambda x: x % 2 == 0, mylib.evens(range(600))))
+    with pytest.raises(StopIteration):
+        next(mylib.empty())
+    assert next(mylib.empty(), None) is None
+"""
+
+
+def test_stop_iteration_out_of_a_call_fails_the_property_not_the_loop(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, STOPPING_PROPERTIES, library=STOPPING)
+    got, text = outcomes(proc), proc.stdout
+    assert got["test_all_of_a_map_over_a_stopping_call"] == "FAILED", text
+    assert got["test_all_of_a_map_over_a_stopping_subclass"] == "FAILED", text
+    assert "the code under test raised StopIteration out of a call" in text
+    assert "the code under test raised Done out of a call" in text
+    assert got["test_iteration_still_ends_as_it_should"] == "PASSED", text
+
+
+# Builtins of the code's: types and pure functions are each side's own; any other runs
+# where the code does (a judge that resolved `eval` to its own ran the code's text).
+BUILTINS_LIB = """
+KEY = len
+TYPE = int
+load = eval
+run = exec
+reader = open
+"""
+
+BUILTINS_PROPERTIES = """
+import os
+
+import mylib
+
+
+def test_pure_builtins_and_types_are_the_judges_own():
+    assert mylib.KEY is len and mylib.TYPE is int
+    assert sorted(["bb", "a"], key=mylib.KEY) == ["a", "bb"]
+
+
+def test_other_builtins_run_in_the_worker():
+    assert mylib.load is not eval and mylib.run is not exec and mylib.reader is not open
+    assert mylib.load("__import__('os').getpid()") != os.getpid()
+"""
+
+
+def test_a_builtin_of_the_code_runs_in_the_judge_only_if_it_is_pure(tmp_path: Path) -> None:
+    from patchjudge.boundary import standin
+
+    proc = run_judge(tmp_path, BUILTINS_PROPERTIES, library=BUILTINS_LIB)
+    got = outcomes(proc)
+    assert len(got) == 2 and set(got.values()) == {"PASSED"}, proc.stdout[-3000:]
+    # The judge's side decides, whatever a worker names (a forged reference too).
+    named = [standin.builtin_name(f) for f in (len, int, ValueError, eval, exec, open, vars)]
+    assert named == ["len", "int", "ValueError", None, None, None, None]
+
+
+# Bytes the code made, unpickled by a property: a pickle names what to call when it loads.
+PICKLING_LIB = """
+import os
+import pickle
+
+
+class Point:
+    def __init__(self, x):
+        self.x = x
+
+    def __eq__(self, other):
+        return isinstance(other, Point) and other.x == self.x
+
+
+class _Run:
+    def __reduce__(self):
+        return (eval, ("__import__('os').getpid()",))
+
+
+def dumps(value):
+    return pickle.dumps(value)
+
+
+def hostile():
+    return pickle.dumps(_Run())
+
+
+def hostile_os():
+    return pickle.dumps(os.getpid)
+"""
+
+PICKLING_PROPERTIES = """
+import datetime
+import pickle
+
+import pytest
+import mylib
+
+
+def test_data_and_a_handles_own_pickle_load():
+    value = {"a": [1, 2.5, b"x"], "when": datetime.date(2026, 12, 2), "s": {1, 2}}
+    assert pickle.loads(mylib.dumps(value)) == value
+    assert pickle.loads(pickle.dumps(b"x", protocol=2)) == b"x"
+    handle = mylib.Point(4)
+    assert pickle.loads(pickle.dumps(handle)) == handle
+
+
+def test_the_codes_bytes_call_nothing_in_the_judge():
+    for data in (mylib.hostile(), mylib.hostile_os()):
+        with pytest.raises(pickle.UnpicklingError, match="never another function or class"):
+            pickle.loads(data)
+"""
+
+
+def test_the_judges_pickle_loads_no_function_the_codes_bytes_name(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, PICKLING_PROPERTIES, library=PICKLING_LIB)
+    got = outcomes(proc)
+    assert len(got) == 2 and set(got.values()) == {"PASSED"}, proc.stdout[-3000:]
+
+
+# A context manager of the code's whose __exit__ says "suppress": the judge's assert inside
+# the `with` once vanished with it, so the property passed whatever the code returned.
+SWALLOWING = """
+class Swallow:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return True
+"""
+
+SWALLOWING_PROPERTIES = """
+import pytest
+import mylib
+
+
+def test_an_assert_inside_the_codes_with_still_fails():
+    with mylib.Swallow():
+        assert 1 == 2
+
+
+def test_pytest_fail_inside_it_still_fails():
+    with mylib.Swallow():
+        pytest.fail("the judge's verdict")
+
+
+def test_other_errors_are_the_codes_to_suppress():
+    with mylib.Swallow():
+        raise KeyError("suppressed, as the code says")
+"""
+
+
+def test_the_codes_exit_cannot_swallow_the_judges_verdict(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, SWALLOWING_PROPERTIES, library=SWALLOWING)
+    got = outcomes(proc)
+    assert got == {
+        "test_an_assert_inside_the_codes_with_still_fails": "FAILED",
+        "test_pytest_fail_inside_it_still_fails": "FAILED",
+        "test_other_errors_are_the_codes_to_suppress": "PASSED",
+    }, proc.stdout[-3000:]
+
+
+# The property's own model, handed to the code: the code may change its data, not its methods.
+REWIRING = """
+def rewire(items):
+    for item in items:
+        item.value = int
+
+
+def set_data(items):
+    for item in items:
+        item.v = 5
+"""
+
+REWIRING_PROPERTIES = """
+import pytest
+import mylib
+
+
+class Item:
+    def __init__(self, v):
+        self.v = v
+
+    def value(self):
+        return self.v
+
+
+def test_the_code_cannot_replace_the_judges_method():
+    items = [Item(3), Item(4)]
+    with pytest.raises(AttributeError, match="not its functions"):
+        mylib.rewire(items)
+    assert [i.value() for i in items] == [3, 4]
+
+
+def test_the_code_may_set_the_judges_data():
+    items = [Item(3)]
+    mylib.set_data(items)
+    assert items[0].value() == 5
+"""
+
+
+def test_the_code_sets_a_judge_objects_data_never_its_methods(tmp_path: Path) -> None:
+    proc = run_judge(tmp_path, REWIRING_PROPERTIES, library=REWIRING)
+    got = outcomes(proc)
+    assert len(got) == 2 and set(got.values()) == {"PASSED"}, proc.stdout[-3000:]
+
+
 CONFTEST = {
     "conftest.py": """
 import pytest

@@ -156,6 +156,16 @@ JUDGE_FN = 2  # a function of the judge's: the worker may only call it
 JUDGE_OBJ = 3  # another object of the judge's: JUDGE_OPERATIONS only
 ARGUMENT = 4  # "argument N of the call in flight", returned as itself
 BUILTIN = 5  # a builtin by name (`int`, `ValueError`): each side's own
+# The builtin functions a BUILTIN reference may name (`key=len`, `map(abs, xs)`): pure ones,
+# which only compute on their arguments. Any other (`eval`, `exec`, `compile`, `open`,
+# `getattr`, `vars`, `breakpoint`, ...) the judge resolved to its own would run outside the
+# box with what the code chose (`load = eval`, then `load(dump(x))` in a property): one of
+# the worker's crosses as a handle, called in the worker. Builtin types all cross.
+PURE_BUILTINS = frozenset(
+    {"abs", "aiter", "all", "anext", "any", "ascii", "bin", "callable", "chr", "divmod",
+     "format", "hash", "hex", "id", "isinstance", "issubclass", "iter", "len", "max", "min",
+     "next", "oct", "ord", "pow", "repr", "round", "sorted", "sum"}
+)  # fmt: skip
 REF_KINDS = frozenset({HANDLE, JUDGE_FN, JUDGE_OBJ, ARGUMENT, BUILTIN})
 
 # A handle's meta (what the judge needs to stand in for it): ("exc", bases graph),

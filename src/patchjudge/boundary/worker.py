@@ -936,10 +936,10 @@ def _containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...
 
 
 def builtin_name(obj: Any) -> str | None:
-    """The name under which `builtins` holds `obj` itself (a type or function), or None."""
+    """The name under which `builtins` holds `obj` itself (a type or a pure function), or None."""
     name = getattr(obj, "__name__", None) if isinstance(obj, type | type(len)) else None
     if type(name) is str and not name.startswith("_") and getattr(builtins, name, None) is obj:
-        return name
+        return name if isinstance(obj, type) or name in protocol.PURE_BUILTINS else None
     return None
 
 
