@@ -451,6 +451,15 @@ def test_iteration_still_ends_as_it_should():
     with pytest.raises(StopIteration):
         next(mylib.empty())
     assert next(mylib.empty(), None) is None
+
+
+def test_a_generators_own_steps_still_end_it():
+    gen = mylib.evens([2])
+    assert gen.__next__() == 2
+    with pytest.raises(StopIteration):
+        gen.send(None)
+    with pytest.raises(StopIteration):
+        mylib.evens([]).__next__()
 """
 
 
@@ -462,6 +471,8 @@ def test_stop_iteration_out_of_a_call_fails_the_property_not_the_loop(tmp_path: 
     assert "the code under test raised StopIteration out of a call" in text
     assert "the code under test raised Done out of a call" in text
     assert got["test_iteration_still_ends_as_it_should"] == "PASSED", text
+    # A generator's own step methods end it as `next` does (PEP 479 is about the body).
+    assert got["test_a_generators_own_steps_still_end_it"] == "PASSED", text
 
 
 # Builtins of the code's: types and pure functions are each side's own; any other runs

@@ -292,7 +292,11 @@ class Worker:
             self._take_claims(claims, str(args[0]) if op == protocol.OP else op)
             return self._await(frame, call)
         except (StopIteration, StopAsyncIteration) as exc:
-            if op == protocol.BATCH or (op == protocol.OP and args[0] == "next"):
+            if (
+                op == protocol.BATCH
+                or (op == protocol.OP and args[0] == "next")
+                or (op == protocol.CALL_METHOD and args[1] in _STEP_METHODS)
+            ):
                 raise  # the end of an iteration the judge is stepping
             # Anywhere else it would silently end the judge's iteration around the call
             # (`all(map(f, xs))` is then True): as PEP 479 does for a generator body.
@@ -1244,6 +1248,10 @@ def _is_module_meta(meta: Any) -> bool:
         and type(meta[1]) is str
         and type(meta[2]) is bool
     )
+
+
+# An iterator's own steps: StopIteration out of them is their answer, not a leak.
+_STEP_METHODS = frozenset({"__next__", "send", "throw", "__anext__", "asend", "athrow"})
 
 
 def _kind(op: str, args: tuple[Any, ...]) -> str:
