@@ -298,9 +298,9 @@ def _env_key(key: str) -> bool:
     return key in _ENV_NAMES or bool(_ENV_FAMILY.match(key))
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
+def _docstrings(parts: Sequence[ast.AST]) -> set[int]:
     found = set()
-    for node in _walk(tree):
+    for node in _walk_all(parts):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             found.add(id(node.value))
     return found
@@ -319,11 +319,30 @@ def _conditions(tree: ast.AST) -> Iterator[ast.expr]:
             yield from node.values[:-1]
 
 
-def _scan(tree: ast.Module) -> Iterator[Hit]:
-    names = _Names(tree)
-    docstrings = _docstrings(tree)
-    parents = {id(child): node for node in _walk(tree) for child in _children(node)}
-    for node in _walk(tree):
+def _touching(tree: ast.Module, lines: frozenset[int]) -> list[ast.stmt]:
+    """The top-level statements whose lines (decorators too) meet `lines`."""
+    return [
+        stmt
+        for stmt in tree.body
+        if not lines.isdisjoint(
+            range(
+                min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))]),
+                (stmt.end_lineno or stmt.lineno) + 1,
+            )
+        )
+    ]
+
+
+def _walk_all(parts: Sequence[ast.AST]) -> Iterator[ast.AST]:
+    for part in parts:
+        yield from _walk(part)
+
+
+def _scan(tree: ast.Module, names: _Names, parts: Sequence[ast.stmt]) -> Iterator[Hit]:
+    """The probes in `parts`, and the module scope's gates wherever their lines are."""
+    docstrings = _docstrings(parts)
+    parents = {id(child): node for node in _walk_all(parts) for child in _children(node)}
+    for node in _walk_all(parts):
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield from _imports(node)
         elif isinstance(node, ast.Attribute | ast.Name | ast.Call | ast.Subscript):
@@ -348,8 +367,8 @@ def _scan(tree: ast.Module) -> Iterator[Hit]:
             names.qualified(node.iter) in _ENVIRON
         ):
             yield Hit(_lines(node.iter), f"{_ENV} (scans os.environ)")
-    yield from _gated(tree, names)
-    yield from _counters(tree)
+    yield from _gated(tree, names, parts)
+    yield from _counters(parts)
 
 
 def _imports(node: ast.Import | ast.ImportFrom) -> Iterator[Hit]:
@@ -488,8 +507,8 @@ def _strings(node: ast.AST) -> Iterator[Hit]:
         yield Hit(_lines(node), f"names a test tool ({text[:40]!r})", weak=True)
 
 
-def _subscripts(tree: ast.AST, names: _Names) -> Iterator[Hit]:
-    for node in _walk(tree):
+def _subscripts(parts: Sequence[ast.AST], names: _Names) -> Iterator[Hit]:
+    for node in _walk_all(parts):
         if not isinstance(node, ast.Subscript):
             continue
         target = names.qualified(node.value)
@@ -498,13 +517,18 @@ def _subscripts(tree: ast.AST, names: _Names) -> Iterator[Hit]:
             yield Hit(_lines(node), f"{_ENV} ({key})")
 
 
-def _gated(tree: ast.AST, names: _Names) -> Iterator[Hit]:
-    """A clock or a process id in a condition, directly or through a variable of the same scope."""
-    scopes = [
+def _gated(tree: ast.Module, names: _Names, parts: Sequence[ast.AST]) -> Iterator[Hit]:
+    """A clock or a process id in a condition, directly or through a variable of the same scope.
+
+    The module's scope is the whole file (a gate's condition and its variable may lie in
+    two statements); a function's lies inside its top-level statement, one of `parts`.
+    """
+    scopes: list[ast.AST] = [tree]
+    scopes += (
         n
-        for n in _walk(tree)
-        if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-    ]
+        for n in _walk_all(parts)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+    )
     for scope in scopes:
         tainted: dict[str, tuple[str, frozenset[int]]] = {}
         for node in _walk(scope):
@@ -535,10 +559,10 @@ def _gate_call(node: ast.AST, names: _Names) -> tuple[str, frozenset[int]] | Non
     return None
 
 
-def _counters(tree: ast.AST) -> Iterator[Hit]:
+def _counters(parts: Sequence[ast.AST]) -> Iterator[Hit]:
     """A function that counts its own calls (a global, a nonlocal, an attribute of itself)
     and branches on the count: right for the first calls, wrong after."""
-    for fn in _walk(tree):
+    for fn in _walk_all(parts):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         shared = {
@@ -574,14 +598,21 @@ def _counters(tree: ast.AST) -> Iterator[Hit]:
                     yield Hit(_lines(test) | counted[name], f"{_GATED} a call counter ({name})")
 
 
-def scan(source: str) -> list[Hit]:
-    """Every probe in the file, in line order; nothing for a file that does not parse."""
+def scan(source: str, lines: Iterable[int] | None = None) -> list[Hit]:
+    """Every probe in the file, in line order; nothing for a file that does not parse.
+
+    With `lines`, at least every probe whose lines meet them (issue 20): only the
+    top-level statements that hold one of them are walked, not a 5,000-line module.
+    A probe's lines lie inside its top-level statement, but for the module scope's
+    gates (a clock read in one statement, branched on in another): those are whole.
+    """
     global _kids  # noqa: PLW0603  (one scan's table, dropped after it)
     _kids = {}
     try:
         tree = parsed.parse(source)
         names = _Names(tree)
-        hits = {*_scan(tree), *_subscripts(tree, names)}
+        parts = tree.body if lines is None else _touching(tree, frozenset(lines))
+        hits = {*_scan(tree, names, parts), *_subscripts(parts, names)}
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     finally:
@@ -603,7 +634,7 @@ def changed_hits(path: str, base: str | None, head: str, changed: Iterable[int])
     or re-indented it) is the base's, not the patch's.
     """
     changed = frozenset(changed)
-    touching = [(hit, sorted(hit.lines & changed)) for hit in scan(head)]
+    touching = [(hit, sorted(hit.lines & changed)) for hit in scan(head, changed)]
     touching = [(hit, touched) for hit, touched in touching if touched]
     if not touching:
         # Issue 20: the base's scan (a whole module's AST walked again) only

@@ -7,13 +7,20 @@ coverage.py on the same source; the lines the review counts must agree.
 
 from __future__ import annotations
 
+import ast
 import json
+import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from patchjudge import review
 from patchjudge.boundary import protocol, standin
+from patchjudge.boundary import worker as worker_module
 
 TRICKY = '''\
 """The module's docstring."""
@@ -249,3 +256,86 @@ def test_probed_code_looks_as_it_does_without_probes(tmp_path: Path) -> None:
     assert tuple(seen[:-1]) == plain["SEEN"][:-1]  # no tracer, the same file, lines and names
     assert seen[-1] == "SourceFileLoader"
     assert 10 in found["t1"]["tricky.py"]  # measured: by the probes, no tracer ran
+
+
+# A sum of 400 terms compiles plain, but the probing transformer recurses deeper than
+# Python's limit on it: such a file cannot take probes, and coverage.py measures the run.
+DEEP = "WIDE = 1" + " + 1" * 400 + "\n"
+PICK = "def pick(n):\n    if n:\n        return 1\n    return 2\n"
+
+
+def _drive(tree: Path, home: Path, source: str) -> tuple[Any, str]:
+    """Import tricky (context t1), call pick(1) (t2): the executed lines or the import's
+    error, and what the worker wrote on stderr."""
+    tree.mkdir()
+    home.mkdir()
+    (tree / "tricky.py").write_text(source)
+    spec = protocol.WorkerSpec(
+        sys.executable, str(tree), str(home), ("tricky",), pythonpath=(".",),
+        coverage=("tricky.py",), call_timeout_s=120,
+    )  # fmt: skip
+    worker = standin.Worker(spec, "props/test_p.py", [])
+    read, write = os.pipe()
+    saved = os.dup(2)
+    os.dup2(write, 2)  # the worker's stderr is copied to the judge's fd 2
+    try:
+        worker.request(protocol.CONTEXT, "t1")
+        try:
+            module = worker.request(protocol.IMPORT, "tricky")
+        except Exception as exc:
+            answer: Any = exc
+        else:
+            worker.request(protocol.CONTEXT, "t2")
+            pick = worker.request(protocol.GETATTR, module, "pick")
+            assert worker.request(protocol.CALL, pick, (1,), {}) == 1
+            answer = worker.request(protocol.EXECUTED)
+    finally:
+        assert worker.proc is not None and worker.proc.stderr is not None
+        stderr = worker.proc.stderr
+        worker.close()  # the worker has exited: its stderr's copy ends at EOF
+        for t in threading.enumerate():
+            if t.name.endswith("(_drain)"):
+                t.join()
+        stderr.close()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(write)
+    with os.fdopen(read, "rb") as f:
+        return answer, f.read().decode(errors="replace")
+
+
+def test_a_file_that_cannot_take_probes_is_measured_by_coverage(tmp_path: Path) -> None:
+    compile(DEEP, "deep.py", "exec")  # the import works bare ...
+    with pytest.raises(RecursionError):  # ... and the probes cannot be compiled in
+        worker_module._Probing(("m",)).visit(ast.parse(DEEP))
+    found, err = _drive(tmp_path / "tree", tmp_path / "home", DEEP + PICK)
+    assert "coverage.py measures this run" in err and "tricky.py: RecursionError" in err
+    # The import's two statements, then pick(1)'s lines: measured all the same.
+    assert found == {"t1": {"tricky.py": [1, 2]}, "t2": {"tricky.py": [3, 4]}}
+
+
+def test_probes_measure_the_same_file_without_the_deep_line(tmp_path: Path) -> None:
+    found, err = _drive(tmp_path / "tree", tmp_path / "home", "WIDE = 1\n" + PICK)
+    assert "coverage.py" not in err
+    assert found == {"t1": {"tricky.py": [1, 2]}, "t2": {"tricky.py": [3, 4]}}
+
+
+@pytest.mark.parametrize(
+    ("source", "raised"),
+    [
+        # Parses, but does not compile: the import fails as it does bare.
+        ("return 1\n" + PICK, "SyntaxError"),
+        # Too deep for the AST and for the compiler: the import fails, the worker lives.
+        ("WIDE = 1" + " + 1" * 3500 + "\n" + PICK, "RecursionError"),
+    ],
+    ids=["return at top level", "too deep to compile"],
+)
+def test_a_file_that_does_not_compile_fails_its_import_as_bare(
+    tmp_path: Path, source: str, raised: str
+) -> None:
+    with pytest.raises(BaseException) as bare:
+        compile(source, "tricky.py", "exec")
+    assert type(bare.value).__name__ == raised
+    failed, err = _drive(tmp_path / "tree", tmp_path / "home", source)
+    assert raised in str(failed) or type(failed).__name__ == raised, failed
+    assert "coverage.py" not in err  # nothing to fall back from: probes refused nothing

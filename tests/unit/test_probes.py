@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -199,9 +200,9 @@ def test_the_base_is_scanned_only_for_a_hit_on_a_changed_line(
     scanned: list[str] = []
     real = probes.scan
 
-    def counting(source: str) -> list[probes.Hit]:
+    def counting(source: str, lines: Iterable[int] | None = None) -> list[probes.Hit]:
         scanned.append(source)
-        return real(source)
+        return real(source, lines)
 
     monkeypatch.setattr(probes, "scan", counting)
     base = "import sys\ndef f():\n    return sys._getframe()\n"
@@ -274,3 +275,54 @@ def test_a_real_module_scans_the_same_with_the_table(
     source = (Path(probes.__file__).parent / module).read_text(encoding="utf-8")
     assert probes.scan(source) == _uncached(source, monkeypatch)
     assert probes._kids is None  # dropped after the scan
+
+
+def _touching(found: list[probes.Hit], lines: set[int]) -> set[probes.Hit]:
+    return {h for h in found if h.lines & lines}
+
+
+@given(st.lists(PIECES, max_size=12), st.sets(st.integers(0, 40), max_size=6))
+def test_a_scan_of_the_changed_statements_finds_what_the_whole_scan_does_there(
+    pieces: list[str], lines: set[int]
+) -> None:
+    # Issue 20: only the top-level statements holding a changed line are walked.
+    source = "".join(pieces)
+    assert _touching(probes.scan(source, lines), lines) == _touching(probes.scan(source), lines)
+
+
+GATED_ACROSS = """\
+import time
+START = time.time()
+
+
+def honest(x):
+    return x + 1
+
+
+@staticmethod
+def f(x):
+    if START > 5:
+        return 0
+    return x
+"""
+
+
+def test_a_module_scope_gate_is_found_from_either_statement() -> None:
+    # The clock is read on line 2 and branched on in f: a change to either is the gate.
+    for changed in ({2}, {11}):
+        found = probes.scan(GATED_ACROSS, changed)
+        assert [(h.what, sorted(h.lines & changed)) for h in _touching(found, changed)] == [
+            ("branches on a clock (time.time)", sorted(changed))
+        ]
+    assert _touching(probes.scan(GATED_ACROSS, {6}), {6}) == set()
+    # A decorator's line belongs to its statement.
+    assert probes._touching(probes.parsed.parse(GATED_ACROSS), frozenset({9}))[0].lineno == 10
+
+
+@pytest.mark.parametrize("module", ["probes.py", "review.py", "boundary/standin.py"])
+def test_a_real_module_scans_its_changed_statements_as_the_whole(module: str) -> None:
+    source = (Path(probes.__file__).parent / module).read_text(encoding="utf-8")
+    whole = probes.scan(source)
+    for first in range(1, source.count("\n"), 61):
+        lines = {first, first + 7}
+        assert _touching(probes.scan(source, lines), lines) == _touching(whole, lines), first

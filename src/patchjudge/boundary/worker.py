@@ -849,15 +849,19 @@ class Probes:
 
     def compile(self, path: str, data: bytes) -> str:
         try:
-            tree = compile(data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-        except (SyntaxError, ValueError):
-            return ""  # it does not compile unprobed either: the import fails as it would
-        try:
             if self.marker[0].encode() in data:
                 raise ValueError("the file spells the probe's marker")
+            tree = compile(data, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
             tree = ast.fix_missing_locations(_Probing(self.marker).visit(tree))
             code = compile(tree, path, "exec", dont_inherit=True)
         except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
+            # A file that parses can still fail to compile (`return` at its top level), and
+            # one too deep for the AST fails both ways: then the import fails as it would,
+            # probed or not. Only a file that compiles plain but not probed cannot take them.
+            try:
+                compile(data, path, "exec", dont_inherit=True)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return ""
             return f"{type(exc).__name__}: {exc}"
         self.compiled[path] = (data, _swapped(code, self.marker, self.hits[path]))
         return ""

@@ -1,0 +1,22 @@
+"""What the judge's pytest loads (issue 20): coverage.py only where it measures or parses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+CHECK = """
+import sys
+import patchjudge.review_phase
+from patchjudge import review
+before = "coverage" in sys.modules
+stmts = review.statements("x = 1\\nif x:\\n    y = 2\\n")
+print(before, sorted(stmts.lines), "coverage" in sys.modules)
+"""
+
+
+def test_the_review_phase_loads_coverage_only_to_read_statements() -> None:
+    # The gate sends the review's plan with its statements read: the judge's pytest
+    # that runs the review phase does not need coverage's parser, so it is not loaded.
+    out = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "[1,", "2,", "3]", "True"]
