@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+import venv
 from pathlib import Path
 from typing import Any
 
@@ -264,14 +265,16 @@ DEEP = "WIDE = 1" + " + 1" * 400 + "\n"
 PICK = "def pick(n):\n    if n:\n        return 1\n    return 2\n"
 
 
-def _drive(tree: Path, home: Path, source: str) -> tuple[Any, str]:
+def _drive(
+    tree: Path, home: Path, source: str, python: str = sys.executable
+) -> tuple[Any, str]:
     """Import tricky (context t1), call pick(1) (t2): the executed lines or the import's
     error, and what the worker wrote on stderr."""
     tree.mkdir()
     home.mkdir()
     (tree / "tricky.py").write_text(source)
     spec = protocol.WorkerSpec(
-        sys.executable, str(tree), str(home), ("tricky",), pythonpath=(".",),
+        python, str(tree), str(home), ("tricky",), pythonpath=(".",),
         coverage=("tricky.py",), call_timeout_s=120,
     )  # fmt: skip
     worker = standin.Worker(spec, "props/test_p.py", [])
@@ -312,6 +315,16 @@ def test_a_file_that_cannot_take_probes_is_measured_by_coverage(tmp_path: Path) 
     assert "coverage.py measures this run" in err and "tricky.py: RecursionError" in err
     # The import's two statements, then pick(1)'s lines: measured all the same.
     assert found == {"t1": {"tricky.py": [1, 2]}, "t2": {"tricky.py": [3, 4]}}
+
+
+def test_a_fallback_without_coverage_measures_nothing_and_says_so(tmp_path: Path) -> None:
+    # A `--python` venv without coverage.py: the worker lives and no line counts as
+    # executed (undecided), where it used to exit as if the code had crashed.
+    venv.create(tmp_path / "bare", with_pip=False)
+    python = str(tmp_path / "bare" / "bin" / "python")
+    found, err = _drive(tmp_path / "tree", tmp_path / "home", DEEP + PICK, python=python)
+    assert "coverage.py is not installed" in err and "nothing measures this run" in err
+    assert found == {}
 
 
 def test_probes_measure_the_same_file_without_the_deep_line(tmp_path: Path) -> None:

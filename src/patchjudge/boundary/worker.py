@@ -1008,14 +1008,22 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
         probes.install()
     elif files:
         # Started before the tree is importable, so its first line is measured too.
-        import coverage as coverage_module
-
-        # config_file=False: the tree's .coveragerc, setup.cfg, tox.ini or pyproject.toml
-        # must not omit its own lines from the measurement.
-        coverage = coverage_module.Coverage(
-            data_file=None, include=files, branch=False, config_file=False
-        )
-        coverage.start()
+        try:
+            import coverage as coverage_module
+        except ImportError:
+            # A `--python` without coverage.py: nothing measures, so no line counts as
+            # executed (the review's safe side, `undecided`), never the code's crash.
+            sys.stderr.write(
+                "patchjudge worker: nothing measures this run: coverage.py is not installed"
+                f" in {sys.executable}; install it there to measure these files\n"
+            )
+        else:
+            # config_file=False: the tree's .coveragerc, setup.cfg, tox.ini or pyproject.toml
+            # must not omit its own lines from the measurement.
+            coverage = coverage_module.Coverage(
+                data_file=None, include=files, branch=False, config_file=False
+            )
+            coverage.start()
     # coverage's modules leave sys.modules while the code runs, so `"coverage" in
     # sys.modules` is no tell (issue 18); the tracer (sys.gettrace()) stays, and
     # the differential run's second worker has none. Only coverage's names are
