@@ -265,9 +265,7 @@ DEEP = "WIDE = 1" + " + 1" * 400 + "\n"
 PICK = "def pick(n):\n    if n:\n        return 1\n    return 2\n"
 
 
-def _drive(
-    tree: Path, home: Path, source: str, python: str = sys.executable
-) -> tuple[Any, str]:
+def _drive(tree: Path, home: Path, source: str, python: str = sys.executable) -> tuple[Any, str]:
     """Import tricky (context t1), call pick(1) (t2): the executed lines or the import's
     error, and what the worker wrote on stderr."""
     tree.mkdir()
