@@ -27,6 +27,7 @@ member = (
     | st.integers()
     | st.text(alphabet=st.characters(codec=None))
     | st.builds(Obj)
+    | st.just(())  # a reply's `changed`, read inline
     | data
 )
 messages = st.lists(member, max_size=8).map(tuple)

@@ -300,6 +300,8 @@ def returned_arguments(
     than _ARGUMENT_DEPTH and no wider than ARGUMENT_SCAN items; the result itself is
     never changed, only the copy that crosses.
     """
+    if result is None or type(result) is bool or (type(result) is int and -5 <= result <= 256):
+        return result  # never an argument's own object: keys below leave these out
     keys = {
         id(v): k
         for k, v in (*enumerate(args), *kwargs.items())
@@ -613,6 +615,18 @@ class _Reader:
                     raise WireError(f"value has more than {MAX_ITEMS} items")
                 items.append(_S64.unpack_from(data, pos + 1)[0])
                 self.pos = pos + 9
+            elif tag in _SINGLETONS:  # N T F: a reply's None result, a flag
+                self.items += 1
+                if self.items > MAX_ITEMS:
+                    raise WireError(f"value has more than {MAX_ITEMS} items")
+                items.append(_SINGLETONS[tag])
+                self.pos = pos + 1
+            elif tag == 0x74 and data[pos + 1 : pos + 5] == b"\0\0\0\0":  # () : a reply's `changed`
+                self.items += 1
+                if self.items > MAX_ITEMS:
+                    raise WireError(f"value has more than {MAX_ITEMS} items")
+                items.append(())
+                self.pos = pos + 5
             else:
                 items.append(self.value(1, False))
         return tuple(items)
@@ -738,6 +752,7 @@ class _Reader:
 
 
 _CONTAINERS = frozenset(b"ltSzd")
+_SINGLETONS = {0x4E: None, 0x54: True, 0x46: False}
 
 
 # --- frames -------------------------------------------------------------------
@@ -776,7 +791,9 @@ def take_frame(buffer: bytearray) -> bytes | None:
     """The first whole payload in `buffer` (removed from it), or None until one has arrived."""
     if len(buffer) < 4:
         return None
-    n = frame_length(bytes(buffer[:4]))
+    (n,) = _U32.unpack_from(buffer)  # frame_length's check, inline: one call per message
+    if n > MAX_FRAME:
+        raise WireError(f"frame of {n} bytes announced (> {MAX_FRAME})")
     if len(buffer) < 4 + n:
         return None
     payload = bytes(buffer[4 : 4 + n])

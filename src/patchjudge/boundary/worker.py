@@ -935,8 +935,13 @@ def _safe_str(exc: BaseException) -> str:
 
 def _containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
     """The list, dict and set arguments as they are after the call: the judge copies them back."""
+    if not kwargs and not any(type(a) in _MUTABLE for a in args):
+        return ()  # the common call, answered without building the pairs
     pairs = [(i, a) for i, a in enumerate(args)] + list(kwargs.items())
-    return tuple((key, value) for key, value in pairs if type(value) in (list, dict, set))
+    return tuple((key, value) for key, value in pairs if type(value) in _MUTABLE)
+
+
+_MUTABLE = (list, dict, set)
 
 
 def builtin_name(obj: Any) -> str | None:
