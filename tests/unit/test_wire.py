@@ -603,3 +603,24 @@ _Lookalike.__module__, _Lookalike.__qualname__ = "http", "HTTPStatus"
 )  # fmt: skip
 def test_stdlib_codes_agree_with_the_general_path(value: Any) -> None:
     assert wire.stdlib_code(value) == _general_stdlib_code(value)
+
+
+def _nan() -> float:
+    return float("nan")  # a new NaN object each call: equal by `same`, never by `==`
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ({(None, _nan()): None}, {(None, _nan()): None}, True),  # hypothesis found it
+        ({_nan(): 1}, {_nan(): 1}, True),
+        ({(1, _nan()): 1}, {(1, 2.0): 1}, False),
+        ({1: 1, 2: 2}, {2: 2, 1: 1}, False),  # a round trip keeps the order too
+        ({_nan(), 1.0}, {1.0, _nan()}, True),
+        (frozenset({(_nan(),)}), frozenset({(_nan(),)}), True),
+        ({_nan(), 1.0}, {_nan(), 2.0}, False),
+        ({1}, frozenset({1}), False),
+    ],
+)
+def test_same_tells_nan_keys_and_members_alike(a: Any, b: Any, expected: bool) -> None:
+    assert wire.same(a, b) is expected

@@ -812,7 +812,13 @@ def same(a: Any, b: Any) -> bool:
     if type(a) in (list, tuple):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if type(a) is dict:
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+        # Keys pairwise too: `(None, nan) == (None, nan)` is False for two NaN objects.
+        return len(a) == len(b) and all(
+            same(ka, kb) and same(a[ka], b[kb]) for ka, kb in zip(a, b, strict=True)
+        )
+    if type(a) in (set, frozenset):
+        # A NaN hashes by identity, so two equal sets need not iterate alike: match each.
+        return len(a) == len(b) and (a == b or all(any(same(x, y) for y in b) for x in a))
     if isinstance(a, Ref):
         return bool(a == b)
     code = stdlib_code(a)
