@@ -23,6 +23,7 @@ pytestmark = pytest.mark.compat
 
 LIB = '''
 import datetime
+import enum
 import re
 
 WORDS = re.compile("[a-z]+")
@@ -118,6 +119,16 @@ def kinds(values):
     return [type(v) for v in values]
 
 
+class Code(enum.IntEnum):
+    OK = 0
+    CLOSED = 5
+
+
+class Event:
+    def __init__(self):
+        self.code = Code.CLOSED
+
+
 class Where:
     def __init__(self, p):
         self.p = p
@@ -130,6 +141,7 @@ HEADER = """
 import collections.abc
 import copy
 import datetime
+import inspect
 import itertools
 import os
 import pickle
@@ -279,6 +291,30 @@ IDIOMS: dict[str, tuple[str, str]] = {
         def test_singleton_types():
             assert lib.kinds([None, ...]) == [type(None), type(...)]
             assert lib.kinds([None])[0] is type(None)
+        """,
+        "passed",
+    ),
+    "a library IntEnum member, read twice, is the same member": (
+        """
+        def test_enum_member_identity():
+            assert lib.Event().code is lib.Code.CLOSED and lib.Event().code == 5
+        """,
+        "passed",
+    ),
+    "a library class is a class: inspect.isclass, members of a library module": (
+        """
+        def test_library_class_is_a_class():
+            assert inspect.isclass(lib.Thing) and isinstance(lib.Code, type)
+            assert not inspect.isclass(lib.Thing(1))
+            assert lib.Thing in [c for _, c in inspect.getmembers(lib, inspect.isclass)]
+        """,
+        "passed",
+    ),
+    "hypothesis sampling a library enum class": (
+        """
+        @given(st.sampled_from(lib.Code))
+        def test_sampled_from_a_library_enum(c):
+            assert c in (lib.Code.OK, lib.Code.CLOSED)
         """,
         "passed",
     ),

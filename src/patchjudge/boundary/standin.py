@@ -115,6 +115,11 @@ class Worker:
         self.released: list[tuple[int, int]] = []
         self.exception_classes: dict[tuple[str, str], type] = {}
         self.id_texts: dict[int, str] = {}  # handle id -> its parametrize id (enum members)
+        # Handle id -> the metaclass a class of the code's claims (protocol.METACLASSES).
+        self.metaclasses: dict[int, type] = {}
+        # Handle id -> the one view of an enum member with a data value (an IntEnum's):
+        # a member is a singleton, `event.code is Codes.CLOSED` (issue 17).
+        self.enum_views: dict[int, Any] = {}
         self.packages: dict[int, bool] = {}
         self.modules: dict[str, Handle] = {}  # module name -> its handle, for stand-in modules
         # Judge functions given to this worker, by the id it may ask for: kept for the
@@ -590,6 +595,10 @@ class Worker:
                 self.iterators[ref.id] = meta[1]
             elif _is_enum_meta(meta):
                 self.id_texts[ref.id] = meta[1]
+                if ref.data is not wire.NO_DATA:
+                    return self._enum_view(ref.id, ref.data)
+            elif _is_class_meta(meta):
+                self.metaclasses[ref.id] = wire.CLASSES[meta[1]]
             elif _is_pattern_meta(meta):
                 self.id_texts[ref.id] = ascii_escaped(meta[1])
             elif _is_module_meta(meta):
@@ -612,6 +621,14 @@ class Worker:
         self.counts[ident] = 1
         weakref.finalize(proxy, self._forget, ident)
         return proxy
+
+    def _enum_view(self, ident: int, data: Any) -> Any:
+        """The same view each time: kept for the worker's life, as the member is there."""
+        handle = self._handle(ident)
+        view = self.enum_views.get(ident)
+        if view is None or view.__dict__["_pj_handle"] is not handle:
+            view = self.enum_views[ident] = _view(handle, data)
+        return view
 
     def _tzinfo(self, ident: int) -> TzinfoView:
         """The stand-in for a library tzinfo: the same one while it lives, as a handle is."""
@@ -1212,6 +1229,15 @@ def _is_pattern_meta(meta: Any) -> bool:
     )
 
 
+def _is_class_meta(meta: Any) -> bool:
+    return (
+        type(meta) is tuple
+        and len(meta) == 2
+        and meta[0] == protocol.META_CLASS
+        and meta[1] in protocol.METACLASSES
+    )
+
+
 def _is_enum_meta(meta: Any) -> bool:
     return (
         type(meta) is tuple
@@ -1302,6 +1328,14 @@ class Handle:
         if kind:
             return _Method(self, name)
         return object.__getattribute__(self, "_pj_request")("getattr", self, name)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        # What `isinstance` asks after the real type: a class of the code's claims its
+        # metaclass (the worker's meta, one of protocol.METACLASSES), so `inspect.isclass`,
+        # pytest and hypothesis take it for a class (issue 17); `type(h)` stays Handle.
+        worker = object.__getattribute__(self, "_pj_worker")
+        return worker.metaclasses.get(object.__getattribute__(self, "_pj_id"), Handle)  # type: ignore[no-any-return]
 
     def _pj_local(self, name: str) -> Any:
         if name == "__signature__":

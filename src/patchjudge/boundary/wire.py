@@ -38,11 +38,13 @@ from __future__ import annotations
 
 # The stdlib value types, imported before the code under test runs (the worker
 # loads this module first), so the classes below are the real ones.
+import abc
 import builtins
 import collections
 import collections.abc
 import datetime
 import decimal
+import enum
 import fractions
 import http
 import math
@@ -116,6 +118,7 @@ _NAMED_MODULES = (
     ("builtins", builtins), ("collections.abc", collections.abc), ("collections", collections),
     ("decimal", decimal), ("fractions", fractions), ("datetime", datetime), ("pathlib", pathlib),
     ("http", http), ("re", re), ("signal", signal), ("os", os), ("types", types),
+    ("enum", enum), ("abc", abc),
 )  # fmt: skip
 _NAMED_IN = {
     "builtins": None,  # every class
@@ -133,6 +136,10 @@ _NAMED_IN = {
     "os": ("PathLike",),
     # The singletons' classes, which `builtins` does not name: `type(v) is type(None)`.
     "types": ("NoneType", "EllipsisType", "NotImplementedType"),
+    # A library enum's bases, by name: `issubclass(lib.Color, enum.Enum)` walks them judge
+    # side (hypothesis's `sampled_from(lib.Color)`); the metaclasses a class handle claims.
+    "enum": ("Enum", "IntEnum", "Flag", "IntFlag", "StrEnum", "ReprEnum", "EnumType"),
+    "abc": ("ABC", "ABCMeta"),
 }
 CLASSES: dict[str, type] = {
     f"{prefix}.{name}": obj

@@ -250,6 +250,9 @@ def _meta(obj: Any) -> Any:
         return (protocol.META_EXCEPTION, _bases_graph(obj))
     if type(obj) is type(sys):
         return (protocol.META_MODULE, str(obj.__name__), hasattr(obj, "__path__"))
+    metaclass = _metaclass_name(obj)
+    if metaclass is not None:
+        return (protocol.META_CLASS, metaclass)
     if type(obj) in ITERATOR_TYPES:
         return (protocol.META_ITERATOR, type(obj).__name__)
     if issubclass(type(obj), wire.CLASSES["datetime.tzinfo"]):
@@ -269,6 +272,20 @@ def _meta(obj: Any) -> Any:
             return None
         return (protocol.META_ENUM, text[:200]) if type(text) is str else None
     return None
+
+
+# The metaclasses a class handle may claim, as this process had them before the code ran:
+# wire's, captured when it loaded (main()).
+_METACLASSES: tuple[tuple[type, str], ...] = ()
+
+
+def _metaclass_name(obj: Any) -> str | None:
+    """The most derived of protocol.METACLASSES that `obj`'s real type is, for a class."""
+    try:
+        mro = type(obj).__mro__  # the real type's, not a `__class__` the code defines
+    except Exception:
+        return None
+    return next((name for cls, name in _METACLASSES if cls in mro), None)
 
 
 def _is_builtin(cls: type) -> bool:
@@ -983,7 +1000,7 @@ def _load(path: str, name: str) -> Any:
 
 
 def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = None) -> int:
-    global wire, protocol, TOKEN  # noqa: PLW0603  (set once, before any code under test)
+    global wire, protocol, TOKEN, _METACLASSES  # noqa: PLW0603  (set once, before any code under test)
     wire_path, fd_in, fd_out, tree, pythonpath, cover = argv[1:7]
     wire = loaded if loaded is not None else _load(wire_path, "_patchjudge_wire")
     protocol = proto
@@ -991,6 +1008,7 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
         here = os.path.dirname(os.path.abspath(wire_path))
         protocol = _load(os.path.join(here, "protocol.py"), "_patchjudge_protocol")
     TOKEN = token
+    _METACLASSES = tuple((wire.CLASSES[name], name) for name in protocol.METACLASSES)
     _limit_resources()
     private_writes(tree)
     coverage = None
