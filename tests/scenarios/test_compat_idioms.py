@@ -129,6 +129,15 @@ class Event:
         self.code = Code.CLOSED
 
 
+class Frame:
+    def __init__(self):
+        self.flags = set()
+        self.items = []
+
+    def has(self, flag):
+        return flag in self.flags
+
+
 class Where:
     def __init__(self, p):
         self.p = p
@@ -315,6 +324,21 @@ IDIOMS: dict[str, tuple[str, str]] = {
         @given(st.sampled_from(lib.Code))
         def test_sampled_from_a_library_enum(c):
             assert c in (lib.Code.OK, lib.Code.CLOSED)
+        """,
+        "passed",
+    ),
+    "a set or list attribute of a library object changed in place": (
+        """
+        def test_attribute_changed_in_place():
+            f = lib.Frame()
+            f.flags = {"A"}
+            f.flags.add("END")
+            f.items.append(1)
+            f.items += [2]
+            assert f.has("END") and f.items == [1, 2] and lib.Frame().items == []
+            mine = copy.copy(f.items)
+            mine.append(3)
+            assert f.items == [1, 2]
         """,
         "passed",
     ),

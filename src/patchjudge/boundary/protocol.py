@@ -167,6 +167,9 @@ REF_KINDS = frozenset({HANDLE, JUDGE_FN, JUDGE_OBJ, ARGUMENT, BUILTIN})
 # `sampled_from(AnEnum)`) holds for it as in process.
 META_EXCEPTION, META_MODULE, META_ITERATOR, META_ENUM = "exc", "module", "iter", "enum"
 META_TZINFO, META_PATTERN, META_CLASS = "tzinfo", "pattern", "class"
+# ("held",) on a view of a plain list, dict or set an attribute read gave (GETATTR): the
+# object's own container, so `frame.flags.add("END_HEADERS")` changes the frame's (issue 17).
+META_HELD = "held"
 # The metaclasses a class handle may claim, most derived first: each side's own by name.
 METACLASSES = ("enum.EnumType", "abc.ABCMeta", "builtins.type")
 

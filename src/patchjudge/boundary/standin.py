@@ -19,6 +19,7 @@ import atexit
 import builtins
 import collections
 import contextlib
+import copy
 import datetime
 import dis
 import functools
@@ -496,6 +497,9 @@ class Worker:
                 original = kwargs[key]
             else:
                 raise self.fail(Cause.PROTOCOL, f"changed argument {key!r} was not passed")
+            if isinstance(original, _HELD_VIEWS) and type(value) is _data_type(original):
+                _refill(original, value)  # the object's own container, as the code left it
+                continue
             if type(original) is not type(value):
                 continue
             if _state is not None and _state.drawn.get(id(original)) is original:
@@ -599,6 +603,10 @@ class Worker:
                     return self._enum_view(ref.id, ref.data)
             elif _is_class_meta(meta):
                 self.metaclasses[ref.id] = wire.CLASSES[meta[1]]
+            elif meta == (protocol.META_HELD,) and type(ref.data) in _HELD_OF:
+                view = _HELD_OF[type(ref.data)](ref.data)
+                view.__dict__["_pj_handle"] = self._handle(ref.id)
+                return view
             elif _is_pattern_meta(meta):
                 self.id_texts[ref.id] = ascii_escaped(meta[1])
             elif _is_module_meta(meta):
@@ -1632,6 +1640,68 @@ _VIEW_OF = {
     base: _view_class(base) for base in (list, tuple, dict, set, frozenset, str, bytes, int, float)
 }
 _VIEWS = tuple(_VIEW_OF.values())
+
+
+# A list, dict or set an attribute read gave (protocol.META_HELD): what changes it in place
+# changes the worker's object too, as `frame.flags.add(...)` does bare (issue 17).
+_MUTATORS: dict[type, tuple[str, ...]] = {
+    list: ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+           "__setitem__", "__delitem__", "__iadd__", "__imul__"),
+    dict: ("__setitem__", "__delitem__", "pop", "popitem", "clear", "update", "setdefault",
+           "__ior__"),
+    set: ("add", "discard", "remove", "pop", "clear", "update", "difference_update",
+          "intersection_update", "symmetric_difference_update", "__ior__", "__iand__",
+          "__isub__", "__ixor__"),
+}  # fmt: skip
+
+
+def _held_mutator(base: type, name: str) -> Callable[..., Any]:
+    local = getattr(base, name)
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # An iterator is read once, here: both copies get the same items.
+        args = tuple(list(a) if isinstance(a, Iterator) else a for a in args)
+        handle = self.__dict__["_pj_handle"]
+        worker = object.__getattribute__(handle, "_pj_worker")
+        result = worker.request(protocol.CALL_METHOD, handle, name, args, kwargs)
+        with contextlib.suppress(Exception):  # the worker's answer stands; this is a copy
+            if name == "pop" and base is set:
+                set.discard(self, result)
+            elif name == "popitem":
+                dict.pop(self, result[0], None)
+            else:
+                local(self, *args, **kwargs)
+        return self if name.startswith("__i") else result
+
+    method.__name__ = name
+    return method
+
+
+def _held_class(base: type) -> type:
+    body: dict[str, Any] = {name: _held_mutator(base, name) for name in _MUTATORS[base]}
+    # A copy is the judge's own data, not a second view of the worker's container.
+    body["__copy__"] = base
+    body["__deepcopy__"] = lambda self, memo: copy.deepcopy(base(self), memo)
+    body["__reduce_ex__"] = lambda self, proto: (base, (base(self),))
+    body["__module__"] = __name__
+    return type(f"{base.__name__}_held", (_VIEW_OF[base],), body)  # type: ignore[index]
+
+
+_HELD_OF = {base: _held_class(base) for base in _MUTATORS}
+_HELD_VIEWS = tuple(_HELD_OF.values())
+
+
+def _data_type(view: Any) -> type:
+    return next(base for base in _MUTATORS if isinstance(view, base))
+
+
+def _refill(view: Any, value: Any) -> None:
+    base: Any = _data_type(view)
+    base.clear(view)
+    if base is list:
+        list.extend(view, value)
+    else:
+        base.update(view, value)
 
 
 def _view(handle: Handle, data: Any) -> Any:

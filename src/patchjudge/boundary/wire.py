@@ -465,8 +465,12 @@ def _encode_other(  # noqa: PLR0917
     ref = to_ref(value)
     if ref is None:
         return False
-    out += (b"r", _REF.pack(ref.kind, ref.id))
+    # A reference with data is a view the caller built (worker.held: a container an
+    # attribute read gave), written as a subclass's view is.
+    out += (b"r" if ref.data is NO_DATA else b"v", _REF.pack(ref.kind, ref.id))
     _encode(ref.meta, None, out, depth + 1, False, budget)
+    if ref.data is not NO_DATA:
+        _encode(ref.data, to_ref, out, depth + 1, False, budget)
     return True
 
 

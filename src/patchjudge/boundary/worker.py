@@ -598,6 +598,8 @@ class Connection:
                 result = _as_argument(result, call_args, call_kwargs)
             else:
                 result = self.operation(op, args)
+                if op == protocol.GETATTR and type(result) in (list, dict, set):
+                    result = self.held(result)
         except BaseException as exc:
             self.reply_error(ident, exc)
             return
@@ -605,6 +607,12 @@ class Connection:
             self.send((protocol.OK, ident, result, mutated))
         except (wire.WireError, RecursionError) as exc:
             self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
+
+    def held(self, container: Any) -> Any:
+        """An attribute's list, dict or set as a view: the judge changes this one in place."""
+        ref = self.table.to_ref(container)
+        ref.meta, ref.data = (protocol.META_HELD,), container
+        return ref
 
     def answer_kept(
         self, ident: int, target: Any, call_args: tuple[Any, ...], call_kwargs: dict[str, Any]
