@@ -4,7 +4,7 @@ Pure code, no I/O, and nothing is unpickled or evaluated: a frame holds one
 value in a small tagged binary form. Data crosses as itself (None, bool, int,
 float, str, bytes, list, tuple, dict, set, frozenset, exact types only), and
 the standard library's plain values (slice, range, complex, Decimal,
-Fraction, the datetime types, pure paths, OrderedDict, bytearray, Ellipsis,
+Fraction, the datetime types, pure paths, OrderedDict, bytearray, memoryview, Ellipsis,
 a few stdlib enums, builtin and collections.abc classes) as a code from one
 fixed table and the data their constructor is rebuilt from (issue 17); a
 subclass of a data type is a view: a reference with its base type's data,
@@ -241,6 +241,9 @@ STDLIB: dict[int, _Kind] = {
         collections.OrderedDict, lambda v: (dict(v),), collections.OrderedDict, ((dict,),), False
     ),
     15: _Kind(bytearray, lambda v: (bytes(v),), bytearray, ((bytes,),), False),
+    # A buffer's bytes, read-only on the other side: `b"".join([..., memoryview(data)])` in the
+    # library (h2's send_data, session 7); a write through it does not come back.
+    19: _Kind(memoryview, lambda v: (v.tobytes(),), memoryview, ((bytes,),), False),
     16: _Kind(type(...), lambda v: (), lambda: ..., (), True),
     17: _Kind(type, lambda v: (_CLASS_NAMES[id(v)],), _named_class, ((str,),), True),
     18: _Kind(
