@@ -23,6 +23,7 @@ pytestmark = pytest.mark.compat
 
 LIB = '''
 import datetime
+import enum
 import re
 
 WORDS = re.compile("[a-z]+")
@@ -118,6 +119,25 @@ def kinds(values):
     return [type(v) for v in values]
 
 
+class Code(enum.IntEnum):
+    OK = 0
+    CLOSED = 5
+
+
+class Event:
+    def __init__(self):
+        self.code = Code.CLOSED
+
+
+class Frame:
+    def __init__(self):
+        self.flags = set()
+        self.items = []
+
+    def has(self, flag):
+        return flag in self.flags
+
+
 class Where:
     def __init__(self, p):
         self.p = p
@@ -130,6 +150,7 @@ HEADER = """
 import collections.abc
 import copy
 import datetime
+import inspect
 import itertools
 import os
 import pickle
@@ -279,6 +300,45 @@ IDIOMS: dict[str, tuple[str, str]] = {
         def test_singleton_types():
             assert lib.kinds([None, ...]) == [type(None), type(...)]
             assert lib.kinds([None])[0] is type(None)
+        """,
+        "passed",
+    ),
+    "a library IntEnum member, read twice, is the same member": (
+        """
+        def test_enum_member_identity():
+            assert lib.Event().code is lib.Code.CLOSED and lib.Event().code == 5
+        """,
+        "passed",
+    ),
+    "a library class is a class: inspect.isclass, members of a library module": (
+        """
+        def test_library_class_is_a_class():
+            assert inspect.isclass(lib.Thing) and isinstance(lib.Code, type)
+            assert not inspect.isclass(lib.Thing(1))
+            assert lib.Thing in [c for _, c in inspect.getmembers(lib, inspect.isclass)]
+        """,
+        "passed",
+    ),
+    "hypothesis sampling a library enum class": (
+        """
+        @given(st.sampled_from(lib.Code))
+        def test_sampled_from_a_library_enum(c):
+            assert c in (lib.Code.OK, lib.Code.CLOSED)
+        """,
+        "passed",
+    ),
+    "a set or list attribute of a library object changed in place": (
+        """
+        def test_attribute_changed_in_place():
+            f = lib.Frame()
+            f.flags = {"A"}
+            f.flags.add("END")
+            f.items.append(1)
+            f.items += [2]
+            assert f.has("END") and f.items == [1, 2] and lib.Frame().items == []
+            mine = copy.copy(f.items)
+            mine.append(3)
+            assert f.items == [1, 2]
         """,
         "passed",
     ),

@@ -144,6 +144,7 @@ def test_stdlib_values_cross_to_the_worker():
                         (pathlib.PurePosixPath("x"), "pathlib.PurePosixPath"),
                         (collections.OrderedDict(a=1), "collections.OrderedDict"),
                         (slice(1, 2), "builtins.slice"), (int, "builtins.type"),
+                        (memoryview(b"ab"), "builtins.memoryview"),
                         (Mapping, "abc.ABCMeta")]:
         assert mylib.echo(value) == (value, name)
     assert mylib.Seq()[1:3] == slice(1, 3) and mylib.Seq()[..., 1] == (..., 1)

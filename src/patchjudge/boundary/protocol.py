@@ -171,9 +171,17 @@ REF_KINDS = frozenset({HANDLE, JUDGE_FN, JUDGE_OBJ, ARGUMENT, BUILTIN})
 # A handle's meta (what the judge needs to stand in for it): ("exc", bases graph),
 # ("module", name, is a package), ("iter", type name), ("enum", str(member)), ("tzinfo",):
 # its real type subclasses the stdlib tzinfo, so the judge's C datetime takes its view;
-# ("pattern", its pattern): pytest names a compiled pattern's parametrize id by it.
+# ("pattern", its pattern): pytest names a compiled pattern's parametrize id by it;
+# ("class", metaclass name): a class, whose metaclass is or derives from one of METACLASSES,
+# so the judge's `isinstance(h, type)` (inspect.isclass, pytest, hypothesis's
+# `sampled_from(AnEnum)`) holds for it as in process.
 META_EXCEPTION, META_MODULE, META_ITERATOR, META_ENUM = "exc", "module", "iter", "enum"
-META_TZINFO, META_PATTERN = "tzinfo", "pattern"
+META_TZINFO, META_PATTERN, META_CLASS = "tzinfo", "pattern", "class"
+# ("held",) on a view of a plain list, dict or set an attribute read gave (GETATTR): the
+# object's own container, so `frame.flags.add("END_HEADERS")` changes the frame's (issue 17).
+META_HELD = "held"
+# The metaclasses a class handle may claim, most derived first: each side's own by name.
+METACLASSES = ("enum.EnumType", "abc.ABCMeta", "builtins.type")
 
 # An ERR's error: ("builtin", name, args), ("foreign", class, instance, text),
 # ("judge", token) for what a judge function raised, ("uncrossable", text).

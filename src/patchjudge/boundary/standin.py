@@ -19,6 +19,7 @@ import atexit
 import builtins
 import collections
 import contextlib
+import copy
 import datetime
 import dis
 import functools
@@ -117,6 +118,11 @@ class Worker:
         self.released: list[tuple[int, int]] = []
         self.exception_classes: dict[tuple[str, str], type] = {}
         self.id_texts: dict[int, str] = {}  # handle id -> its parametrize id (enum members)
+        # Handle id -> the metaclass a class of the code's claims (protocol.METACLASSES).
+        self.metaclasses: dict[int, type] = {}
+        # Handle id -> the one view of an enum member with a data value (an IntEnum's):
+        # a member is a singleton, `event.code is Codes.CLOSED` (issue 17).
+        self.enum_views: dict[int, Any] = {}
         self.packages: dict[int, bool] = {}
         self.modules: dict[str, Handle] = {}  # module name -> its handle, for stand-in modules
         # Judge functions given to this worker, by the id it may ask for: kept for the
@@ -509,6 +515,9 @@ class Worker:
                 original = kwargs[key]
             else:
                 raise self.fail(Cause.PROTOCOL, f"changed argument {key!r} was not passed")
+            if isinstance(original, _HELD_VIEWS) and type(value) is _data_type(original):
+                _refill(original, value)  # the object's own container, as the code left it
+                continue
             if type(original) is not type(value):
                 continue
             if _state is not None and _state.drawn.get(id(original)) is original:
@@ -608,6 +617,14 @@ class Worker:
                 self.iterators[ref.id] = meta[1]
             elif _is_enum_meta(meta):
                 self.id_texts[ref.id] = meta[1]
+                if ref.data is not wire.NO_DATA:
+                    return self._enum_view(ref.id, ref.data)
+            elif _is_class_meta(meta):
+                self.metaclasses[ref.id] = wire.CLASSES[meta[1]]
+            elif meta == (protocol.META_HELD,) and type(ref.data) in _HELD_OF:
+                view = _HELD_OF[type(ref.data)](ref.data)
+                view.__dict__["_pj_handle"] = self._handle(ref.id)
+                return view
             elif _is_pattern_meta(meta):
                 self.id_texts[ref.id] = ascii_escaped(meta[1])
             elif _is_module_meta(meta):
@@ -630,6 +647,14 @@ class Worker:
         self.counts[ident] = 1
         weakref.finalize(proxy, self._forget, ident)
         return proxy
+
+    def _enum_view(self, ident: int, data: Any) -> Any:
+        """The same view each time: kept for the worker's life, as the member is there."""
+        handle = self._handle(ident)
+        view = self.enum_views.get(ident)
+        if view is None or view.__dict__["_pj_handle"] is not handle:
+            view = self.enum_views[ident] = _view(handle, data)
+        return view
 
     def _tzinfo(self, ident: int) -> TzinfoView:
         """The stand-in for a library tzinfo: the same one while it lives, as a handle is."""
@@ -1242,6 +1267,15 @@ def _is_pattern_meta(meta: Any) -> bool:
     )
 
 
+def _is_class_meta(meta: Any) -> bool:
+    return (
+        type(meta) is tuple
+        and len(meta) == 2
+        and meta[0] == protocol.META_CLASS
+        and meta[1] in protocol.METACLASSES
+    )
+
+
 def _is_enum_meta(meta: Any) -> bool:
     return (
         type(meta) is tuple
@@ -1342,6 +1376,14 @@ class Handle:
         if kind:
             return _Method(self, name)
         return object.__getattribute__(self, "_pj_request")("getattr", self, name)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        # What `isinstance` asks after the real type: a class of the code's claims its
+        # metaclass (the worker's meta, one of protocol.METACLASSES), so `inspect.isclass`,
+        # pytest and hypothesis take it for a class (issue 17); `type(h)` stays Handle.
+        worker = object.__getattribute__(self, "_pj_worker")
+        return worker.metaclasses.get(object.__getattribute__(self, "_pj_id"), Handle)  # type: ignore[no-any-return]
 
     def _pj_local(self, name: str) -> Any:
         if name == "__signature__":
@@ -1644,6 +1686,68 @@ _VIEW_OF = {
     base: _view_class(base) for base in (list, tuple, dict, set, frozenset, str, bytes, int, float)
 }
 _VIEWS = tuple(_VIEW_OF.values())
+
+
+# A list, dict or set an attribute read gave (protocol.META_HELD): what changes it in place
+# changes the worker's object too, as `frame.flags.add(...)` does bare (issue 17).
+_MUTATORS: dict[type, tuple[str, ...]] = {
+    list: ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+           "__setitem__", "__delitem__", "__iadd__", "__imul__"),
+    dict: ("__setitem__", "__delitem__", "pop", "popitem", "clear", "update", "setdefault",
+           "__ior__"),
+    set: ("add", "discard", "remove", "pop", "clear", "update", "difference_update",
+          "intersection_update", "symmetric_difference_update", "__ior__", "__iand__",
+          "__isub__", "__ixor__"),
+}  # fmt: skip
+
+
+def _held_mutator(base: type, name: str) -> Callable[..., Any]:
+    local = getattr(base, name)
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # An iterator is read once, here: both copies get the same items.
+        args = tuple(list(a) if isinstance(a, Iterator) else a for a in args)
+        handle = self.__dict__["_pj_handle"]
+        worker = object.__getattribute__(handle, "_pj_worker")
+        result = worker.request(protocol.CALL_METHOD, handle, name, args, kwargs)
+        with contextlib.suppress(Exception):  # the worker's answer stands; this is a copy
+            if name == "pop" and base is set:
+                set.discard(self, result)
+            elif name == "popitem":
+                dict.pop(self, result[0], None)
+            else:
+                local(self, *args, **kwargs)
+        return self if name.startswith("__i") else result
+
+    method.__name__ = name
+    return method
+
+
+def _held_class(base: type) -> type:
+    body: dict[str, Any] = {name: _held_mutator(base, name) for name in _MUTATORS[base]}
+    # A copy is the judge's own data, not a second view of the worker's container.
+    body["__copy__"] = base
+    body["__deepcopy__"] = lambda self, memo: copy.deepcopy(base(self), memo)
+    body["__reduce_ex__"] = lambda self, proto: (base, (base(self),))
+    body["__module__"] = __name__
+    return type(f"{base.__name__}_held", (_VIEW_OF[base],), body)  # type: ignore[index]
+
+
+_HELD_OF = {base: _held_class(base) for base in _MUTATORS}
+_HELD_VIEWS = tuple(_HELD_OF.values())
+
+
+def _data_type(view: Any) -> type:
+    return next(base for base in _MUTATORS if isinstance(view, base))
+
+
+def _refill(view: Any, value: Any) -> None:
+    base: Any = _data_type(view)
+    base.clear(view)
+    if base is list:
+        list.extend(view, value)
+    else:
+        base.update(view, value)
 
 
 def _view(handle: Handle, data: Any) -> Any:

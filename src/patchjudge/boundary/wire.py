@@ -4,7 +4,7 @@ Pure code, no I/O, and nothing is unpickled or evaluated: a frame holds one
 value in a small tagged binary form. Data crosses as itself (None, bool, int,
 float, str, bytes, list, tuple, dict, set, frozenset, exact types only), and
 the standard library's plain values (slice, range, complex, Decimal,
-Fraction, the datetime types, pure paths, OrderedDict, bytearray, Ellipsis,
+Fraction, the datetime types, pure paths, OrderedDict, bytearray, memoryview, Ellipsis,
 a few stdlib enums, builtin and collections.abc classes) as a code from one
 fixed table and the data their constructor is rebuilt from (issue 17); a
 subclass of a data type is a view: a reference with its base type's data,
@@ -38,11 +38,13 @@ from __future__ import annotations
 
 # The stdlib value types, imported before the code under test runs (the worker
 # loads this module first), so the classes below are the real ones.
+import abc
 import builtins
 import collections
 import collections.abc
 import datetime
 import decimal
+import enum
 import fractions
 import http
 import math
@@ -116,6 +118,7 @@ _NAMED_MODULES = (
     ("builtins", builtins), ("collections.abc", collections.abc), ("collections", collections),
     ("decimal", decimal), ("fractions", fractions), ("datetime", datetime), ("pathlib", pathlib),
     ("http", http), ("re", re), ("signal", signal), ("os", os), ("types", types),
+    ("enum", enum), ("abc", abc),
 )  # fmt: skip
 _NAMED_IN = {
     "builtins": None,  # every class
@@ -133,6 +136,10 @@ _NAMED_IN = {
     "os": ("PathLike",),
     # The singletons' classes, which `builtins` does not name: `type(v) is type(None)`.
     "types": ("NoneType", "EllipsisType", "NotImplementedType"),
+    # A library enum's bases, by name: `issubclass(lib.Color, enum.Enum)` walks them judge
+    # side (hypothesis's `sampled_from(lib.Color)`); the metaclasses a class handle claims.
+    "enum": ("Enum", "IntEnum", "Flag", "IntFlag", "StrEnum", "ReprEnum", "EnumType"),
+    "abc": ("ABC", "ABCMeta"),
 }
 CLASSES: dict[str, type] = {
     f"{prefix}.{name}": obj
@@ -234,6 +241,9 @@ STDLIB: dict[int, _Kind] = {
         collections.OrderedDict, lambda v: (dict(v),), collections.OrderedDict, ((dict,),), False
     ),
     15: _Kind(bytearray, lambda v: (bytes(v),), bytearray, ((bytes,),), False),
+    # A buffer's bytes, read-only on the other side: `b"".join([..., memoryview(data)])` in the
+    # library (h2's send_data, session 7); a write through it does not come back.
+    19: _Kind(memoryview, lambda v: (v.tobytes(),), memoryview, ((bytes,),), False),
     16: _Kind(type(...), lambda v: (), lambda: ..., (), True),
     17: _Kind(type, lambda v: (_CLASS_NAMES[id(v)],), _named_class, ((str,),), True),
     18: _Kind(
@@ -460,8 +470,12 @@ def _encode_other(  # noqa: PLR0917
     ref = to_ref(value)
     if ref is None:
         return False
-    out += (b"r", _REF.pack(ref.kind, ref.id))
+    # A reference with data is a view the caller built (worker.held: a container an
+    # attribute read gave), written as a subclass's view is.
+    out += (b"r" if ref.data is NO_DATA else b"v", _REF.pack(ref.kind, ref.id))
     _encode(ref.meta, None, out, depth + 1, False, budget)
+    if ref.data is not NO_DATA:
+        _encode(ref.data, to_ref, out, depth + 1, False, budget)
     return True
 
 

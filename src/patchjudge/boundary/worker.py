@@ -250,6 +250,9 @@ def _meta(obj: Any) -> Any:
         return (protocol.META_EXCEPTION, _bases_graph(obj))
     if type(obj) is type(sys):
         return (protocol.META_MODULE, str(obj.__name__), hasattr(obj, "__path__"))
+    metaclass = _metaclass_name(obj)
+    if metaclass is not None:
+        return (protocol.META_CLASS, metaclass)
     if type(obj) in ITERATOR_TYPES:
         return (protocol.META_ITERATOR, type(obj).__name__)
     if issubclass(type(obj), wire.CLASSES["datetime.tzinfo"]):
@@ -269,6 +272,20 @@ def _meta(obj: Any) -> Any:
             return None
         return (protocol.META_ENUM, text[:200]) if type(text) is str else None
     return None
+
+
+# The metaclasses a class handle may claim, as this process had them before the code ran:
+# wire's, captured when it loaded (main()).
+_METACLASSES: tuple[tuple[type, str], ...] = ()
+
+
+def _metaclass_name(obj: Any) -> str | None:
+    """The most derived of protocol.METACLASSES that `obj`'s real type is, for a class."""
+    try:
+        mro = type(obj).__mro__  # the real type's, not a `__class__` the code defines
+    except Exception:
+        return None
+    return next((name for cls, name in _METACLASSES if cls in mro), None)
 
 
 def _is_builtin(cls: type) -> bool:
@@ -581,6 +598,8 @@ class Connection:
                 result = _as_argument(result, call_args, call_kwargs)
             else:
                 result = self.operation(op, args)
+                if op == protocol.GETATTR and type(result) in (list, dict, set):
+                    result = self.held(result)
         except BaseException as exc:
             self.reply_error(ident, exc)
             return
@@ -588,6 +607,12 @@ class Connection:
             self.send((protocol.OK, ident, result, mutated))
         except (wire.WireError, RecursionError) as exc:
             self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
+
+    def held(self, container: Any) -> Any:
+        """An attribute's list, dict or set as a view: the judge changes this one in place."""
+        ref = self.table.to_ref(container)
+        ref.meta, ref.data = (protocol.META_HELD,), container
+        return ref
 
     def answer_kept(
         self, ident: int, target: Any, call_args: tuple[Any, ...], call_kwargs: dict[str, Any]
@@ -992,7 +1017,7 @@ def _load(path: str, name: str) -> Any:
 
 
 def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = None) -> int:
-    global wire, protocol, TOKEN  # noqa: PLW0603  (set once, before any code under test)
+    global wire, protocol, TOKEN, _METACLASSES  # noqa: PLW0603  (set once, before any code under test)
     wire_path, fd_in, fd_out, tree, pythonpath, cover = argv[1:7]
     wire = loaded if loaded is not None else _load(wire_path, "_patchjudge_wire")
     protocol = proto
@@ -1000,6 +1025,7 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
         here = os.path.dirname(os.path.abspath(wire_path))
         protocol = _load(os.path.join(here, "protocol.py"), "_patchjudge_protocol")
     TOKEN = token
+    _METACLASSES = tuple((wire.CLASSES[name], name) for name in protocol.METACLASSES)
     _limit_resources()
     private_writes(tree)
     coverage = None
