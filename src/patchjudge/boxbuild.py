@@ -228,9 +228,18 @@ def _pretend_version(
         doc = tomllib.loads((src / "pyproject.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeError, tomllib.TOMLDecodeError):
         return {}
+    found = version_at(doc, environ, repo or src, rev)
+    return {} if found is None else {PRETEND: found}
+
+
+def version_at(
+    doc: Mapping[str, object], environ: Mapping[str, str], where: Path, rev: str
+) -> str | None:
+    """The version setuptools_scm would give `rev` of the checkout `where`, or None."""
+    if PRETEND in environ:
+        return environ[PRETEND]
     if not uses_scm(doc):
-        return {}
-    where = repo or src
+        return None
     try:
         head = git.git(where, "rev-parse", rev).decode().strip()
         found = git.git(where, "describe", "--tags", "--abbrev=0", rev, ok=(0, 128)).decode()
@@ -238,8 +247,8 @@ def _pretend_version(
         span = f"{tag}..{rev}" if tag else rev
         distance = int(git.git(where, "rev-list", "--count", span).decode().strip())
     except (PatchjudgeError, ValueError, UnicodeError):
-        return {}
-    return {PRETEND: scm_version(head, tag, distance)}
+        return None
+    return scm_version(head, tag, distance)
 
 
 def build_wheel(

@@ -199,28 +199,56 @@ class Run:
     def _generate(self, which: str) -> dict[str, bytes]:
         rev = self.merge_base if which == "base" else self.head
         entries = self.base_entries if which == "base" else self.head_tree
-        wanted = generated_wanted(
-            git.show(self.repo, rev, "pyproject.toml"),
-            _exists_in(tuple(entries)),
-            self.ledger.judge_paths(),
-        )
+        pyproject = git.show(self.repo, rev, "pyproject.toml")
+        wanted = generated_wanted(pyproject, _exists_in(tuple(entries)), self.ledger.judge_paths())
         # Only when some tracked source names the file: no backend run for a
         # project (iniconfig) whose package never imports its version file.
         wanted = [f for f in wanted if _named(self.repo, rev, Path(f).stem)]
         if not wanted:
             return {}
+        from patchjudge import boxbuild  # only for such a project: it imports zipfile & co
+
+        made = render_generated(
+            pyproject, wanted, lambda doc: boxbuild.version_at(doc, self.environ, self.repo, rev)
+        )
+        rest = [f for f in wanted if f not in made]
+        if not rest:
+            return made
+        # A custom template that needs more than the version: the backend writes it.
         with self.scratch() as scratch:
             tree = scratch / "tree"
             self._place(tree, which)
-            from patchjudge import boxbuild  # only for such a project: it imports zipfile & co
-
             try:
-                return boxbuild.generate(
-                    tree, wanted, self.isolation, repo=self.repo, rev=rev, environ=self.environ
+                made |= boxbuild.generate(
+                    tree, rest, self.isolation, repo=self.repo, rev=rev, environ=self.environ
                 )
             except PatchjudgeError as exc:
                 print(f"patchjudge: {which}: {exc.one_line()}", file=sys.stderr)
-                return {}
+            return made
+
+
+def render_generated(
+    pyproject: bytes | None,
+    wanted: Sequence[str],
+    version_of: Callable[[Mapping[str, object]], str | None],
+) -> dict[str, bytes]:
+    """The wanted version files the judge fills itself (versionfile): no backend needed.
+
+    `version_of` gives the side's version from its parsed pyproject.toml.
+    """
+    if pyproject is None or not wanted:
+        return {}
+    try:
+        doc = tomllib.loads(pyproject.decode("utf-8"))
+    except (UnicodeError, tomllib.TOMLDecodeError):
+        return {}
+    version = version_of(doc)
+    if version is None:
+        return {}
+    from patchjudge import versionfile
+
+    found = {f: versionfile.render(doc, f, version) for f in wanted}
+    return {f: data for f, data in found.items() if data is not None}
 
 
 def generated_wanted(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import commit, example_repo, gate, verdict, write
+from tests.helpers import cli, commit, example_repo, gate, init_repo, verdict, write
 
 PYPROJECT = """\
 [build-system]
@@ -117,3 +117,88 @@ def test_a_declared_file_behind_a_symlink_is_not_written_outside_the_tree(
     commit(repo)
     gate(repo)
     assert list(outside.iterdir()) == []
+
+
+# issue 19, held out (pluggy 1.6.0, platformdirs 4.3.8): a real declaration,
+# whose backend (setuptools_scm, hatch-vcs) is not installed where the judge
+# runs, as after a plain `pip install patchjudge`. The judge fills the
+# backend's template itself: version, version_tuple, as both backends write.
+SCM = """\
+[build-system]
+requires = ["setuptools>=64", "setuptools-scm>=8"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "calc"
+dynamic = ["version"]
+
+[tool.setuptools_scm]
+version_file = "src/calc/_version.py"
+"""
+
+HATCH_VCS = """\
+[build-system]
+requires = ["hatchling>=1.27", "hatch-vcs>=0.4"]
+build-backend = "hatchling.build"
+
+[project]
+name = "calc"
+dynamic = ["version"]
+
+[tool.hatch]
+version.source = "vcs"
+build.hooks.vcs.version-file = "src/calc/_version.py"
+"""
+
+CALC_TUPLE = """\
+from ._version import __version__, version_tuple
+
+
+def total(xs):
+    return sum(xs)
+"""
+
+TUPLE_TEST = """\
+import calc
+
+
+def test_the_version_is_the_checkouts():
+    assert calc.__version__.startswith("0.1.dev")
+    assert calc.version_tuple[:3] == (0, 1, "dev" + calc.__version__.split("dev")[1][:1])
+"""
+
+
+def test_a_backend_missing_here_still_gives_every_lane_its_version_file(tmp_path: Path) -> None:
+    repo = example_repo(
+        tmp_path,
+        **{
+            "pyproject.toml": HATCH_VCS,
+            ".gitignore": "src/calc/_version.py\n",
+            "src/calc/__init__.py": CALC_TUPLE,
+            "tests/test_version.py": TUPLE_TEST,
+        },
+    )
+    write(repo, {"src/calc/__init__.py": CALC_TUPLE + "\n# a comment\n"})
+    commit(repo)
+    result = gate(repo)
+    assert (result.code, verdict(repo)["verdict"]) == (0, "accept_for_review"), result.out
+    assert "did not write" not in result.err, result.err  # no backend was asked
+    assert not (repo / "src" / "calc" / "_version.py").exists()
+
+
+def test_init_starts_green_where_the_backend_writes_the_version_file(tmp_path: Path) -> None:
+    # Before: a red start ("No module named 'calc._version'") on a tree every
+    # lane would have given the file; init refused a project the gate judges.
+    repo = init_repo(
+        tmp_path / "calc",
+        {
+            "pyproject.toml": SCM,
+            ".gitignore": "src/calc/_version.py\n",
+            "src/calc/__init__.py": CALC_TUPLE,
+            "tests/test_version.py": TUPLE_TEST,
+        },
+    )
+    result = cli(repo, "init")
+    assert result.code == 0, result.err
+    assert "the starter passes at this commit (2 names)" in result.out, result.out
+    assert not (repo / "src" / "calc" / "_version.py").exists(), "the checkout is not written"

@@ -170,6 +170,7 @@ def test_a_kept_collection_error_at_base_reads_as_a_fresh_one(tmp_path: Path) ->
         == first[1]
         == [
             "the base does not collect: tests/test_broken.py: "
-            "ModuleNotFoundError: No module named 'nosuchmodule' (fix it at the merge base)"
+            "ModuleNotFoundError: No module named 'nosuchmodule' "
+            "(not installed where the code runs: pin it in constraints/project.txt, or install it into the --python venv; else fix it at the merge base)"
         ]
     )

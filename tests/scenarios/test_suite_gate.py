@@ -168,7 +168,8 @@ def test_a_base_whose_suite_does_not_collect_gets_the_bases_message(tmp_path: Pa
     reasons = gate_report(repo, "pathfilter")["reasons"]
     assert reasons == [
         "the base does not collect: tests/test_broken.py: "
-        "ModuleNotFoundError: No module named 'nosuchmodule' (fix it at the merge base)"
+        "ModuleNotFoundError: No module named 'nosuchmodule' "
+        "(not installed where the code runs: pin it in constraints/project.txt, or install it into the --python venv; else fix it at the merge base)"
     ]
 
 

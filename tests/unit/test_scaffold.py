@@ -342,3 +342,39 @@ def test_re_exported_classes_and_functions_are_recorded_callable():
         "Ghost": False,  # from a module that is not there: a name only
     }
     assert "src/pkg/_impl.py" in scaffold.surface_files(layout, REEXPORTS)
+
+
+# issue 19, held out: tomlkit (poetry's dev group) imports PyYAML in its suite,
+# platformdirs (a `test` extra) needs appdirs and pytest-mock; the judge's
+# venv has neither, so project.txt lists them where the user pins.
+@pytest.mark.parametrize(
+    ("pyproject", "expected"),
+    [
+        (
+            '[tool.poetry.dependencies]\npython = ">=3.8"\n'
+            '[tool.poetry.group.dev.dependencies]\npytest = "^7"\nPyYAML = "^6.0"\n',
+            ("pytest", "PyYAML"),
+        ),
+        (
+            '[project]\nname = "p"\noptional-dependencies.test = ["appdirs==1.4.4", "pytest-mock>=3"]\n'
+            'optional-dependencies.docs = ["sphinx"]\n',
+            ("appdirs==1.4.4", "pytest-mock>=3"),
+        ),
+        (
+            '[dependency-groups]\ntesting = ["attrs", {include-group = "x"}]\nlint = ["ruff"]\n'
+            '[tool.poetry.dev-dependencies]\nfreezegun = "*"\n',
+            ("attrs", "freezegun"),
+        ),
+        ('[project]\nname = "p"\n', ()),
+    ],
+)
+def test_the_suites_requirements_are_listed_for_project_txt(
+    pyproject: str, expected: tuple[str, ...]
+) -> None:
+    layout = scaffold.detect(
+        ["pyproject.toml", "p/__init__.py", "tests/test_p.py"], pyproject.encode()
+    )
+    assert layout.test_requires == expected
+    text = scaffold.render_project_constraints(layout)
+    assert all(f"#   {dep}\n" in text for dep in expected), text
+    assert ("suite's requirements" in text) == bool(expected)

@@ -201,7 +201,8 @@ BLAME_CASES = [
         {"tests/test_x.py": MISSING},
         [
             "the base does not collect: tests/test_x.py: "
-            "ModuleNotFoundError: No module named 'nosuch' (fix it at the merge base)"
+            "ModuleNotFoundError: No module named 'nosuch' "
+            "(not installed where the code runs: pin it in constraints/project.txt, or install it into the --python venv; else fix it at the merge base)"
         ],
         id="broken at both: the base's",
     ),
@@ -219,6 +220,18 @@ BLAME_CASES = [
     ),
     pytest.param({}, {}, [], id="both collect"),
 ]
+
+
+BLAME_CASES.append(
+    pytest.param(
+        {"tests/test_x.py": SYNTAX},
+        {"tests/test_x.py": SYNTAX},
+        [
+            f"the base does not collect: tests/test_x.py: {last_line(SYNTAX)} (fix it at the merge base)"
+        ],
+        id="broken at both, not a missing module: only the merge base can fix it",
+    )
+)
 
 
 @pytest.mark.parametrize(("base", "head", "problems"), BLAME_CASES)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
@@ -17,6 +18,7 @@ from patchjudge.boundary import sandbox
 from patchjudge.config import LEDGER, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes.fixtures import scan_worktree, write_lock
+from patchjudge.workspace import generated_wanted, render_generated
 
 
 @dataclass(frozen=True)
@@ -180,15 +182,61 @@ def first_failure(junit_xml: bytes) -> str | None:
     return None
 
 
-def run_starter(top: Path, pythonpath: Sequence[str]) -> str | None:
+def generated_here(top: Path, tracked: Sequence[str], judge: Sequence[str]) -> dict[str, bytes]:
+    """The version files the backend writes that this checkout lacks, as the lanes get them.
+
+    Git-ignored by design (setuptools_scm, hatch-vcs): without them a package
+    that imports its version is a red start here although every lane's tree
+    has the file (issue 19).
+    """
+    pyproject = top / "pyproject.toml"
+    data = pyproject.read_bytes() if "pyproject.toml" in tracked else None
+    wanted = generated_wanted(data, set(tracked), judge)
+    wanted = [f for f in wanted if not os.path.lexists(top / f)]
+    if not wanted:
+        return {}
+    from patchjudge import boxbuild
+
+    return render_generated(
+        data, wanted, lambda doc: boxbuild.version_at(doc, os.environ, top, "HEAD")
+    )
+
+
+def _tree_copy(top: Path, dest: Path, files: Sequence[str], extra: dict[str, bytes]) -> Path:
+    """The tracked files (and the starter) with the generated ones beside them."""
+    for rel in files:
+        src, target = top / rel, dest / rel
+        if src.is_symlink() or not src.is_file():
+            continue  # the starter imports code: a link or a gitlink adds nothing it needs
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+    for rel, data in extra.items():
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dest / rel).write_bytes(data)
+    return dest
+
+
+def run_starter(
+    top: Path,
+    pythonpath: Sequence[str],
+    tracked: Sequence[str] = (),
+    generated: dict[str, bytes] | None = None,
+) -> str | None:
     """Run the starter property once at the adoption commit: None when green, else why.
 
     A judge that is red before any patch rejects every patch (issue 19). It
     runs the project's code, boxed where a sandbox starts, under the judge's
     settings only (no conftest, no ini, no autoloaded plugin of the project's).
+    With `generated` files, in a copy of the tracked tree that holds them:
+    the checkout is never written to.
     """
-    with tempfile.TemporaryDirectory(prefix="patchjudge-starter-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="patchjudge-starter-") as tmp,
+        tempfile.TemporaryDirectory(prefix="patchjudge-starter-tree-") as copy,
+    ):
         home = Path(tmp)
+        if generated:
+            top = _tree_copy(top, Path(copy), [*tracked, scaffold.STARTER], generated)
         xml = home / "starter.xml"
         argv = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
                 "--noconftest", "-c", os.devnull, "--rootdir", str(top),
@@ -288,7 +336,9 @@ def init(options: InitOptions, out: TextIO) -> int:
         else "it FAILS until you write a real property"
     )
     if modules:
-        red = run_starter(top, ledger.gate.pythonpath)
+        tracked = tracked_paths(top)
+        made = generated_here(top, tracked, ledger.judge_paths())
+        red = run_starter(top, ledger.gate.pythonpath, tracked, made)
         if red is not None:
             print(
                 f"patchjudge init: red start: {scaffold.STARTER} fails at this commit: {red}"

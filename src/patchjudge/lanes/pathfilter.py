@@ -110,6 +110,21 @@ def source_problems(
     return problems
 
 
+# Held out (tomlkit, platformdirs): a suite that imports a test-only package
+# the code's venv lacks is the commonest base that does not collect.
+MISSING_MODULE = "ModuleNotFoundError: No module named "
+
+
+def _base_fix(said: str) -> str:
+    """Pure: the base's collection error with the fix a user can make."""
+    if said.startswith(MISSING_MODULE):
+        return (
+            f"{said} (not installed where the code runs: pin it in constraints/project.txt,"
+            " or install it into the --python venv; else fix it at the merge base)"
+        )
+    return f"{said} (fix it at the merge base)"
+
+
 def collection_problems(base: Mapping[str, str], head: Mapping[str, str]) -> list[str]:
     """Pure: collection errors (node id -> pytest's text) at base and head, each blamed right.
 
@@ -118,8 +133,7 @@ def collection_problems(base: Mapping[str, str], head: Mapping[str, str]) -> lis
     one that fails only at base, the patch fixed (issue 19).
     """
     problems = [
-        f"the base does not collect: {n or '<session>'}: {failure.last_line(text)} "
-        "(fix it at the merge base)"
+        f"the base does not collect: {n or '<session>'}: {_base_fix(failure.last_line(text))}"
         for n, text in sorted(base.items())
         if n in head
     ]
