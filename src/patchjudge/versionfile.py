@@ -12,6 +12,7 @@ pure, no build, no box.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Mapping
 
 # setuptools_scm's default template for a `.py` version file (8.x and later;
@@ -101,6 +102,24 @@ def template(doc: Mapping[str, object], path: str) -> str | None:
     return None
 
 
+def _plain(text: str) -> bool:
+    """Pure: the template names only the version and its tuple, as is or by repr/str.
+
+    The head's template is the patch's: a field with a spec (`{version:>2000000000}`)
+    or an attribute (`{version.__class__}`) is no version file, and the judge's own
+    process is no place to fill it; such a template goes to the boxed backend.
+    """
+    try:
+        fields = list(string.Formatter().parse(text))
+    except ValueError:
+        return False
+    return all(
+        name is None
+        or (name in ("version", "version_tuple") and not spec and conv in (None, "r", "s"))
+        for _, name, spec, conv in fields
+    )
+
+
 def render(doc: Mapping[str, object], path: str, version: str) -> bytes | None:
     """Pure: `path`'s bytes as the backend would write them for `version`.
 
@@ -108,7 +127,7 @@ def render(doc: Mapping[str, object], path: str, version: str) -> bytes | None:
     than the version (setuptools_scm's `scm_version`): the backend must run.
     """
     text = template(doc, path)
-    if text is None:
+    if text is None or not _plain(text):
         return None
     try:
         return text.format(version=version, version_tuple=version_tuple(version)).encode()

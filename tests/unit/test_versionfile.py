@@ -59,6 +59,17 @@ def test_a_custom_template_is_filled_and_one_needing_more_is_left_to_the_backend
     assert render(hatch, "v.py", "1.2") is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["V = {version:>2000000000}\n", "V = {version.__class__}\n", "V = {version[0]}\n",
+     "V = {version!a}\n", "V = {0}\n", "V = {version\n"],
+)  # fmt: skip
+def test_a_template_asking_more_than_the_version_is_left_to_the_boxed_backend(text: str) -> None:
+    # The head's template is the patch's: the judge fills only the plain fields itself.
+    doc = {"tool": {"setuptools_scm": {"write_to": "v.py", "write_to_template": text}}}
+    assert render(doc, "v.py", "1.2") is None
+
+
 @given(
     st.lists(st.integers(0, 999), min_size=1, max_size=4),
     st.sampled_from(["", "a1", "rc2", ".post3"]),
