@@ -14,6 +14,7 @@ from importlib import resources
 from patchjudge.config import LEDGER, MapEntry, glob_problem
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import first_match
+from patchjudge.versionfile import table
 
 RUNNERS = ("nox", "tox")
 CODE_LANES = ("properties", "freeze")
@@ -236,19 +237,12 @@ def suite_requires(doc: Mapping[str, object]) -> tuple[str, ...]:
     platformdirs's needs appdirs and pytest-mock; the judge's venv has neither).
     """
     found: list[str] = []
-
-    def table(*keys: str) -> Mapping[str, object]:
-        here: object = doc
-        for key in keys:
-            here = here.get(key) if isinstance(here, Mapping) else None
-        return here if isinstance(here, Mapping) else {}
-
-    for groups in (table("project", "optional-dependencies"), table("dependency-groups")):
+    for groups in (table(doc, "project", "optional-dependencies"), table(doc, "dependency-groups")):
         for name in TEST_GROUPS:
             items = groups.get(name)
             found += [d for d in items if isinstance(d, str)] if isinstance(items, list) else []
-    poetry = table("tool", "poetry")
-    tables = [table("tool", "poetry", "group", name, "dependencies") for name in TEST_GROUPS]
+    poetry = table(doc, "tool", "poetry")
+    tables = [table(doc, "tool", "poetry", "group", name, "dependencies") for name in TEST_GROUPS]
     for deps in [*tables, poetry.get("dev-dependencies")]:
         if isinstance(deps, Mapping):
             found += [str(name) for name in deps if name != "python"]

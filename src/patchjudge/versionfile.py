@@ -82,7 +82,8 @@ def version_tuple(version: str) -> tuple[int | str, ...]:
     return tuple(parts)
 
 
-def _table(doc: Mapping[str, object], *keys: str) -> Mapping[str, object]:
+def table(doc: Mapping[str, object], *keys: str) -> Mapping[str, object]:
+    """Pure: the parsed TOML table at `keys` (`tool.setuptools_scm`), {} where there is none."""
     here: object = doc
     for key in keys:
         here = here.get(key) if isinstance(here, Mapping) else None
@@ -91,11 +92,11 @@ def _table(doc: Mapping[str, object], *keys: str) -> Mapping[str, object]:
 
 def template(doc: Mapping[str, object], path: str) -> str | None:
     """Pure: the template the backend that declares `path` fills, or None if none declares it."""
-    scm = _table(doc, "tool", "setuptools_scm")
+    scm = table(doc, "tool", "setuptools_scm")
     if path in (scm.get("write_to"), scm.get("version_file")):
         custom = scm.get("version_file_template", scm.get("write_to_template"))
         return custom if isinstance(custom, str) else DEFAULT
-    vcs = _table(doc, "tool", "hatch", "build", "hooks", "vcs")
+    vcs = table(doc, "tool", "hatch", "build", "hooks", "vcs")
     if vcs.get("version-file") == path:
         custom = vcs.get("template")
         return custom if isinstance(custom, str) else DEFAULT
