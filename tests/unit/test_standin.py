@@ -503,13 +503,13 @@ def test_other_builtins_run_in_the_worker():
 
 
 def test_a_builtin_of_the_code_runs_in_the_judge_only_if_it_is_pure(tmp_path: Path) -> None:
-    from patchjudge.boundary import standin
+    from patchjudge.boundary import protocol
 
     proc = run_judge(tmp_path, BUILTINS_PROPERTIES, library=BUILTINS_LIB)
     got = outcomes(proc)
     assert len(got) == 2 and set(got.values()) == {"PASSED"}, proc.stdout[-3000:]
     # The judge's side decides, whatever a worker names (a forged reference too).
-    named = [standin.builtin_name(f) for f in (len, int, ValueError, eval, exec, open, vars)]
+    named = [protocol.builtin_name(f) for f in (len, int, ValueError, eval, exec, open, vars)]
     assert named == ["len", "int", "ValueError", None, None, None, None]
 
 

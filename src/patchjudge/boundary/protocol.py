@@ -33,6 +33,7 @@ loader sends this file down the worker's stdin too, under a random name.
 
 from __future__ import annotations
 
+import builtins
 import enum
 import json
 from typing import Any, NamedTuple
@@ -167,6 +168,18 @@ PURE_BUILTINS = frozenset(
      "next", "oct", "ord", "pow", "repr", "round", "sorted", "sum"}
 )  # fmt: skip
 REF_KINDS = frozenset({HANDLE, JUDGE_FN, JUDGE_OBJ, ARGUMENT, BUILTIN})
+
+
+def builtin_name(obj: Any) -> str | None:
+    """The name under which `builtins` holds `obj` itself (a type or a pure function), or None.
+
+    The one test both ends apply before a BUILTIN reference is sent or resolved.
+    """
+    name = getattr(obj, "__name__", None) if isinstance(obj, type | type(len)) else None
+    if type(name) is str and not name.startswith("_") and getattr(builtins, name, None) is obj:
+        return name if isinstance(obj, type) or name in PURE_BUILTINS else None
+    return None
+
 
 # A handle's meta (what the judge needs to stand in for it): ("exc", bases graph),
 # ("module", name, is a package), ("iter", type name), ("enum", str(member)), ("tzinfo",):

@@ -580,7 +580,7 @@ class Worker:
             return None  # the judge's own list (or other data) subclass: crosses as its data
         if isinstance(obj, types.ModuleType):
             raise wire.WireError(f"module {obj.__name__} (a judge-side module) cannot cross")
-        name = builtin_name(obj)
+        name = protocol.builtin_name(obj)
         if name is not None:
             return wire.Ref(BUILTIN, 0, name)  # the worker's own `int`: `except ValueError` works
         # A judge object the worker may only ask for protocol operations (issue 17):
@@ -604,7 +604,7 @@ class Worker:
             return self._argument(ref.meta)
         if ref.kind == BUILTIN:
             found = getattr(builtins, ref.meta, None) if type(ref.meta) is str else None
-            if found is None or builtin_name(found) != ref.meta:
+            if found is None or protocol.builtin_name(found) != ref.meta:
                 raise wire.WireError(f"no builtin {ref.meta!r}")
             return found
         if ref.kind != HANDLE:
@@ -1022,14 +1022,6 @@ def judge_capabilities(obj: Any) -> tuple[str, ...]:
         if own is not None and own is not getattr(object, f"__{cap}__", None):
             found.append(cap)
     return tuple(sorted(found))
-
-
-def builtin_name(obj: Any) -> str | None:
-    """The name under which `builtins` holds `obj` itself (a type or a pure function), or None."""
-    name = getattr(obj, "__name__", None) if isinstance(obj, type | type(len)) else None
-    if type(name) is str and not name.startswith("_") and getattr(builtins, name, None) is obj:
-        return name if isinstance(obj, type) or name in protocol.PURE_BUILTINS else None
-    return None
 
 
 def _is_function(obj: Any) -> bool:

@@ -381,7 +381,7 @@ def _judge_only(value: Any) -> bool:
     """Whether `value` is data and the judge's own objects, nothing of this worker's."""
 
     def ref(obj: Any) -> Any:
-        if isinstance(obj, JudgeObject | JudgeFunction) or builtin_name(obj) is not None:
+        if isinstance(obj, JudgeObject | JudgeFunction) or protocol.builtin_name(obj) is not None:
             return wire.Ref(protocol.JUDGE_OBJ, 0)
         raise wire.WireError("an object of the worker's")
 
@@ -470,7 +470,7 @@ class Connection:
             return wire.Ref(protocol.JUDGE_OBJ, object.__getattribute__(obj, "_id"))
         if isinstance(obj, JudgeFunction):
             return wire.Ref(protocol.JUDGE_FN, obj._id)
-        name = builtin_name(obj)
+        name = protocol.builtin_name(obj)
         if name is not None:
             return wire.Ref(protocol.BUILTIN, 0, name)
         return self.table.to_ref(obj)
@@ -493,7 +493,7 @@ class Connection:
         if (
             ref.kind == protocol.BUILTIN
             and type(ref.meta) is str
-            and builtin_name(found := getattr(builtins, ref.meta, None))
+            and protocol.builtin_name(found := getattr(builtins, ref.meta, None))
         ):
             return found
         raise wire.WireError(f"unknown reference kind {ref.kind}")
@@ -967,14 +967,6 @@ def _containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...
 
 
 _MUTABLE = (list, dict, set)
-
-
-def builtin_name(obj: Any) -> str | None:
-    """The name under which `builtins` holds `obj` itself (a type or a pure function), or None."""
-    name = getattr(obj, "__name__", None) if isinstance(obj, type | type(len)) else None
-    if type(name) is str and not name.startswith("_") and getattr(builtins, name, None) is obj:
-        return name if isinstance(obj, type) or name in protocol.PURE_BUILTINS else None
-    return None
 
 
 def _as_argument(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
