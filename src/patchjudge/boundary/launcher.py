@@ -32,7 +32,7 @@ import socket
 import subprocess
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from typing import IO, Any
+from typing import Any
 
 from patchjudge.boundary import protocol, sandbox
 
@@ -240,17 +240,17 @@ class Client:
         numbers = reply["worker_fds"]
         return dict(zip(PIPES, fds, strict=True)), (int(numbers[0]), int(numbers[1]))
 
-    def start(self, argv: Sequence[str], env: Mapping[str, str], stderr: int) -> Launched:
+    def start(self, argv: Sequence[str], env: Mapping[str, str]) -> Launched:
+        """The worker on the last pipes(); its stderr is the pipe named "stderr" there."""
         reply, _ = self._ask({"op": "start", "argv": list(argv), "env": dict(env)})
-        return Launched(self, int(reply["id"]), stderr)
+        return Launched(self, int(reply["id"]))
 
 
 class Launched:
     """A worker the launcher started, as much of subprocess.Popen as the judge uses."""
 
-    def __init__(self, client: Client, ident: int, stderr: int) -> None:
+    def __init__(self, client: Client, ident: int) -> None:
         self.client, self.ident = client, ident
-        self.stderr: IO[bytes] = os.fdopen(stderr, "rb", buffering=0)
         self.returncode: int | None = None
 
     def _op(self, op: str, **more: Any) -> int | None:

@@ -121,7 +121,7 @@ def judge_box(judge: Box, worker: Box, launcher_fd: int) -> Box:
     return dataclasses.replace(
         judge,
         writable=(*judge.writable, worker.tree, worker.home),
-        readonly=(*judge.readonly, *worker.readonly),
+        readonly=tuple(dict.fromkeys((*judge.readonly, *worker.readonly))),
         keep_fds=(*judge.keep_fds, launcher_fd),
     )
 

@@ -201,18 +201,18 @@ class Worker:
         )
         if client is not None:
             try:
-                self.proc = client.start(argv, env, ends["stderr"])
+                self.proc = client.start(argv, env)
             except launcher.LaunchError as exc:
-                for fd in (to_worker_w, from_worker_r, boot_w):
+                for fd in (to_worker_w, from_worker_r, boot_w, ends["stderr"]):
                     os.close(fd)
                 raise self.fail(Cause.SANDBOX, str(exc)) from None
-            stderr = self.proc.stderr.fileno()
+            stderr, owned = ends["stderr"], True
         else:
-            stderr = self._popen(argv, env, keep, boot_r)
+            stderr, owned = self._popen(argv, env, keep, boot_r), False
             os.close(boot_r)
             os.close(keep[0])
             os.close(keep[1])
-        threading.Thread(target=_drain, args=(stderr, STDERR_KEPT), daemon=True).start()
+        threading.Thread(target=_drain, args=(stderr, STDERR_KEPT, owned), daemon=True).start()
         _started.append(self)
         # Larger than a pipe holds: written while the worker reads (it reads nothing else first).
         threading.Thread(target=_write_all, args=(boot_w, program), daemon=True).start()
@@ -1000,8 +1000,11 @@ def _write_all(fd: int, data: bytes) -> None:
         os.close(fd)
 
 
-def _drain(fd: int, kept: int) -> None:
-    """Copy the first `kept` bytes of a worker's stderr to the judge's; count the rest."""
+def _drain(fd: int, kept: int, owned: bool = False) -> None:
+    """Copy the first `kept` bytes of a worker's stderr to the judge's; count the rest.
+
+    `owned`: `fd` is this thread's to close at the end (a launched worker's).
+    """
     dropped = 0
     try:
         while chunk := os.read(fd, 1 << 16):
@@ -1015,6 +1018,9 @@ def _drain(fd: int, kept: int) -> None:
             os.write(2, note.encode())
     except OSError:
         pass  # the judge's stderr is gone: nothing to copy to
+    finally:
+        if owned:
+            os.close(fd)
 
 
 def _ident(obj: Any) -> int | None:
