@@ -121,12 +121,15 @@ def test_a_killed_worker_is_reaped_and_the_end_kills_the_rest(
         json.dumps({"op": "start", "argv": ["/bin/true"], "env": {}}).encode(),  # no pipes yet
         json.dumps({"op": "wait", "id": 99}).encode(),
         json.dumps({"op": "mount", "path": "/"}).encode(),
+        b"[" * 100_000,  # deeper than json.loads recurses: an error, not a dead launcher
+        json.dumps({"op": "wait", "id": [1]}).encode(),  # an unhashable id
     ],
 )
 def test_what_a_judge_side_attacker_sends_is_refused_and_the_launcher_serves_on(
     served: tuple[launcher.Launcher, launcher.Client], request_: bytes
 ) -> None:
     _, client = served
+    client.sock.settimeout(30)
     client.sock.send(request_)
     data, fds, _, _ = socket.recv_fds(client.sock, 1 << 16, 1)
     assert fds == []
