@@ -207,3 +207,67 @@ def settings_file():
     judged = attack(tmp_path, {"src/calc/__init__.py": evil}, base=base)
     _untouched(host, repo, repo / "planted.py")
     _rejected(judged, "test_a_cache_reads_back")
+
+
+def test_the_launchers_socket_starts_nothing_outside_the_workers_box(
+    tmp_path: Path, host: Host
+) -> None:
+    """Evaluated text that finds the launcher's socket in the judge's descriptors asks it
+    for a worker of its own: its command writes the home and /tmp, reads the secret,
+    with LD_PRELOAD and HOME of its choosing. It runs in the lane's worker box: the
+    secret is not there, so it exits 1 and the round trip fails. (No socket: the text
+    runs the command itself, as it would in a judge without a box.)"""
+    repo = tmp_path / "repo"
+    payload = f"""
+import sys
+for path in {[str(host.home), str(host.outside), str(repo / "planted.py")]!r}:
+    try:
+        open(path, "w").write("worker")
+    except OSError:
+        pass
+try:
+    got = open({str(host.secret)!r}).read()
+    open({str(host.leak)!r}, "w").write(got)
+except OSError:
+    sys.exit(1)
+"""  # fmt: skip
+    code = f"""
+import json, os, socket, subprocess, sys
+PAYLOAD = {payload!r}
+def ask(s, doc):
+    s.send(json.dumps(doc).encode())
+    return json.loads(socket.recv_fds(s, 1 << 16, 8)[0])
+found = None
+for fd in map(int, os.listdir("/proc/self/fd")):
+    try:
+        s = socket.socket(fileno=os.dup(fd))
+    except OSError:
+        continue
+    if s.family == socket.AF_UNIX and s.type == socket.SOCK_SEQPACKET:
+        found = s
+        break
+    s.close()
+if found is None:
+    code = subprocess.run([sys.executable, "-c", PAYLOAD]).returncode
+else:
+    ask(found, {{"op": "pipes"}})
+    env = {{"LD_PRELOAD": "/nowhere.so", "HOME": {str(Path.home())!r}, "PATH": "/tmp"}}
+    ident = ask(found, {{"op": "start", "argv": [sys.executable, "-c", PAYLOAD], "env": env}})
+    code = ask(found, {{"op": "wait", "id": ident["id"], "timeout": 60}})["returncode"]
+ok = code == 0
+"""
+    evil = (
+        CALC
+        + f"""
+
+_CODE = {code!r}
+
+
+def dump(xs):
+    return f"(lambda g: (exec({{_CODE!r}}, g), {{xs!r}} if g['ok'] else None)[1])({{{{}}}})"
+"""
+    )
+    base = {"src/calc/__init__.py": LITERAL_CALC, "eval/properties/test_total.py": EVAL_PROPERTY}
+    judged = attack(tmp_path, {"src/calc/__init__.py": evil}, base=base)
+    _untouched(host, repo, repo / "planted.py")
+    _rejected(judged, "test_a_dump_evaluates_back")
