@@ -38,7 +38,7 @@ from patchjudge.boundary import protocol, sandbox
 
 _MAX_MESSAGE = 1 << 20  # a request's JSON: an argv and an environment
 _MAX_WORKERS = 256  # one run's workers: the run's, one per mutant, the differential's
-# The pipes of one worker, as the judge gets them: it writes the first, reads the second.
+# The pipes of one worker, by name: the judge writes to_worker and boot, reads the rest.
 PIPES = ("to_worker", "from_worker", "boot", "status", "stderr")
 
 
