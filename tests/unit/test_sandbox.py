@@ -93,6 +93,64 @@ def test_bwrap_argv(box: Box, mounts: list[tuple[str, str]]) -> None:
     assert bwrap_argv(box, ["python", "-c", "pass"], HOST) == [*PROLOGUE, *middle, *epilogue]
 
 
+# The judge's pytest out of process (issue 17): testrun.run's box over the judge's tree,
+# HOME and scratch dir, with the run's worker box in that scratch dir (properties.py).
+JUDGE = Box(
+    tree=Path("/s/judge"),
+    home=Path("/s/home"),
+    readonly=(Path("/venv"), Path("/s/judge-ini")),
+    writable=(Path("/s"),),
+)
+WORKER = Box(tree=Path("/s/w1"), home=Path("/s/h1"), readonly=(Path("/venv"),))
+
+
+@pytest.mark.parametrize(
+    ("judge", "worker", "mounts"),
+    [
+        (
+            JUDGE,
+            WORKER,
+            [
+                *HOST_RO,
+                ("--bind", "/s"),
+                ("--ro-bind", "/venv"),
+                *PASSWD,
+                # The worker's tree and home are mounts of their own: never renamed away.
+                ("--bind", "/s/w1"),
+                ("--bind", "/s/h1"),
+                ("--bind", "/s/judge"),
+                ("--bind", "/s/home"),
+                ("--ro-bind", "/s/judge-ini"),
+            ],
+        ),
+        (
+            # A worker whose tree is its home binds it once; the code's venv, once.
+            dataclasses.replace(JUDGE, readonly=(Path("/s/judge-ini"),)),
+            Box(tree=Path("/s/w1"), home=Path("/s/w1"), readonly=(Path("/venv"),)),
+            [
+                *HOST_RO,
+                ("--bind", "/s"),
+                ("--ro-bind", "/venv"),
+                *PASSWD,
+                ("--bind", "/s/w1"),
+                ("--bind", "/s/judge"),
+                ("--bind", "/s/home"),
+                ("--ro-bind", "/s/judge-ini"),
+            ],
+        ),
+    ],
+)
+def test_judge_box(judge: Box, worker: Box, mounts: list[tuple[str, str]]) -> None:
+    box = sandbox.judge_box(judge, worker, 11)
+    middle = [word for flag, path in mounts for word in (flag, path, path)]
+    epilogue = ["--remount-ro", "/", "--chdir", "/s/judge", "--", "python", "-m", "pytest"]
+    # The worker's policy, word for word: namespaces, no user namespace, capabilities.
+    assert bwrap_argv(box, ["python", "-m", "pytest"], HOST) == [*PROLOGUE, *middle, *epilogue]
+    # The launcher's socket reaches the judge's pytest; the worker's pipes are not its.
+    assert box.keep_fds == (11,)
+    assert (box.status_fd, box.judge_package) == (None, True)
+
+
 _paths = st.lists(
     st.text("abc/", min_size=1, max_size=6).map(lambda s: Path("/tmp", s)), max_size=3
 )

@@ -24,7 +24,8 @@ loader sends this file down the worker's stdin too, under a random name.
 - Reference kinds (wire.Ref.kind): HANDLE, JUDGE_FN, JUDGE_OBJ, ARGUMENT, BUILTIN;
   a handle's meta kinds; an ERR's error kinds.
 - The environment: ORACLE_ENV (the worker spec, for the judge's pytest),
-  WORKER_PASSED_ENV (what of the judge's environment a worker keeps).
+  WORKER_PASSED_ENV (what of the judge's environment a worker keeps),
+  LAUNCHER_ENV and LAUNCHER_ASKED (a boxed judge's launcher, launcher.py).
 - WorkerSpec: how to start a worker, one declared record with its defaults,
   encoded and decoded here only.
 - Cause: why a worker could not answer, as data the lane reads (never prose
@@ -209,6 +210,12 @@ ORACLE_ENV = "PATCHJUDGE_ORACLE"  # the WorkerSpec, read (and removed) by the ju
 # PYTHONHASHSEED are set for it.
 WORKER_PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM", "USER",
                      "LOGNAME")  # fmt: skip
+
+# The judge's end of the launcher's socket (launcher.py), by number, when the judge's pytest
+# runs in a box of its own: the lane starts the workers' boxes, outside the judge's.
+LAUNCHER_ENV = "PATCHJUDGE_LAUNCHER"
+# What of a worker's environment the judge's request to the launcher may set.
+LAUNCHER_ASKED = ("HOME", "TMPDIR", "PYTHONHASHSEED")
 
 # --- the worker spec ---------------------------------------------------------------
 

@@ -9,6 +9,7 @@ places that look at this machine.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import errno
 import functools
@@ -104,6 +105,25 @@ def boxer(isolation: Isolation) -> Boxer:
         return Box(tree=tree, home=home) if boxed else None
 
     return box
+
+
+def judge_box(judge: Box, worker: Box, launcher_fd: int) -> Box:
+    """Pure: the box of the judge's own pytest out of process, beside its workers' (issue 17).
+
+    The worker's policy (bwrap_argv) over the judge's tree and scratch: a
+    property that evaluates or opens what the code returns runs the patch's
+    text in this process. It also writes the worker's tree (the review's
+    mutants) and its home (a script-shaped worker's file): each is a mount of
+    its own there, so the judge cannot rename it away and put a link in its
+    place that the next worker's box, started outside by the launcher
+    (launcher.py) on `launcher_fd`, would bind.
+    """
+    return dataclasses.replace(
+        judge,
+        writable=(*judge.writable, worker.tree, worker.home),
+        readonly=tuple(dict.fromkeys((*judge.readonly, *worker.readonly))),
+        keep_fds=(*judge.keep_fds, launcher_fd),
+    )
 
 
 @dataclass(frozen=True)

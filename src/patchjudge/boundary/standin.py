@@ -47,7 +47,7 @@ import pytest
 from _pytest.compat import ascii_escaped
 
 from patchjudge import failure, pytest_plugin
-from patchjudge.boundary import protocol, sandbox, wire
+from patchjudge.boundary import launcher, protocol, sandbox, wire
 from patchjudge.boundary.protocol import ARGUMENT, BUILTIN, HANDLE, JUDGE_FN, JUDGE_OBJ, Cause
 
 ENV = protocol.ORACLE_ENV
@@ -106,7 +106,7 @@ class Worker:
 
     def __init__(self, spec: Spec, label: str, incidents: list[protocol.Incident]) -> None:
         self.spec, self.label, self.incidents = spec, label, incidents
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[bytes] | launcher.Launched | None = None
         self.fd_in = self.fd_out = -1
         self.status_fd = -1  # bwrap's status pipe, read end (-1: unboxed)
         self.buffer = bytearray()
@@ -155,10 +155,24 @@ class Worker:
     # --- lifetime ---
     def start(self) -> None:
         here = Path(__file__).resolve().parent
-        to_worker_r, to_worker_w = os.pipe()
-        from_worker_r, from_worker_w = os.pipe()
-        boot_r, boot_w = os.pipe()
-        keep = (to_worker_r, from_worker_w)
+        client = _launcher()
+        if client is not None:
+            # The judge is boxed: the lane starts the worker's box, on pipes it made.
+            try:
+                ends, keep = client.pipes()
+            except launcher.LaunchError as exc:
+                raise self.fail(Cause.SANDBOX, str(exc)) from None
+            to_worker_w, from_worker_r, boot_w = (
+                ends["to_worker"],
+                ends["from_worker"],
+                ends["boot"],
+            )
+            self.status_fd = ends["status"]
+        else:
+            to_worker_r, to_worker_w = os.pipe()
+            from_worker_r, from_worker_w = os.pipe()
+            boot_r, boot_w = os.pipe()
+            keep = (to_worker_r, from_worker_w)
         # No file, path or name of the judge's on the worker's command line (issue 18): it
         # reads its program from stdin, compiled there under this run's names.
         flags = worker_flags(_pyvenv_cfg(self.spec.python))
@@ -179,6 +193,38 @@ class Worker:
         else:
             loader += STDIN_START.encode()
             program = b"%08d" % len(loader) + loader + program
+        env = {k: os.environ[k] for k in protocol.WORKER_PASSED_ENV if k in os.environ}
+        env.update(
+            HOME=str(home),
+            TMPDIR=str(home / "tmp"),
+            PYTHONHASHSEED=self.spec.hash_seed,
+        )
+        if client is not None:
+            try:
+                self.proc = client.start(argv, env)
+            except launcher.LaunchError as exc:
+                for fd in (to_worker_w, from_worker_r, boot_w, ends["stderr"]):
+                    os.close(fd)
+                raise self.fail(Cause.SANDBOX, str(exc)) from None
+            stderr, owned = ends["stderr"], True
+        else:
+            stderr, owned = self._popen(argv, env, keep, boot_r), False
+            os.close(boot_r)
+            os.close(keep[0])
+            os.close(keep[1])
+        threading.Thread(target=_drain, args=(stderr, STDERR_KEPT, owned), daemon=True).start()
+        _started.append(self)
+        # Larger than a pipe holds: written while the worker reads (it reads nothing else first).
+        threading.Thread(target=_write_all, args=(boot_w, program), daemon=True).start()
+        if self.status_fd >= 0:
+            os.set_blocking(self.status_fd, False)
+        self.fd_out, self.fd_in = to_worker_w, from_worker_r
+        os.set_blocking(self.fd_in, False)  # _receive waits in select, with the call's deadline
+
+    def _popen(
+        self, argv: list[str], env: dict[str, str], keep: tuple[int, int], boot_r: int
+    ) -> int:
+        """The worker started here, boxed when the spec says so: its stderr's descriptor."""
         box = None
         status_w = -1
         if self.spec.box is not None:
@@ -192,15 +238,9 @@ class Worker:
                 # Its sources come down stdin: patchjudge's own package is not its to see.
                 judge_package=False,
             )
-        env = {k: os.environ[k] for k in protocol.WORKER_PASSED_ENV if k in os.environ}
-        env.update(
-            HOME=str(home),
-            TMPDIR=str(home / "tmp"),
-            PYTHONHASHSEED=self.spec.hash_seed,
-        )
         # Same process group as the judge: a lane timeout kills both, nothing escapes it.
         with sandbox.wrapped(box, argv) as (boxed, fds):
-            self.proc = subprocess.Popen(
+            proc = self.proc = subprocess.Popen(
                 boxed,
                 pass_fds=(*keep, *fds),
                 stdin=boot_r,
@@ -209,20 +249,10 @@ class Worker:
                 env=env,
                 cwd=self.spec.tree,
             )
-        assert self.proc.stderr is not None
-        stderr = self.proc.stderr.fileno()
-        threading.Thread(target=_drain, args=(stderr, STDERR_KEPT), daemon=True).start()
-        _started.append(self)
-        os.close(boot_r)
-        # Larger than a pipe holds: written while the worker reads (it reads nothing else first).
-        threading.Thread(target=_write_all, args=(boot_w, program), daemon=True).start()
-        os.close(to_worker_r)
-        os.close(from_worker_w)
         if status_w >= 0:
             os.close(status_w)
-            os.set_blocking(self.status_fd, False)
-        self.fd_out, self.fd_in = to_worker_w, from_worker_r
-        os.set_blocking(self.fd_in, False)  # _receive waits in select, with the call's deadline
+        assert proc.stderr is not None
+        return proc.stderr.fileno()
 
     def close(self) -> None:
         if self.proc is None:
@@ -970,8 +1000,11 @@ def _write_all(fd: int, data: bytes) -> None:
         os.close(fd)
 
 
-def _drain(fd: int, kept: int) -> None:
-    """Copy the first `kept` bytes of a worker's stderr to the judge's; count the rest."""
+def _drain(fd: int, kept: int, owned: bool = False) -> None:
+    """Copy the first `kept` bytes of a worker's stderr to the judge's; count the rest.
+
+    `owned`: `fd` is this thread's to close at the end (a launched worker's).
+    """
     dropped = 0
     try:
         while chunk := os.read(fd, 1 << 16):
@@ -985,6 +1018,9 @@ def _drain(fd: int, kept: int) -> None:
             os.write(2, note.encode())
     except OSError:
         pass  # the judge's stderr is gone: nothing to copy to
+    finally:
+        if owned:
+            os.close(fd)
 
 
 def _ident(obj: Any) -> int | None:
@@ -2084,6 +2120,17 @@ def pytest_configure(config: pytest.Config) -> None:
 # conftest.py that imports the tested code gets stand-ins too. Taken out of the
 # environment: nothing the judge starts inherits it.
 _spec_text = os.environ.pop(ENV, None)
+_launcher_text = os.environ.pop(protocol.LAUNCHER_ENV, None)
+_client: list[launcher.Client] = []
+
+
+def _launcher() -> launcher.Client | None:
+    """The lane's launcher, when this pytest runs in a box of its own (launcher.py)."""
+    if _launcher_text is None:
+        return None
+    if not _client:
+        _client.append(launcher.Client(int(_launcher_text)))
+    return _client[0]
 
 
 def _share_one_cpu() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import json
 import secrets
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from patchjudge import charmap, failure, git, parsed, review, review_run, seed, testrun
-from patchjudge.boundary import protocol
+from patchjudge.boundary import launcher, protocol, sandbox
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes import not_forced, report
 from patchjudge.paths import under
@@ -383,9 +384,31 @@ def _out_of_process(
         ),
         env=((ORACLE_ENV, protocol.encode_spec(spec)), *phase),
     )
-    return testrun.run(
-        plan, scratch=scratch, environ=run.environ, hypothesis_tables=charmap.prefetched()
-    )
+    # The judge's pytest in a box of its own too (issue 17): a property that evaluates or
+    # opens what the code returns runs the patch's text in this process, which sees only
+    # its scratch dir, never the host, the network or the checkout. The lane starts the
+    # workers' boxes at its request (launcher.py): a box cannot start one inside as root.
+    with launcher.serving(box, run.environ) as launch:
+        judging = None
+        if launch is not None:
+            fd = launch.judge_end.fileno()
+            plan = dataclasses.replace(plan, env=(*plan.env, (protocol.LAUNCHER_ENV, str(fd))))
+            judging = _judge_boxer(run, launch.box, fd)
+        return testrun.run(
+            plan,
+            scratch=scratch,
+            environ=run.environ,
+            hypothesis_tables=charmap.prefetched(),
+            box=judging,
+        )
+
+
+def _judge_boxer(run: Run, worker: sandbox.Box, fd: int) -> sandbox.Boxer:
+    def box(tree: Path, home: Path) -> sandbox.Box | None:
+        found = run.box(tree, home)
+        return None if found is None else sandbox.judge_box(found, worker, fd)
+
+    return box
 
 
 def _review_plan(
