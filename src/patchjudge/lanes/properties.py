@@ -142,6 +142,7 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
     except (SyntaxError, ValueError):
         return None
     library: set[str] = set()
+    hypothesis: set[str] = set()
     for node in ast.walk(tree):
         roots: list[tuple[str, str]] = []
         if isinstance(node, ast.Import):
@@ -156,6 +157,8 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
                 return f"imports weakref (line {line}): a weak reference would watch a stand-in"
             if module not in sys.stdlib_module_names and module not in TOOLS | set(judge):
                 library.add(bound)
+            if module == "hypothesis":
+                hypothesis.add(bound)
     for node in sorted(
         (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)), key=lambda n: n.lineno
     ):
@@ -169,6 +172,48 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
                 return (
                     f"class {node.name} (line {node.lineno}) {how} {ast.unparse(expr)}, "
                     "of the code under test"
+                )
+    return _library_strategy(tree, library, hypothesis)
+
+
+# Strategies whose arguments are strategies themselves (hypothesis.strategies);
+# the others take values or callables (`builds`, `sampled_from`, `just`), which cross.
+_COMBINATORS = frozenset(
+    {"lists", "sets", "frozensets", "tuples", "one_of", "dictionaries", "iterables",
+     "fixed_dictionaries", "recursive", "shared", "deferred"}
+)  # fmt: skip
+
+
+def _library_strategy(tree: ast.AST, library: set[str], hypothesis: set[str]) -> str | None:
+    """Pure: the first place the file hands hypothesis a strategy the code under test builds.
+
+    hypothesis's engine draws from a strategy in its own process (its
+    `do_draw` is given the engine's data): a strategy the library makes
+    (hyperlink.hypothesis, a library's `strategies` module) is a handle out
+    of process, never a SearchStrategy. Strategy positions: `given`'s
+    arguments, `draw(...)`'s (data.draw, a composite's draw), and those of
+    the combinators above; a name the file binds to a library value counts
+    as the library's.
+    """
+    made = set(library)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _root_name(node.value) in library:
+            made |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    for node in sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Call)),
+        key=lambda n: (n.lineno, n.col_offset),
+    ):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        root = _root_name(func)
+        strategic = name in _COMBINATORS | {"given"} and root in hypothesis
+        if not (strategic or name == "draw"):
+            continue
+        for expr in [*node.args, *(k.value for k in node.keywords)]:
+            if _root_name(expr) in made:
+                return (
+                    f"draws from {ast.unparse(expr)} (line {node.lineno}), a strategy of the "
+                    "code under test: hypothesis needs the strategy itself in its process"
                 )
     return None
 
