@@ -173,6 +173,17 @@ def test_judge_outcomes(run: TestRun, fragment: str | None) -> None:
          b"    pass\n", None),
         (b"from hypothesis import given, strategies as st\nfrom helpers import urls\n\n"
          b"@given(urls())\ndef test_x(u):\n    pass\n", None),
+        # The exact type of a library object against a class: out of process, the stand-in's.
+        (b"def test_x(md_class):\n    c = md_class().copy()\n    assert type(c) is md_class\n",
+         "compares type(c) with md_class (line 3)"),
+        (b"import mylib\n\ndef test_x():\n    assert mylib.make().__class__ == mylib.Thing\n",
+         "compares mylib.make().__class__ with mylib.Thing (line 4)"),
+        (b"import mylib\n\ndef test_x():\n    assert mylib.Thing is not type(mylib.make())\n",
+         "compares type(mylib.make()) with mylib.Thing"),
+        # Two types compared, a builtin, a class of the file's, a constant's type: they hold.
+        (b"import mylib\n\nclass Mine:\n    pass\n\ndef test_x(a, b):\n"
+         b"    assert type(a) is type(b) and type(a) is not int and type(b) == Mine\n"
+         b"    assert mylib.kinds()[0] is type(None) and type(a).__name__ == 'X'\n", None),
     ],
 )  # fmt: skip
 def test_needs_process(source: bytes, fragment: str | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import json
 import secrets
@@ -133,7 +134,9 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
     Decided from the base's file alone, before any code runs (issue 17): a
     decorator, base class or metaclass of the code under test applied to a
     class the file defines needs the class whole in the code's process, and
-    a weak reference would watch a stand-in. "The code under test" is any
+    a weak reference would watch a stand-in, hypothesis draws from a strategy
+    in its own process (one the library builds is a handle out of process),
+    and the exact type of a library object is its stand-in's class. "The code under test" is any
     absolute import that is not the standard library, a test tool or one of
     the judge's own modules (`judge`), so nothing the head adds changes it.
     """
@@ -173,7 +176,51 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
                     f"class {node.name} (line {node.lineno}) {how} {ast.unparse(expr)}, "
                     "of the code under test"
                 )
-    return _library_strategy(tree, library, hypothesis)
+    return _library_strategy(tree, library, hypothesis) or _exact_type(tree)
+
+
+def _exact_type(tree: ast.AST) -> str | None:
+    """Pure: the first `type(x) is C` (or `==`, `x.__class__ is C`) against a class not the
+    builtins' nor the file's own: out of process the type of a library object is the
+    stand-in's class (a handle), which no class of the code's is.
+
+    `type(a) is type(b)` and `type(x) is int` hold out of process as in, so they
+    do not count; a class the file defines comes back as itself.
+    """
+    own = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+
+    def exact(expr: ast.expr) -> bool:
+        if isinstance(expr, ast.Attribute):
+            return expr.attr == "__class__"
+        return (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Name)
+            and expr.func.id == "type"
+            and len(expr.args) == 1
+            and not isinstance(expr.args[0], ast.Constant)
+            and not expr.keywords
+        )
+
+    def plain(expr: ast.expr) -> bool:
+        if exact(expr) or isinstance(expr, ast.Constant):
+            return True
+        return isinstance(expr, ast.Name) and (expr.id in own or hasattr(builtins, expr.id))
+
+    for node in sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Compare)), key=lambda n: n.lineno
+    ):
+        sides = [node.left, *node.comparators]
+        for op, left, right in zip(node.ops, sides, sides[1:], strict=False):
+            if not isinstance(op, ast.Is | ast.IsNot | ast.Eq | ast.NotEq):
+                continue
+            for one, other in ((left, right), (right, left)):
+                if exact(one) and not plain(other):
+                    return (
+                        f"compares {ast.unparse(one)} with {ast.unparse(other)} "
+                        f"(line {node.lineno}): out of process the type of a library "
+                        "object is its stand-in's"
+                    )
+    return None
 
 
 # Strategies whose arguments are strategies themselves (hypothesis.strategies);
