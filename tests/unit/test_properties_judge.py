@@ -184,6 +184,9 @@ def test_judge_outcomes(run: TestRun, fragment: str | None) -> None:
         (b"import mylib\n\nclass Mine:\n    pass\n\ndef test_x(a, b):\n"
          b"    assert type(a) is type(b) and type(a) is not int and type(b) == Mine\n"
          b"    assert mylib.kinds()[0] is type(None) and type(a).__name__ == 'X'\n", None),
+        (b"import datetime, pathlib\nfrom decimal import Decimal\n\ndef test_x(a, b, c):\n"
+         b"    assert type(a) is datetime.datetime and type(b) is pathlib.PosixPath\n"
+         b"    assert c.__class__ == Decimal\n", None),
     ],
 )  # fmt: skip
 def test_needs_process(source: bytes, fragment: str | None) -> None:

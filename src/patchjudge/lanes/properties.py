@@ -146,6 +146,7 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
         return None
     library: set[str] = set()
     hypothesis: set[str] = set()
+    standard: set[str] = set()
     for node in ast.walk(tree):
         roots: list[tuple[str, str]] = []
         if isinstance(node, ast.Import):
@@ -162,6 +163,8 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
                 library.add(bound)
             if module == "hypothesis":
                 hypothesis.add(bound)
+            if module in sys.stdlib_module_names:
+                standard.add(bound)
     for node in sorted(
         (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)), key=lambda n: n.lineno
     ):
@@ -176,16 +179,18 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
                     f"class {node.name} (line {node.lineno}) {how} {ast.unparse(expr)}, "
                     "of the code under test"
                 )
-    return _library_strategy(tree, library, hypothesis) or _exact_type(tree)
+    return _library_strategy(tree, library, hypothesis) or _exact_type(tree, standard)
 
 
-def _exact_type(tree: ast.AST) -> str | None:
+def _exact_type(tree: ast.AST, standard: set[str]) -> str | None:
     """Pure: the first `type(x) is C` (or `==`, `x.__class__ is C`) against a class not the
     builtins' nor the file's own: out of process the type of a library object is the
     stand-in's class (a handle), which no class of the code's is.
 
     `type(a) is type(b)` and `type(x) is int` hold out of process as in, so they
-    do not count; a class the file defines comes back as itself.
+    do not count, nor a standard-library class (`standard`: the names the file
+    binds from it; its values cross as data) or a class the file defines,
+    which comes back as itself.
     """
     own = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
 
@@ -204,7 +209,10 @@ def _exact_type(tree: ast.AST) -> str | None:
     def plain(expr: ast.expr) -> bool:
         if exact(expr) or isinstance(expr, ast.Constant):
             return True
-        return isinstance(expr, ast.Name) and (expr.id in own or hasattr(builtins, expr.id))
+        root = _root_name(expr)
+        if isinstance(expr, ast.Name) and (root in own or hasattr(builtins, expr.id)):
+            return True
+        return isinstance(expr, ast.Name | ast.Attribute) and root in standard
 
     for node in sorted(
         (n for n in ast.walk(tree) if isinstance(n, ast.Compare)), key=lambda n: n.lineno
