@@ -173,6 +173,7 @@ def test_judge_outcomes(run: TestRun, fragment: str | None) -> None:
          b"    pass\n", None),
         (b"from hypothesis import given, strategies as st\nfrom helpers import urls\n\n"
          b"@given(urls())\ndef test_x(u):\n    pass\n", None),
+        (b"import mylib\n\ndef test_x():\n    mylib.canvas().draw(mylib.Shape())\n", None),
         # The exact type of a library object against a class: out of process, the stand-in's.
         (b"def test_x(md_class):\n    c = md_class().copy()\n    assert type(c) is md_class\n",
          "compares type(c) with md_class (line 3)"),

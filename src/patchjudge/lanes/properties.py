@@ -262,7 +262,8 @@ def _library_strategy(tree: ast.AST, library: set[str], hypothesis: set[str]) ->
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         root = _root_name(func)
         strategic = name in _COMBINATORS | {"given"} and root in hypothesis
-        if not (strategic or name == "draw"):
+        # data.draw, a composite's draw; not a library's own `draw` method.
+        if not (strategic or (name == "draw" and root not in made)):
             continue
         for expr in [*node.args, *(k.value for k in node.keywords)]:
             if _root_name(expr) in made:
