@@ -402,3 +402,91 @@ def test_each_idiom_passes_in_process_and_out_of_process_as_the_table_says(
         else:
             got[name] = compat.reason(nodeid, outside).partition(":")[0]
     assert got == {name: expected for name, (_, expected) in IDIOMS.items()}
+
+
+STRATEGIES_LIB = '''
+from hypothesis import strategies as st
+
+
+def evens(min_value=0):
+    """A strategy the library ships for its users (hyperlink.hypothesis's idiom)."""
+    return st.integers(min_value, 10**6).map(lambda n: 2 * (n // 2))
+
+
+def is_even(n):
+    return n % 2 == 0
+'''
+
+STRATEGIES_FILE = """
+from hypothesis import given, strategies as st
+
+import lib
+
+
+@given(lib.evens())
+def test_drawn_from_the_librarys_strategy(n):
+    assert lib.is_even(n)
+
+
+@given(st.data())
+def test_drawn_inside(data):
+    assert all(lib.is_even(n) for n in data.draw(st.lists(lib.evens(min_value=2))))
+"""
+
+
+def test_a_file_drawing_from_the_librarys_own_strategies_runs_in_process(tmp_path: Path) -> None:
+    """Out of process such a strategy is a handle, never a SearchStrategy (hyperlink 12 of 12)."""
+    require_sandbox()
+    name = "eval/properties/test_lib_strategies.py"
+    ledger = fast_ledger().replace("review_mutants = 2\n", "review_mutants = 0\n")
+    repo = example_repo(
+        tmp_path, **{"src/lib.py": STRATEGIES_LIB, name: STRATEGIES_FILE, "eval/gate.toml": ledger}
+    )
+    write(repo, {"src/lib.py": STRATEGIES_LIB + "\n# patched\n"})
+    commit(repo, "a comment-only patch")
+    result = cli(repo, "properties", "--base", "main")
+    report = result.report(repo, "properties")
+    assert report["details"]["in_process"] == [name], report["details"]
+    assert report["details"]["in_process_why"][name].startswith(
+        "draws from lib.evens() (line 6), a strategy of the code under test"
+    )
+    assert {
+        f"{name}::test_drawn_from_the_librarys_strategy",
+        f"{name}::test_drawn_inside",
+    } <= compat.oop_outcomes(report).passed(), report
+
+
+EXACT_TYPE_FILE = """
+import pytest
+
+import lib
+
+
+@pytest.fixture(params=["Thing"])
+def thing_class(request):
+    return getattr(lib, request.param)
+
+
+def test_a_copy_has_the_exact_class(thing_class):
+    assert type(lib.Box(thing_class(2)).get()) is thing_class
+"""
+
+
+def test_a_file_comparing_the_exact_type_of_a_library_object_runs_in_process(
+    tmp_path: Path,
+) -> None:
+    """Out of process `type(h)` is the stand-in's class, never the library's (multidict's 2)."""
+    require_sandbox()
+    name = "eval/properties/test_exact_type.py"
+    ledger = fast_ledger().replace("review_mutants = 2\n", "review_mutants = 0\n")
+    repo = example_repo(
+        tmp_path, **{"src/lib.py": LIB, name: EXACT_TYPE_FILE, "eval/gate.toml": ledger}
+    )
+    write(repo, {"src/lib.py": LIB + "\n# patched\n"})
+    commit(repo, "a comment-only patch")
+    report = cli(repo, "properties", "--base", "main").report(repo, "properties")
+    assert report["details"]["in_process_why"] == {
+        name: "compares type(lib.Box(thing_class(2)).get()) with thing_class (line 12): out of "
+        "process the type of a library object is its stand-in's"
+    }, report["details"]
+    assert f"{name}::test_a_copy_has_the_exact_class[Thing]" in compat.oop_outcomes(report).passed()

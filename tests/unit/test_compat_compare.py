@@ -55,6 +55,16 @@ def test_error_line(text: str, line: str) -> None:
             "a handle where the judge needs the real object (a standard-library or C API)",
         ),
         ("E   TypeError: cannot pickle '_thread.lock'", "pickle of a handle"),
+        (
+            "E   hypothesis.errors.InvalidArgument: Expected a SearchStrategy but got "
+            "url=decoded_urls() (type=Handle)",
+            "a strategy of the code under test drawn by the judge's hypothesis",
+        ),
+        (
+            "E   AssertionError: assert <class 'patchjudge.boundary.standin.Handle'> is "
+            "<class 'multidict._multidict_py.CIMultiDict'>",
+            "type() of a handle (the stand-in's class)",
+        ),
         ("E   AssertionError\n  gc.collect()", "object lifetime (gc) across the boundary"),
         (
             "E   the worker for eval/properties/t.py crashed (exit 3)",

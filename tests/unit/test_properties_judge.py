@@ -151,6 +151,43 @@ def test_judge_outcomes(run: TestRun, fragment: str | None) -> None:
         (b"from . import Base\n\nclass P(Base):\n    pass\n", None),
         (b"import mylib\n\nclass P:\n    pass\n\nx = mylib.register(P)\n", None),
         (b"def test_x(:\n", None),
+        # A strategy the code under test builds: hypothesis draws from it in its process.
+        (b"from hypothesis import given\nfrom mylib.hypothesis import urls\n\n@given(urls())\n"
+         b"def test_x(u):\n    pass\n", "draws from urls() (line 4), a strategy of the code"),
+        (b"from hypothesis import given, strategies as st\nimport mylib\n\n"
+         b"@given(st.lists(mylib.strategies.names().map(str)))\ndef test_x(xs):\n    pass\n",
+         "draws from mylib.strategies.names().map(str) (line 4)"),
+        (b"import hypothesis\nimport mylib\n\n@hypothesis.given(u=mylib.urls(idn=False))\n"
+         b"def test_x(u):\n    pass\n", "draws from mylib.urls(idn=False)"),
+        (b"from hypothesis import given, strategies as st\nfrom mylib import urls\n\n"
+         b"@given(st.data())\ndef test_x(data):\n    data.draw(urls(max_size=0))\n",
+         "draws from urls(max_size=0) (line 6)"),
+        (b"import hypothesis.strategies as st\nfrom mylib import urls\n\n@st.composite\n"
+         b"def pairs(draw):\n    return draw(st.tuples(urls(), urls()))\n", "draws from urls() (line 6)"),
+        (b"from hypothesis import given\nimport mylib\n\nURLS = mylib.urls()\n\n@given(URLS)\n"
+         b"def test_x(u):\n    pass\n", "draws from URLS (line 6)"),
+        # Library values and callables hypothesis only holds or calls cross: not a strategy.
+        (b"from hypothesis import given, strategies as st\nimport mylib\n\n"
+         b"@given(st.builds(mylib.Thing, st.integers()), st.sampled_from(mylib.Code),"
+         b" st.lists(st.just(mylib.ZERO)), st.integers().map(mylib.f))\ndef test_x(a, b, c, d):\n"
+         b"    pass\n", None),
+        (b"from hypothesis import given, strategies as st\nfrom helpers import urls\n\n"
+         b"@given(urls())\ndef test_x(u):\n    pass\n", None),
+        (b"import mylib\n\ndef test_x():\n    mylib.canvas().draw(mylib.Shape())\n", None),
+        # The exact type of a library object against a class: out of process, the stand-in's.
+        (b"def test_x(md_class):\n    c = md_class().copy()\n    assert type(c) is md_class\n",
+         "compares type(c) with md_class (line 3)"),
+        (b"import mylib\n\ndef test_x():\n    assert mylib.make().__class__ == mylib.Thing\n",
+         "compares mylib.make().__class__ with mylib.Thing (line 4)"),
+        (b"import mylib\n\ndef test_x():\n    assert mylib.Thing is not type(mylib.make())\n",
+         "compares type(mylib.make()) with mylib.Thing"),
+        # Two types compared, a builtin, a class of the file's, a constant's type: they hold.
+        (b"import mylib\n\nclass Mine:\n    pass\n\ndef test_x(a, b):\n"
+         b"    assert type(a) is type(b) and type(a) is not int and type(b) == Mine\n"
+         b"    assert mylib.kinds()[0] is type(None) and type(a).__name__ == 'X'\n", None),
+        (b"import datetime, pathlib\nfrom decimal import Decimal\n\ndef test_x(a, b, c):\n"
+         b"    assert type(a) is datetime.datetime and type(b) is pathlib.PosixPath\n"
+         b"    assert c.__class__ == Decimal\n", None),
     ],
 )  # fmt: skip
 def test_needs_process(source: bytes, fragment: str | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import io
 import json
@@ -134,7 +135,9 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
     Decided from the base's file alone, before any code runs (issue 17): a
     decorator, base class or metaclass of the code under test applied to a
     class the file defines needs the class whole in the code's process, and
-    a weak reference would watch a stand-in. "The code under test" is any
+    a weak reference would watch a stand-in, hypothesis draws from a strategy
+    in its own process (one the library builds is a handle out of process),
+    and the exact type of a library object is its stand-in's class. "The code under test" is any
     absolute import that is not the standard library, a test tool or one of
     the judge's own modules (`judge`), so nothing the head adds changes it.
     """
@@ -143,6 +146,8 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
     except (SyntaxError, ValueError):
         return None
     library: set[str] = set()
+    hypothesis: set[str] = set()
+    standard: set[str] = set()
     for node in ast.walk(tree):
         roots: list[tuple[str, str]] = []
         if isinstance(node, ast.Import):
@@ -157,6 +162,10 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
                 return f"imports weakref (line {line}): a weak reference would watch a stand-in"
             if module not in sys.stdlib_module_names and module not in TOOLS | set(judge):
                 library.add(bound)
+            if module == "hypothesis":
+                hypothesis.add(bound)
+            if module in sys.stdlib_module_names:
+                standard.add(bound)
     for node in sorted(
         (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)), key=lambda n: n.lineno
     ):
@@ -170,6 +179,98 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
                 return (
                     f"class {node.name} (line {node.lineno}) {how} {ast.unparse(expr)}, "
                     "of the code under test"
+                )
+    return _library_strategy(tree, library, hypothesis) or _exact_type(tree, standard)
+
+
+def _exact_type(tree: ast.AST, standard: set[str]) -> str | None:
+    """Pure: the first `type(x) is C` (or `==`, `x.__class__ is C`) against a class not the
+    builtins' nor the file's own: out of process the type of a library object is the
+    stand-in's class (a handle), which no class of the code's is.
+
+    `type(a) is type(b)` and `type(x) is int` hold out of process as in, so they
+    do not count, nor a standard-library class (`standard`: the names the file
+    binds from it; its values cross as data) or a class the file defines,
+    which comes back as itself.
+    """
+    own = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+
+    def exact(expr: ast.expr) -> bool:
+        if isinstance(expr, ast.Attribute):
+            return expr.attr == "__class__"
+        return (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Name)
+            and expr.func.id == "type"
+            and len(expr.args) == 1
+            and not isinstance(expr.args[0], ast.Constant)
+            and not expr.keywords
+        )
+
+    def plain(expr: ast.expr) -> bool:
+        if exact(expr) or isinstance(expr, ast.Constant):
+            return True
+        root = _root_name(expr)
+        if isinstance(expr, ast.Name) and (root in own or hasattr(builtins, expr.id)):
+            return True
+        return isinstance(expr, ast.Name | ast.Attribute) and root in standard
+
+    for node in sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Compare)), key=lambda n: n.lineno
+    ):
+        sides = [node.left, *node.comparators]
+        for op, left, right in zip(node.ops, sides, sides[1:], strict=False):
+            if not isinstance(op, ast.Is | ast.IsNot | ast.Eq | ast.NotEq):
+                continue
+            for one, other in ((left, right), (right, left)):
+                if exact(one) and not plain(other):
+                    return (
+                        f"compares {ast.unparse(one)} with {ast.unparse(other)} "
+                        f"(line {node.lineno}): out of process the type of a library "
+                        "object is its stand-in's"
+                    )
+    return None
+
+
+# Strategies whose arguments are strategies themselves (hypothesis.strategies);
+# the others take values or callables (`builds`, `sampled_from`, `just`), which cross.
+_COMBINATORS = frozenset(
+    {"lists", "sets", "frozensets", "tuples", "one_of", "dictionaries", "iterables",
+     "fixed_dictionaries", "recursive", "shared", "deferred"}
+)  # fmt: skip
+
+
+def _library_strategy(tree: ast.AST, library: set[str], hypothesis: set[str]) -> str | None:
+    """Pure: the first place the file hands hypothesis a strategy the code under test builds.
+
+    hypothesis's engine draws from a strategy in its own process (its
+    `do_draw` is given the engine's data): a strategy the library makes
+    (hyperlink.hypothesis, a library's `strategies` module) is a handle out
+    of process, never a SearchStrategy. Strategy positions: `given`'s
+    arguments, `draw(...)`'s (data.draw, a composite's draw), and those of
+    the combinators above; a name the file binds to a library value counts
+    as the library's.
+    """
+    made = set(library)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _root_name(node.value) in library:
+            made |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    for node in sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Call)),
+        key=lambda n: (n.lineno, n.col_offset),
+    ):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        root = _root_name(func)
+        strategic = name in _COMBINATORS | {"given"} and root in hypothesis
+        # data.draw, a composite's draw; not a library's own `draw` method.
+        if not (strategic or (name == "draw" and root not in made)):
+            continue
+        for expr in [*node.args, *(k.value for k in node.keywords)]:
+            if _root_name(expr) in made:
+                return (
+                    f"draws from {ast.unparse(expr)} (line {node.lineno}), a strategy of the "
+                    "code under test: hypothesis needs the strategy itself in its process"
                 )
     return None
 
