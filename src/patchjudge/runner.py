@@ -66,10 +66,10 @@ def runner_copies(provided: Iterable[str], tree: Path) -> dict[str, Path]:
 
 
 def judges_copy_reason(names: Iterable[str]) -> str:
-    """Pure: why a suite run without --python did not test the tree's copy of `names`."""
+    """Pure: why a suite run without --python says nothing of the tree's copy of `names`."""
     shown = ", ".join(sorted(names))
     return (
-        f"the visible suite ran the judge's own {shown}, not the tree's: the tree provides"
-        f" {shown}, which the judge's pytest runs on; pass --python with the code's own venv"
-        " (nox -s gate does)"
+        f"the tree provides {shown}, which the judge's pytest runs on: without --python its"
+        " visible suite ran on the judge's copy, not the tree's; pass --python with the"
+        " code's own venv (nox -s gate does)"
     )

@@ -419,9 +419,9 @@ def _judges_copy(names: object, status: Status = P) -> dict[str, LaneReport]:
             ["pytest"],
             Decision.UNDECIDED,
             (
-                "review: the visible suite ran the judge's own pytest, not the tree's: the tree"
-                " provides pytest, which the judge's pytest runs on; pass --python with the"
-                " code's own venv (nox -s gate does)",
+                "review: the tree provides pytest, which the judge's pytest runs on: without"
+                " --python its visible suite ran on the judge's copy, not the tree's; pass"
+                " --python with the code's own venv (nox -s gate does)",
             ),
         ),
         (
