@@ -23,6 +23,7 @@ import pytest
 from _pytest.unittest import TestCaseFunction
 
 # Imported with the plugin, before any tested code runs and could replace it.
+from patchjudge import runner
 from patchjudge.failure import examples
 
 CHANNEL_ENV = "PATCHJUDGE_RESULT_FD"
@@ -143,6 +144,7 @@ def _setup() -> None:
             derandomize=False,
             print_blob=True,
         )
+    _give_to_tree(_shadowed_imported)
     # The interpreter ran with -s -P: nothing of the tested tree was on sys.path
     # while site ran, so its sitecustomize and .pth files never loaded.
     sys.path[:0] = extra
@@ -155,6 +157,20 @@ def _setup() -> None:
     global _tree_has_patchjudge  # noqa: PLW0603
     _tree_has_patchjudge = any(Path(e, "patchjudge", "__init__.py").is_file() for e in extra)
     _find_own_patchjudge()
+
+
+def _give_to_tree(shadowed_imported: list[str]) -> None:
+    """Forget the runner's copy of what the tree provides: its tests import the tree's.
+
+    pytest imported pluggy and iniconfig before this plugin, from the judge's
+    venv or the runner copies testrun links ahead of the code's venv; it keeps
+    the objects it bound. A break of a project that is pluggy is then its tests'
+    failure, not pytest's: run on the head's pluggy, pytest itself broke and
+    never registered the project's conftest ("fixture 'pm' not found"). Issue 19.
+    """
+    owned = runner.tree_owned(runner.top_level(Path(p).name for p in shadowed_imported))
+    for name in [m for m in sys.modules if m.split(".", 1)[0] in owned]:
+        del sys.modules[name]
 
 
 def _find_own_patchjudge() -> None:

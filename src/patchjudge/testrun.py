@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchjudge import charmap, failure, proc
+from patchjudge import charmap, failure, proc, runner
 from patchjudge.boundary import protocol, sandbox
 
 # What the tested code gets of the caller's environment: enough to run, no
@@ -366,7 +366,7 @@ def run(
     ini.write_text(_INI)
     env = build_env(plan, home, environ)
     if python != sys.executable:
-        env["PYTHONPATH"] = str(judge_path(ini.parent))
+        env["PYTHONPATH"] = str(judge_path(ini.parent, _runner_copies(plan)))
     boxed = box(plan.tree, home) if box is not None else None
     if boxed is not None:
         boxed = dataclasses.replace(
@@ -411,19 +411,33 @@ def run(
     )
 
 
-def judge_path(folder: Path) -> Path:
-    """A directory holding only the judge's package, for an interpreter of another venv.
+def judge_path(folder: Path, copies: Mapping[str, Path] | None = None) -> Path:
+    """A directory holding the judge's package, for an interpreter of another venv.
 
     The code's venv has no patchjudge (its `[gate] install` may even be
     patchjudge): the judge's plugin comes from this directory, which holds a
-    link to the judge's own package and nothing else of the judge's venv.
+    link to the judge's own package and, for a project that is one of the
+    runner's dependencies, to the judge's copy of it (`runner.runner_copies`):
+    pytest starts on those, the plugin then hands the name to the tree.
     """
     path = folder / "judge-path"
     path.mkdir(exist_ok=True)
-    link = path / "patchjudge"
-    if not link.is_symlink():
-        link.symlink_to(Path(__file__).resolve().parent, target_is_directory=True)
+    links = {"patchjudge": Path(__file__).resolve().parent, **(copies or {})}
+    for target in links.values():
+        link = path / target.name
+        if not link.is_symlink():
+            link.symlink_to(target, target_is_directory=target.is_dir())
     return path
+
+
+def _runner_copies(plan: Plan) -> dict[str, Path]:
+    listing: list[str] = []
+    for entry in plan.pythonpath:
+        try:
+            listing += [p.name for p in (plan.tree / entry).iterdir()]
+        except OSError:
+            continue
+    return runner.runner_copies(runner.top_level(listing), plan.tree)
 
 
 def _shadowing(plan: Plan, parsed: Mapping[str, Any]) -> list[str]:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from patchjudge import runner
 from patchjudge.config import PropertiesSettings, ReviewSettings
 from patchjudge.report import Decision, LaneOutcome, LaneReport, RunKey, Status, Verdict
 
@@ -295,6 +296,21 @@ def review_findings(
     return held, unexercised, probes
 
 
+def judges_copy_findings(report: LaneReport | Unreadable | None, outcome: LaneOutcome) -> list[str]:
+    """Pure: a passing suite that ran the judge's copy of the code holds the merge (issue 19).
+
+    Without --python, a tree that is pytest (or another module the runner
+    keeps) is tested against the judge's copy: its suite passing says nothing
+    of the patch. pathfilter records the names in `details.judges_copy`.
+    """
+    if outcome.status is not Status.PASS or not isinstance(report, LaneReport):
+        return []
+    names: Any = report.details.get("judges_copy", [])
+    if not _strings(names):
+        return ["the pathfilter report's judges_copy is malformed"]
+    return [runner.judges_copy_reason(names)] if names else []
+
+
 def _in_process_disagreements(differential: Any) -> list[str]:
     """Pure: in-process tests the patch made fail out of process (issue 18).
 
@@ -334,6 +350,7 @@ def decide(
     held, unexercised, probes = review_findings(
         reports.get("properties"), lanes["properties"], review
     )
+    held += judges_copy_findings(reports.get("pathfilter"), lanes["pathfilter"])
     failed = [n for n in ALL_LANES if lanes[n].status is Status.FAIL]
     reasons = tuple(f"{n}: {r}" for n in failed for r in lanes[n].reasons)
     replay = lanes["replay"].status

@@ -329,20 +329,20 @@ def test_nox_gate_without_uv_builds_every_venv_with_virtualenv_and_pip(
     assert not [line for line in cfg if line.startswith("uv ")], cfg
 
 
-def test_without_python_the_judges_copy_is_said_not_silent(
+def test_without_python_the_suite_tests_the_trees_iniconfig_not_the_judges(
     tmp_path: Path, iniconfig_adopted: Path
 ) -> None:
-    # The judge's own pytest imported iniconfig before the tree joined
-    # sys.path: the visible suite would test that copy. Said once, and kept
-    # in pathfilter's details; --python (as nox -s gate passes) is the fix (the CLI
-    # test above: with it, nothing is said).
+    # The judge's own pytest imported iniconfig before the tree joined sys.path.
+    # Before, the visible suite tested that copy: the break passed it. Now the
+    # plugin hands the name to the tree: its tests import the head's iniconfig.
     repo = _adopted(tmp_path, iniconfig_adopted)
-    _edit(repo, *BENIGN)
+    _edit(repo, *BREAK)
     result = cli(repo, "gate", "--base", "main", "--today", "2026-12-01")
-    said = [line for line in result.err.splitlines() if "the judge's own copy" in line]
-    assert len(said) == 1, result.err
-    assert "iniconfig" in said[0] and "--python" in said[0]
-    assert result.report(repo, "pathfilter")["details"]["judges_copy"] == ["iniconfig"]
+    found = verdict(repo)
+    assert (result.code, found["verdict"]) == (1, "reject"), found
+    assert found["lanes"]["freeze"]["reasons"][0].startswith("suite: "), found
+    assert "the judge's own" not in result.err, result.err
+    assert "judges_copy" not in result.report(repo, "pathfilter")["details"]
 
 
 @pytest.mark.slow
@@ -361,3 +361,96 @@ def test_flakes_on_a_judge_dependency_runs_the_heads_copy(
     nodes = json.loads((repo / ".patchjudge" / "flakes.json").read_text())["nodes"]
     failed = sorted(n for n, t in nodes.items() if t["fail"])
     assert failed and all(n.startswith("testing/") for n in failed), nodes
+
+
+# pluggy 1.6.0 (issue 19, held out): src layout, setuptools_scm's `version_file`
+# (git-ignored), the fixture `pm` in testing/conftest.py, and the module pytest
+# itself runs on. A break of its hook calls broke the pytest that ran its suite:
+# 81 tests "fixture 'pm' not found", pytest's reasons, not the tests'.
+PLUGGY = ("pluggy", "1.6.0", "7dcc130b76258d33b90f61b658791dede3486c3e6bfb003ee5c9bfb396dd22f3")
+PLUGGY_VERSION_FILE = "src/pluggy/_version.py"
+PLUGGY_BENIGN = (
+    "src/pluggy/_hooks.py",
+    "    def _add_hookimpl(self, hookimpl: HookImpl) -> None:\n",
+    "    def _add_hookimpl(self, hookimpl: HookImpl) -> None:  # in call order\n",
+)
+# Hooks called first to last instead of last to first: pytest's own hooks too.
+PLUGGY_BREAK = (
+    "src/pluggy/_callers.py",
+    "            for hook_impl in reversed(hook_impls):\n",
+    "            for hook_impl in hook_impls:\n",
+)
+# The test's own failure, as pluggy's own suite reports it.
+PLUGGY_FAILS = "testing/test_invocations.py::test_call_order — assert [1, 2, 3] == [3, 2, 1]"
+
+
+def _pluggy_tree(dest: Path) -> Path:
+    tree = sdist(dest, *PLUGGY)
+    (tree / "PKG-INFO").unlink()
+    shutil.rmtree(tree / "src" / "pluggy.egg-info")
+    (tree / PLUGGY_VERSION_FILE).unlink()
+    assert PLUGGY_VERSION_FILE in (tree / ".gitignore").read_text()
+    return tree
+
+
+@pytest.fixture(scope="session")
+def pluggy_adopted(tmp_path_factory: pytest.TempPathFactory, judge_wheel: Path) -> Path:
+    """pluggy adopted once a run (init with no edit, committed): each test takes a copy."""
+
+    def adopt(work: Path) -> Path:
+        repo = repo_from_tree(_pluggy_tree(work / "sdist"), work / "pluggy")
+        result = cli(repo, "init", "--base", "main", "--patchjudge-spec", str(judge_wheel))
+        assert result.code == 0, result.err
+        commit(repo, "Adopt patchjudge")
+        git(repo, "checkout", "-q", "-b", "patch")
+        return repo
+
+    return built_once(shared_dir(tmp_path_factory), "pluggy-adopted", adopt)
+
+
+def _pluggy_rejected(found: dict, log: str) -> None:  # type: ignore[type-arg]
+    assert found["verdict"] == "reject", found
+    (reason,) = found["lanes"]["freeze"]["reasons"]
+    assert PLUGGY_FAILS in reason, reason
+    assert "fixture 'pm' not found" not in json.dumps(found) + log, reason
+
+
+@pytest.mark.long
+def test_pluggy_is_judged_by_its_own_tests_through_the_cli(
+    tmp_path: Path, pluggy_adopted: Path
+) -> None:
+    repo = shutil.copytree(pluggy_adopted, tmp_path / "pluggy", symlinks=True)
+    _edit(repo, *PLUGGY_BENIGN)
+    result = cli(repo, "gate", "--base", "main", "--today", "2026-12-01")
+    assert (result.code, verdict(repo)["verdict"]) == (0, "accept_for_review"), result.out
+    assert "the judge's own" not in result.err, result.err
+    git(repo, "checkout", "-q", "-b", "break")
+    _edit(repo, *PLUGGY_BREAK)
+    # Without --python: the tests import the head's pluggy, not the judge's.
+    result = cli(repo, "gate", "--base", "main", "--today", "2026-12-01")
+    assert result.code == 1, result.out
+    _pluggy_rejected(verdict(repo), result.err)
+    # With the code's own venv, which holds the head's build: pytest still runs
+    # on the judge's pluggy, the tests on the head's.
+    python = _code_venv(repo, tmp_path / "code")
+    code, found = _gate(repo, python)
+    assert code == 1, found
+    _pluggy_rejected(found, "")
+
+
+@pytest.mark.slow
+def test_pluggy_is_judged_by_its_own_tests_through_nox(
+    tmp_path: Path, pluggy_adopted: Path
+) -> None:
+    repo = shutil.copytree(pluggy_adopted, tmp_path / "pluggy", symlinks=True)
+    _edit(repo, *PLUGGY_BENIGN)
+    result = _nox_gate(repo)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-4000:]
+    assert verdict(repo)["verdict"] == "accept_for_review"
+    git(repo, "checkout", "-q", "-b", "break")
+    _edit(repo, *PLUGGY_BREAK)
+    result = _nox_gate(repo, "-R")
+    log = result.stdout + result.stderr
+    assert result.returncode == 1, log[-4000:]
+    _pluggy_rejected(verdict(repo), log)

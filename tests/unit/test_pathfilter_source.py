@@ -64,9 +64,14 @@ def test_source_problems(
 @pytest.mark.parametrize(
     ("shadowed", "copies"),
     [
-        (["src/iniconfig"], ["iniconfig"]),
-        (["src/pluggy", "src/inspect.py", "lib/json"], ["pluggy"]),  # the stdlib's stay theirs
-        (["attr.py", "src/attr"], ["attr"]),
+        # issue 19: what the runner hands to the tree's tests is the tree's own there
+        (["src/iniconfig"], []),
+        (["src/pluggy", "src/inspect.py", "lib/json"], []),  # the stdlib's stay theirs
+        (["attr.py", "src/attr"], []),
+        # what the runner keeps (one copy a process) is the judge's without --python
+        (["src/pytest", "src/_pytest", "src/pluggy"], ["_pytest", "pytest"]),
+        (["hypothesis-python/src/hypothesis", "coverage"], ["coverage", "hypothesis"]),
+        (["src/patchjudge"], []),  # a tree that is patchjudge gets its own (configure)
         ([], []),
     ],
 )

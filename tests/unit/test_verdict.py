@@ -403,3 +403,42 @@ def test_the_verdict_records_the_seed_and_where_it_came_from() -> None:
     v = decide(_with("properties", seed=123), KEY, keyed)
     assert v.decision is Decision.ACCEPT_FOR_REVIEW
     assert (v.review["properties"]["seed"], v.review["properties"]["seed_source"]) == (123, "key")
+
+
+def _judges_copy(names: object, status: Status = P) -> dict[str, LaneReport]:
+    rs = reports(pathfilter=status)
+    rs["pathfilter"] = dataclasses.replace(rs["pathfilter"], details={"judges_copy": names})
+    return rs
+
+
+@pytest.mark.parametrize(
+    ("names", "decision", "reasons"),
+    [
+        ([], Decision.ACCEPT_FOR_REVIEW, ()),
+        (
+            ["pytest"],
+            Decision.UNDECIDED,
+            (
+                "review: the tree provides pytest, which the judge's pytest runs on: without"
+                " --python its visible suite ran on the judge's copy, not the tree's; pass"
+                " --python with the code's own venv (nox -s gate does)",
+            ),
+        ),
+        (
+            "pytest",
+            Decision.UNDECIDED,
+            ("review: the pathfilter report's judges_copy is malformed",),
+        ),
+    ],
+)
+def test_a_suite_that_ran_the_judges_copy_holds_the_merge(
+    names: object, decision: Decision, reasons: tuple[str, ...]
+) -> None:
+    # issue 19: without --python a tree that is pytest passes its suite on the judge's pytest.
+    v = decide(_judges_copy(names), KEY, SETTINGS)
+    assert (v.decision, v.reasons) == (decision, reasons)
+
+
+def test_a_judges_copy_does_not_soften_a_reject() -> None:
+    v = decide(_judges_copy(["pytest"], F), KEY, SETTINGS)
+    assert (v.decision, v.reasons) == (Decision.REJECT, ("pathfilter: why",))

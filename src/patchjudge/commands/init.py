@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge import __version__, git, pins, proc, scaffold
+from patchjudge import __version__, git, pins, proc, runner, scaffold
 from patchjudge.boundary import sandbox
 from patchjudge.config import LEDGER, parse_ledger
 from patchjudge.errors import PatchjudgeError
@@ -258,6 +258,23 @@ def run_starter(
         return said or done.describe()[-400:]
 
 
+def runner_kept(tracked: Sequence[str], pythonpath: Sequence[str]) -> list[str]:
+    """Pure: the modules the tree provides that the judge's pytest keeps its own copy of.
+
+    pluggy, iniconfig and the like are handed to the tree's tests in any venv
+    (`runner.tree_owned`); pytest, hypothesis or coverage are one copy a
+    process: without --python the suite runs the judge's (issue 19).
+    """
+    listing = set()
+    for entry in pythonpath:
+        prefix = "" if entry in ("", ".") else entry.strip("/") + "/"
+        listing |= {
+            p.removeprefix(prefix).split("/", 1)[0] for p in tracked if p.startswith(prefix)
+        }
+    kept = runner.top_level(listing) & runner.RUNNER_KEEPS - {"patchjudge"}
+    return sorted(kept)
+
+
 def _judge_source(p: Plan) -> str:
     """Which kind of line init wrote, so the user knows what CI will fetch (issue 19)."""
     first = p.judge.requirement
@@ -350,12 +367,24 @@ def init(options: InitOptions, out: TextIO) -> int:
     base = ledger.gate.base
     branch = base.removeprefix("origin/")
     run = "nox -s gate" if options.runner == "nox" else "tox -e gate"
+    kept = runner_kept(tracked_paths(top), ledger.gate.pythonpath)
+    alone = f"patchjudge gate --base {base}"
+    if kept:
+        # issue 19: the runner's own copy would be what the visible suite tests.
+        names = ", ".join(kept)
+        print(
+            f"{names}: the judge's pytest runs on its own {names}, so `patchjudge gate` tests"
+            f" the tree's {names} only with --python VENV/bin/python, a venv this project is"
+            f" installed in; {run} and the CI recipes build that venv (without it: undecided)",
+            file=out,
+        )
+        alone += " --python VENV/bin/python"
     print(
         "\nnext steps:\n"
         f"  1. review eval/gate.toml (the [map] above all) and eval/properties/ ({starter});\n"
         "     add the properties that say what your code must do\n"
         f"  2. commit the judge on {branch}: git add -A && git commit -m 'Adopt patchjudge'\n"
-        f"  3. on a patch branch: {run} -- --base {base}   (or: patchjudge gate --base {base})",
+        f"  3. on a patch branch: {run} -- --base {base}   (or: {alone})",
         file=out,
     )
     if not modules:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from patchjudge import basecache, cache, failure, git, parsed, testrun
+from patchjudge import basecache, cache, failure, git, parsed, runner, testrun
 from patchjudge.lanes import collection, report
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
@@ -216,15 +216,17 @@ def collect_base(run: Run, scratch: Path) -> tuple[testrun.TestRun, tuple[str, .
 
 
 def judges_copies(shadowed: Sequence[str]) -> list[str]:
-    """Pure: top-level names the tree provides that the judge's process imported first.
+    """Pure: top-level names the tree provides whose tests run the runner's copy instead.
 
-    Not the standard library's (a tree's `inspect.py` is honest and stays the
-    stdlib's there too): a distribution's, such as iniconfig's when the tree is
-    iniconfig, whose tests then run the judge's copy unless `--python` names
-    the code's own venv (issue 19).
+    Only what the runner keeps (pytest, hypothesis, coverage: one copy a
+    process, the one that runs): every other judge dependency, pluggy or
+    iniconfig, is handed to the tree's tests (`runner.tree_owned`), and the
+    standard library stays the standard library's. Without `--python` a tree
+    that is pytest is tested against the judge's pytest (issue 19).
     """
-    names = (Path(p).name.split(".", 1)[0] for p in shadowed)
-    return sorted({n for n in names if n and n not in sys.stdlib_module_names})
+    names = runner.top_level(Path(p).name for p in shadowed)
+    kept = names & runner.RUNNER_KEEPS - {"patchjudge"}  # a tree that is patchjudge gets its own
+    return sorted(n for n in kept if n not in sys.stdlib_module_names)
 
 
 def run(run: Run) -> LaneReport:
@@ -232,14 +234,12 @@ def run(run: Run) -> LaneReport:
     with run.scratch() as base_dir, run.scratch() as head_dir:
         base, base_paths, base_origin = collect_base(run, base_dir)
         head, _ = collect_suite(run, "head", head_dir)
-    copies = judges_copies(head.shadowed) if run.code.python is None else []
+    # The base's too: the head's collection runs the patch's code, which could
+    # empty its own list; the merge base's tree is the adoption's.
+    shadowed = [*base.shadowed, *head.shadowed]
+    copies = judges_copies(shadowed) if run.code.python is None else []
     if copies:
-        print(
-            f"patchjudge: the tree provides {', '.join(copies)}, which the judge's pytest imported"
-            " first: its tests run the judge's own copy; pass --python with the code's own venv"
-            " (nox -s gate does)",
-            file=sys.stderr,
-        )
+        print(f"patchjudge: {runner.judges_copy_reason(copies)}", file=sys.stderr)
     timeout = run.ledger.suite.timeout_s
     # Collection errors at base are the base's own; anything else there means
     # the surface cannot be compared at all, which is no pass either.
