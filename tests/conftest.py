@@ -75,8 +75,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "long: a minute or more of CPU on a loaded machine; scheduled first"
     )
-    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
-        judge_bytecode(Path(patchjudge.__file__).resolve().parent)
+    package = Path(patchjudge.__file__).resolve().parent
+    if compiles_here(config, package):
+        judge_bytecode(package)
+
+
+# This checkout's own package: an installed patchjudge is not the suite's to write.
+CHECKOUT_PACKAGE = Path(__file__).resolve().parents[1] / "src" / "patchjudge"
+
+
+def compiles_here(config: pytest.Config, package: Path) -> bool:
+    """Whether this process writes the judge's bytecode: the xdist controller (or a run
+    without xdist) of a run that runs tests, on this checkout's own package. Not a
+    collection: a gate judging this repository collects this suite in its scratch tree."""
+    worker = hasattr(config, "workerinput")
+    return not worker and not config.option.collectonly and package == CHECKOUT_PACKAGE
 
 
 # A pyc's header: magic, flags (bit 0: hash-based, bit 1: checked), then the source's hash.

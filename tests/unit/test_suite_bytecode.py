@@ -5,10 +5,27 @@ subprocesses read it instead of compiling the judge's modules again."""
 from __future__ import annotations
 
 import importlib.util
+import sysconfig
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
+
+import pytest
 
 import patchjudge
-from tests.conftest import CHECKED_HASH, judge_bytecode, stale_bytecode
+from tests.conftest import (
+    CHECKED_HASH,
+    CHECKOUT_PACKAGE,
+    compiles_here,
+    judge_bytecode,
+    stale_bytecode,
+)
+
+# The suite writes bytecode only for this checkout's own package (tests/conftest.py).
+INSTALLED = pytest.mark.skipif(
+    Path(patchjudge.__file__).resolve().parent != CHECKOUT_PACKAGE,
+    reason="patchjudge is installed, not this checkout's src",
+)
 
 
 def _package(tmp_path: Path) -> Path:
@@ -70,6 +87,24 @@ def test_a_timestamp_pyc_or_a_foreign_one_is_stale(tmp_path: Path) -> None:
     assert stale_bytecode(package) == [source]
 
 
+@INSTALLED
 def test_this_run_compiled_the_judge_before_the_tests_started() -> None:
     # In an xdist worker: written by the controller; without xdist: by this process.
     assert stale_bytecode(Path(patchjudge.__file__).resolve().parent) == []
+
+
+def _config(*, worker: bool = False, collectonly: bool = False) -> pytest.Config:
+    config = SimpleNamespace(option=SimpleNamespace(collectonly=collectonly))
+    if worker:
+        config.workerinput = {"workerid": "gw0"}
+    return cast(pytest.Config, config)
+
+
+def test_only_the_controller_of_a_run_compiles_and_only_this_checkouts_package() -> None:
+    assert compiles_here(_config(), CHECKOUT_PACKAGE)
+    assert not compiles_here(_config(worker=True), CHECKOUT_PACKAGE)
+    # A gate judging this repository collects this suite: no bytecode from that.
+    assert not compiles_here(_config(collectonly=True), CHECKOUT_PACKAGE)
+    # An installed patchjudge (a venv's site-packages) is not the suite's to write.
+    site = Path(sysconfig.get_paths()["purelib"]) / "patchjudge"
+    assert not compiles_here(_config(), site)
