@@ -4,6 +4,8 @@ and in CI a derandomized search, so a red run is a change in the code, not in lu
 from __future__ import annotations
 
 import atexit
+import contextlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -15,6 +17,7 @@ import pytest
 from hypothesis import settings
 
 import patchjudge
+from patchjudge import bytecode
 from tests import init_helpers
 from tests.helpers import built_once, shared_dir
 
@@ -72,6 +75,62 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "long: a minute or more of CPU on a loaded machine; scheduled first"
     )
+    package = Path(patchjudge.__file__).resolve().parent
+    if compiles_here(config, package):
+        judge_bytecode(package)
+
+
+# This checkout's own package: an installed patchjudge is not the suite's to write.
+CHECKOUT_PACKAGE = Path(__file__).resolve().parents[1] / "src" / "patchjudge"
+
+
+def compiles_here(config: pytest.Config, package: Path) -> bool:
+    """Whether this process writes the judge's bytecode: the xdist controller (or a run
+    without xdist) of a run that runs tests, on this checkout's own package. Not a
+    collection: a gate judging this repository collects this suite in its scratch tree."""
+    worker = hasattr(config, "workerinput")
+    return not worker and not config.option.collectonly and package == CHECKOUT_PACKAGE
+
+
+# A pyc's header: magic, flags (bit 0: hash-based, bit 1: checked), then the source's hash.
+CHECKED_HASH = 0b11
+
+
+def stale_bytecode(package: Path) -> list[Path]:
+    """The sources of `package` without a hash-checked `.pyc` of their current bytes."""
+    stale: list[Path] = []
+    for source in sorted(package.rglob("*.py")):
+        try:
+            with Path(importlib.util.cache_from_source(str(source))).open("rb") as fh:
+                header = fh.read(16)
+        except OSError:
+            header = b""
+        fresh = (
+            header[:4] == importlib.util.MAGIC_NUMBER
+            and int.from_bytes(header[4:8], "little") == CHECKED_HASH
+            and header[8:16] == importlib.util.source_hash(source.read_bytes())
+        )
+        if not fresh:
+            stale.append(source)
+    return stale
+
+
+def judge_bytecode(package: Path) -> None:
+    """Hash-checked bytecode for the judge's own package, written once before any test runs.
+
+    Every scenario runs the judge in fresh subprocesses with bytecode writing
+    off, so each of them compiled the judge's modules again (a large share of a
+    gate's CPU). Written here, in the xdist controller before its workers start,
+    by the judge's own compile step (patchjudge.bytecode); the interpreter reads a
+    hash-checked `.pyc` only while the source's bytes match it. Nothing is
+    rewritten when every `.pyc` is fresh: a second run in this checkout then
+    changes no file that a running one's guard watches (tests/conftest.py's
+    PYTHONDONTWRITEBYTECODE says why that matters). A tree that cannot be written
+    to only makes the run slower.
+    """
+    if stale_bytecode(package):
+        with contextlib.suppress(OSError):
+            bytecode.compile_site(package.parent, (package.name,))
 
 
 def long_poles_first(items: list[pytest.Item]) -> list[pytest.Item]:

@@ -41,7 +41,9 @@ def run(argv: list[str], cwd: Path, timeout: float = 900) -> subprocess.Complete
 def build_wheel(dest: Path) -> Path:
     """patchjudge's wheel, built from a copy: two workers never share a build/ dir."""
     tree = dest / "src-copy"
-    shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("*.egg-info"))
+    # The suite writes bytecode into src (tests/conftest.py): a wheel ships sources only.
+    ignore = shutil.ignore_patterns("*.egg-info", "__pycache__")
+    shutil.copytree(ROOT / "src", tree / "src", ignore=ignore)
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         if (ROOT / name).exists():
             shutil.copy2(ROOT / name, tree / name)
