@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from patchjudge.commands.init import (
     InitOptions,
     SuiteRun,
+    _tree_copy,
     read_suite,
     suite_lines,
     suite_off,
@@ -108,3 +111,22 @@ def test_read_suite_keeps_why_a_run_says_nothing() -> None:
     shadow = "the tested tree shadows a judge module: inspect.py"
     nodes = {"t.py::a": Tally(0, 1)}
     assert read_suite(found, nodes, (shadow,)).trouble == ()
+
+
+def test_the_adoption_tree_holds_the_tracked_files_then_the_judges_links_as_links(
+    tmp_path: Path,
+) -> None:
+    top = tmp_path / "repo"
+    (top / "pkg").mkdir(parents=True)
+    (top / "pkg/__init__.py").write_text("X = 1\n")
+    (top / "pkg/alias.py").symlink_to("__init__.py")
+    (top / "sub").mkdir()  # a gitlink: a directory, nothing to copy
+    (top / "eval").mkdir()
+    (top / "eval/gate.toml").write_text("# the old ledger\n")
+    tracked = ["eval/gate.toml", "pkg/__init__.py", "pkg/alias.py", "sub"]
+    tree = _tree_copy(top, tmp_path / "tree", tracked, {"eval/gate.toml": b"# init's\n"})
+    assert (tree / "pkg/alias.py").is_symlink()
+    assert (tree / "pkg/alias.py").readlink() == Path("__init__.py")
+    assert (tree / "pkg/alias.py").read_text() == "X = 1\n"
+    assert (tree / "eval/gate.toml").read_text() == "# init's\n"  # what init would write wins
+    assert not (tree / "sub").exists()
