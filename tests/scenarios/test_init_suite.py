@@ -115,3 +115,19 @@ def test_the_suite_runs_in_the_python_venv(tmp_path, judge_wheel, lane_venv):
     assert result.code == 1, result.out + result.err
     assert "ModuleNotFoundError: No module named 'yaml'" in result.err.splitlines()[1]
     _as_committed(repo)
+
+
+def test_a_suite_the_lane_runs_under_xdist_is_run_so_here(tmp_path, judge_wheel):
+    # 1,000 test functions: `[flakes] workers = "auto"` picks xdist on a multi-core host,
+    # as the freeze lane would at head; the failure is named alike.
+    many = "".join(f"def test_{i}():\n    pass\n\n\n" for i in range(999))
+    failing = "def test_last():\n    assert total([1]) == 2, 'one is not two'\n"
+    repo = _repo(tmp_path / "calc", f"from calc import total\n\n\n{many}{failing}")
+    result = cli(repo, "init", "--patchjudge-spec", str(judge_wheel))
+    assert result.code == 1, result.out + result.err
+    assert result.err.splitlines()[:2] == [
+        "patchjudge init: the visible suite (tests) fails at this commit: 1 of 1000 tests;"
+        " nothing written",
+        "  tests/test_calc.py::test_last — one is not two",
+    ]
+    _as_committed(repo)

@@ -10,13 +10,14 @@ from patchjudge.commands.init import (
     InitOptions,
     SuiteRun,
     _tree_copy,
+    believable,
+    defined_here,
     read_suite,
     suite_lines,
     suite_off,
     suite_said,
 )
-from patchjudge.repeat import Tally
-from patchjudge.testrun import Outcome, TestRun
+from patchjudge.testrun import Outcome
 
 LEDGER_OFF = b'[gate]\nbase = "main"\n\n[suite]\npaths = ["tests"]\nrun = false\n'
 
@@ -81,10 +82,6 @@ def _outcome(nodeid: str, when: str, outcome: str, longrepr: str = "") -> Outcom
     return Outcome(nodeid, when, outcome, None, False, longrepr, ())
 
 
-def _run(collected: dict[str, str], outcomes: tuple[Outcome, ...]) -> TestRun:
-    return TestRun(0, False, True, True, collected, {}, {}, outcomes, 0)
-
-
 def test_read_suite_names_each_failure_as_the_freeze_lane_does() -> None:
     outcomes = (
         _outcome("t.py::a", "call", "passed"),
@@ -92,25 +89,38 @@ def test_read_suite_names_each_failure_as_the_freeze_lane_does() -> None:
         _outcome("t.py::c", "call", "failed", "E   AssertionError: 1 != 2"),
         _outcome("t.py::d", "setup", "skipped"),
     )
-    found = _run(dict.fromkeys(["t.py::a", "t.py::b", "t.py::c", "t.py::d"], "run"), outcomes)
-    nodes = dict.fromkeys(found.collected, Tally(0, 1))
-    got = read_suite(found, nodes, ())
+    got = read_suite(["t.py::a", "t.py::b", "t.py::c", "t.py::d"], outcomes, ())
     assert got == SuiteRun(
         4, 1, 1, ("t.py::b (in setup) — OSError: no fixture", "t.py::c — 1 != 2"), ()
     )
 
 
 def test_read_suite_keeps_why_a_run_says_nothing() -> None:
-    found = _run({"t.py::a": "run"}, ())
-    assert read_suite(found, {}, ("collection error: t.py: E",)).trouble == (
-        "collection error: t.py: E",
-    )
-    # A node id collected that never ran: the run cannot be believed.
-    assert read_suite(found, {}, ()).trouble == ("node id did not run: t.py::a",)
+    said = read_suite(["t.py::a"], (), ("collection error: t.py: E",))
+    assert said.trouble == ("collection error: t.py: E",)
     # A tree that shadows a judge module is the code's own process: tolerated, as in the lane.
     shadow = "the tested tree shadows a judge module: inspect.py"
-    nodes = {"t.py::a": Tally(0, 1)}
-    assert read_suite(found, nodes, (shadow,)).trouble == ()
+    assert believable([shadow]) and not believable([shadow, "timed out after 600 s"])
+    assert read_suite(["t.py::a"], (_outcome("t.py::a", "call", "passed"),), (shadow,)).green
+
+
+def test_a_run_that_is_not_a_collection_error_is_said_as_such() -> None:
+    s = SuiteRun(0, 0, 0, (), ("timed out after 600 s",))
+    assert suite_lines(s, ["tests"])[0] == "the visible suite (tests) cannot be run at this commit"
+
+
+def test_defined_here_counts_the_test_functions_of_the_suites_files(tmp_path: Path) -> None:
+    # The freeze lane's xdist estimate: functions and methods, parametrize ids aside.
+    (tmp_path / "tests/sub").mkdir(parents=True)
+    (tmp_path / "tests/test_a.py").write_text(
+        "import pytest\n\n@pytest.mark.parametrize('i', range(9))\ndef test_a(i):\n    pass\n\n"
+        "class TestB:\n    def test_b(self):\n        pass\n"
+    )
+    (tmp_path / "tests/sub/c_test.py").write_text("def test_c():\n    pass\n")
+    (tmp_path / "tests/helpers.py").write_text("def test_not_a_test_file():\n    pass\n")
+    (tmp_path / "test_top.py").write_text("def test_t():\n    pass\n")
+    assert defined_here(tmp_path, ["tests", "test_top.py"]) == 4
+    assert defined_here(tmp_path, ["tests/sub"]) == 1
 
 
 def test_the_adoption_tree_holds_the_tracked_files_then_the_judges_links_as_links(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import shutil
@@ -20,6 +21,7 @@ from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes import freeze
 from patchjudge.lanes.fixtures import scan_worktree, write_lock
+from patchjudge.lanes.pathfilter import defined_tests
 from patchjudge.workspace import generated_wanted, render_generated
 
 
@@ -317,39 +319,66 @@ def suite_run(
 ) -> SuiteRun:
     """The visible suite once in `tree`, as the freeze lane runs it at head (issue 19).
 
-    Its settings (freeze.suite_spec), its one pytest (repeat.first_pass), its
-    box with the code's venv bound, its interpreter (`--python`); frozen ids
-    none, as the registry init writes is empty.
+    Its settings (freeze.suite_spec), its schedule (one pytest, or collected
+    then run under xdist where `[flakes] workers` picks it), its box with the
+    code's venv bound, its interpreter (`--python`); frozen ids none, as the
+    registry init writes is empty.
     """
     spec, paths = freeze.suite_spec(ledger, tree, code.python)
     if not paths:
         return SuiteRun(0, 0, 0, (), ())
     isolation = sandbox.Isolation.SANDBOX if boxed else sandbox.Isolation.PROCESS
-    with tempfile.TemporaryDirectory() as scratch:
-        first = repeat.first_pass(
-            tree,
-            paths,
-            spec,
-            Path(scratch),
-            environ,
-            box=codeenv.boxer(isolation, code),
-            tolerated=(freeze.SHADOWING,),
-        )
-    return read_suite(first.collected, first.nodes, first.problems)
+    box = codeenv.boxer(isolation, code)
+    workers = repeat.resolve_workers(
+        ledger.flakes.workers, defined_here(tree, paths), os.cpu_count()
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp)
+        if not workers:
+            first = repeat.first_pass(
+                tree, paths, spec, scratch / "run", environ, box=box, tolerated=(freeze.SHADOWING,)
+            )
+            collected = tuple(first.collected.collected)
+            problems = list(first.problems)
+            if not believable(problems):
+                problems += [f"node id did not run: {n}" for n in collected if n not in first.nodes]
+            return read_suite(collected, first.collected.outcomes, problems)
+        found = repeat.collect(tree, paths, spec, scratch / "collect", environ, box=box)
+        collected = tuple(found.collected)
+        problems = testrun.run_problems(found, spec.timeout_s)
+        if not collected or not believable(problems):
+            return read_suite(collected, (), problems)
+        spec = dataclasses.replace(spec, nodeids=collected, workers=workers)
+        result, believed = repeat.once(tree, spec, scratch / "run", environ, box=box)
+        return read_suite(collected, result.outcomes, [*problems, *believed])
+
+
+def defined_here(tree: Path, paths: Sequence[str]) -> int:
+    """How many tests the suite's files define, from their source (the lane's xdist estimate)."""
+    count = 0
+    for path in paths:
+        root = tree / path
+        for file in [root] if root.is_file() else sorted(root.rglob("*.py")):
+            if scaffold.is_test_file(file.name) and file.is_file() and not file.is_symlink():
+                rel = file.relative_to(tree).as_posix()
+                count += len(defined_tests(rel, file.read_bytes()))
+    return count
+
+
+def believable(problems: Sequence[str]) -> bool:
+    """Pure: no problem but a tree shadowing a judge module (the code's own process)."""
+    return all(p.startswith(freeze.SHADOWING) for p in problems)
 
 
 def read_suite(
-    found: testrun.TestRun, nodes: Mapping[str, repeat.Tally], problems: Sequence[str]
+    collected: Sequence[str], outcomes: Sequence[testrun.Outcome], problems: Sequence[str]
 ) -> SuiteRun:
-    """Pure: a first pass of the visible suite -> what init says of it."""
-    trouble = [p for p in problems if not p.startswith(freeze.SHADOWING)]
-    collected = tuple(found.collected)
-    if not trouble:
-        trouble += [f"node id did not run: {n}" for n in collected if n not in nodes]
+    """Pure: one run of the visible suite -> what init says of it."""
+    trouble = tuple(p for p in problems if not p.startswith(freeze.SHADOWING))
     if trouble:
-        return SuiteRun(0, 0, 0, (), tuple(trouble))
-    _, ran = freeze.suite_verdict(collected, found.outcomes, (), 0)
-    first = freeze.first_failures(found.outcomes)
+        return SuiteRun(0, 0, 0, (), trouble)
+    _, ran = freeze.suite_verdict(collected, outcomes, (), 0)
+    first = freeze.first_failures(outcomes)
     failed = tuple(freeze.failure_line(first[n]) for n in ran["failed"])
     return SuiteRun(ran["ran"], ran["passed"], ran["skipped"], failed, ())
 
@@ -366,7 +395,10 @@ def suite_lines(s: SuiteRun, paths: Sequence[str]) -> list[str]:
     """Pure: what init says of a suite that is not green: a head line, one a test, the rest."""
     where = ", ".join(paths)
     if s.trouble:
-        head = f"the visible suite ({where}) does not collect at this commit"
+        collects = not all(t.startswith("collection error") for t in s.trouble)
+        head = f"the visible suite ({where}) " + (
+            "cannot be run at this commit" if collects else "does not collect at this commit"
+        )
         shown = [f"  {t}" for t in s.trouble[: freeze.SUITE_SHOWN]]
         more = len(s.trouble) - freeze.SUITE_SHOWN
     elif not s.ran:
