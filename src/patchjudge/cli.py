@@ -58,8 +58,8 @@ EXIT_CODES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(LANE_COMMANDS, _LANE_CODES),
     "lock": ("0  the lock was rewritten (what changed is printed)", _BAD),
     "init": (
-        "0  the judge was written and its starter passed at this commit",
-        "1  the starter failed at this commit (a red start: nothing to adopt yet)",
+        "0  the judge was written; its starter and the visible suite passed at this commit",
+        "1  the visible suite (nothing written) or the starter failed at this commit: a red start",
         "2  bad usage, a file in the way, or a patchjudge spec that does not install here",
     ),
     "demo": ("0  the demo ran", "2  bad usage"),
@@ -181,6 +181,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="what constraints/patchjudge.txt installs: a requirement, a wheel or a tree"
         " (default: where this patchjudge was installed from)",
     )
+    init.add_argument(
+        "--python",
+        help="the interpreter of the venv the code under test runs in, for the suite's run"
+        " here (default: the judge's)",
+    )
+    init.add_argument(
+        "--no-suite-run",
+        action="store_true",
+        help="write [suite] run = false (your trusted CI runs the suite): neither init nor"
+        " the gate runs it",
+    )
+    init.add_argument(
+        "--allow-red-suite",
+        action="store_true",
+        help="adopt although the visible suite fails at this commit (its failures are"
+        " printed: every patch is rejected until they pass or are frozen)",
+    )
     demo = _sub(sub, "demo", help="typical agent patches against an example repository")
     demo.add_argument("--keep", type=Path, help="build the example here and keep it")
     _flakes_parsers(sub)
@@ -280,7 +297,17 @@ def dispatch(args: argparse.Namespace) -> int:
         from patchjudge.commands.init import InitOptions, init
 
         return init(
-            InitOptions(args.repo, args.runner, args.force, args.base, args.patchjudge_spec), out
+            InitOptions(
+                args.repo,
+                args.runner,
+                args.force,
+                args.base,
+                args.patchjudge_spec,
+                args.python,
+                args.no_suite_run,
+                args.allow_red_suite,
+            ),
+            out,
         )
     if args.command == "demo":
         from patchjudge.commands.demo import demo

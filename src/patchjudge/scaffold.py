@@ -84,6 +84,7 @@ class Options:
     # started when init ran, else "auto" and the probe's reason.
     isolation: str = "sandbox"
     no_sandbox: str = ""  # why no box started when init ran ("" when one did)
+    suite_run: bool = True  # [suite] run: false when the team's CI runs the suite
 
 
 @dataclass(frozen=True)
@@ -690,6 +691,7 @@ def render_ledger(layout: Layout, lines: Sequence[MapLine], options: Options) ->
         lock=_toml(FIXTURE_LOCK),
         registry=_toml(FREEZE_REGISTRY),
         suite=_toml_list(layout.suite_paths),
+        suite_run="true" if options.suite_run else "false",
     )
 
 

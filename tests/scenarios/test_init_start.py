@@ -16,6 +16,7 @@ def test_a_green_start_says_so(tmp_path: Path) -> None:
     result = cli(repo, "init")
     assert result.code == 0, result.err
     assert "the starter passes at this commit (1 names)" in result.out
+    assert "the visible suite passes at this commit (1 passed)" in result.out
 
 
 def test_a_package_that_does_not_import_is_a_red_start_in_one_line(tmp_path: Path) -> None:
@@ -45,6 +46,8 @@ def test_a_name_the_source_binds_but_the_import_loses_is_a_red_start(tmp_path: P
     (repo / "calc/__init__.py").write_text(
         "def total(xs):\n    return sum(xs)\n\n\ndel globals()['total']\n"
     )
+    # A suite that does not use the name, so it is green and the starter is what says so.
+    (repo / "tests/test_calc.py").write_text("import calc\n\n\ndef test_calc():\n    assert calc\n")
     commit(repo, "a name only the source has")
     result = cli(repo, "init")
     assert result.code == 1, result.out + result.err

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import shutil
 import sys
 import tempfile
+import tomllib
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge import __version__, git, pins, proc, runner, scaffold
+from patchjudge import __version__, codeenv, git, pins, proc, repeat, runner, scaffold, testrun
 from patchjudge.boundary import sandbox
-from patchjudge.config import LEDGER, parse_ledger
+from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
+from patchjudge.lanes import freeze
 from patchjudge.lanes.fixtures import scan_worktree, write_lock
+from patchjudge.lanes.pathfilter import defined_tests
 from patchjudge.workspace import generated_wanted, render_generated
 
 
@@ -28,6 +32,9 @@ class InitOptions:
     force: bool = False
     base: str | None = None  # default: the detected default branch
     patchjudge_spec: str | None = None  # None: where this patchjudge was installed from
+    python: str | None = None  # --python: the venv the code under test runs in
+    no_suite_run: bool = False  # write [suite] run = false: the team's CI runs the suite
+    allow_red_suite: bool = False  # adopt a suite that fails here (its failures to freeze)
 
 
 def _standard_modules() -> frozenset[str]:
@@ -127,6 +134,28 @@ class Plan:
     names: int  # how many names it records
     wheels: dict[str, bytes]  # path -> bytes: the patchjudge wheel committed under constraints/
     judge: pins.JudgeSpec  # what constraints/patchjudge.txt installs
+    suite_off: str | None = None  # why init does not run the visible suite; None: it does
+
+
+def suite_off(options: InitOptions, existing: bytes | None) -> str | None:
+    """Pure: why the visible suite is not run (and `[suite] run = false` written), or None.
+
+    An existing ledger's `run = false` (an init --force over a judge) is kept:
+    the team said its CI runs the suite. Read as TOML alone, so an old ledger
+    that no longer parses still says it.
+    """
+    if options.no_suite_run:
+        return "--no-suite-run"
+    if existing is None:
+        return None
+    try:
+        doc = tomllib.loads(existing.decode("utf-8"))
+    except (UnicodeError, tomllib.TOMLDecodeError):
+        return None
+    suite = doc.get("suite")
+    if isinstance(suite, dict) and suite.get("run") is False:
+        return f"kept from the existing {LEDGER}"
+    return None
 
 
 def plan(options: InitOptions) -> Plan:
@@ -149,6 +178,9 @@ def plan(options: InitOptions) -> Plan:
     judge, wheels = judge_requirement(options.patchjudge_spec, lane_txt)
     # Written explicitly (issue 19): sandbox where a box starts, else auto saying why.
     no_sandbox = sandbox.probe() or ""
+    ledger_path = top / LEDGER
+    kept = ledger_path.is_file() and not ledger_path.is_symlink()
+    off = suite_off(options, ledger_path.read_bytes() if kept else None)
     settings = scaffold.Options(
         base=base,
         isolation="auto" if no_sandbox else "sandbox",
@@ -157,12 +189,13 @@ def plan(options: InitOptions) -> Plan:
         patchjudge_spec=judge.text(),
         patchjudge_note=judge.no_hash,
         build_pins=build_pins(list(layout.build_requires), lane_txt),
+        suite_run=off is None,
     )
     files = scaffold.scaffold([*tracked, ".gitignore"], layout, api, settings)
     parse_ledger(files[LEDGER].encode(), "--base")  # what the user passed must make a ledger
     recorded = sorted(m for m, names in api.items() if names)
     names = sum(len(api[m]) for m in recorded)
-    return Plan(top, files, additions, recorded, names, wheels, judge)
+    return Plan(top, files, additions, recorded, names, wheels, judge, off)
 
 
 def first_failure(junit_xml: bytes) -> str | None:
@@ -202,14 +235,22 @@ def generated_here(top: Path, tracked: Sequence[str], judge: Sequence[str]) -> d
     )
 
 
-def _tree_copy(top: Path, dest: Path, files: Sequence[str], extra: dict[str, bytes]) -> Path:
-    """The tracked files (and the starter) with the generated ones beside them."""
+def _tree_copy(top: Path, dest: Path, files: Sequence[str], extra: Mapping[str, bytes]) -> Path:
+    """The tracked files, then `extra` (the judge's files, the generated ones) over them.
+
+    What a lane's tree holds at this commit, made before init writes
+    anything: a red start leaves the checkout as it was. A link stays a link,
+    as in a lane's tree; a gitlink (a directory) adds nothing.
+    """
     for rel in files:
         src, target = top / rel, dest / rel
-        if src.is_symlink() or not src.is_file():
-            continue  # the starter imports code: a link or a gitlink adds nothing it needs
+        if not (src.is_symlink() or src.is_file()):
+            continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, target)
+        if src.is_symlink():
+            target.symlink_to(src.readlink())  # the target as git holds it
+        else:
+            shutil.copyfile(src, target)
     for rel, data in extra.items():
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         (dest / rel).write_bytes(data)
@@ -275,6 +316,123 @@ def runner_kept(tracked: Sequence[str], pythonpath: Sequence[str]) -> list[str]:
     return sorted(kept)
 
 
+@dataclass(frozen=True)
+class SuiteRun:
+    """The visible suite's one run at the adoption commit, as the freeze lane reads one."""
+
+    ran: int
+    passed: int
+    skipped: int
+    failed: tuple[str, ...]  # one line a failing test: node id — what it raised
+    trouble: tuple[str, ...]  # why the run says nothing of the tests (a collection error, ...)
+
+    @property
+    def green(self) -> bool:
+        return not self.trouble and not self.failed and self.ran > 0
+
+
+def suite_run(
+    tree: Path, ledger: Ledger, code: codeenv.CodeEnv, boxed: bool, environ: Mapping[str, str]
+) -> SuiteRun:
+    """The visible suite once in `tree`, as the freeze lane runs it at head (issue 19).
+
+    Its settings (freeze.suite_spec), its schedule (one pytest, or collected
+    then run under xdist where `[flakes] workers` picks it), its box with the
+    code's venv bound, its interpreter (`--python`); frozen ids none, as the
+    registry init writes is empty.
+    """
+    spec, paths = freeze.suite_spec(ledger, tree, code.python)
+    if not paths:
+        return SuiteRun(0, 0, 0, (), ())
+    isolation = sandbox.Isolation.SANDBOX if boxed else sandbox.Isolation.PROCESS
+    box = codeenv.boxer(isolation, code)
+    workers = repeat.resolve_workers(
+        ledger.flakes.workers, defined_here(tree, paths), os.cpu_count()
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp)
+        if not workers:
+            first = repeat.first_pass(
+                tree, paths, spec, scratch / "run", environ, box=box, tolerated=(freeze.SHADOWING,)
+            )
+            collected = tuple(first.collected.collected)
+            problems = list(first.problems)
+            if not believable(problems):
+                problems += [f"node id did not run: {n}" for n in collected if n not in first.nodes]
+            return read_suite(collected, first.collected.outcomes, problems)
+        found = repeat.collect(tree, paths, spec, scratch / "collect", environ, box=box)
+        collected = tuple(found.collected)
+        problems = testrun.run_problems(found, spec.timeout_s)
+        if not collected or not believable(problems):
+            return read_suite(collected, (), problems)
+        spec = dataclasses.replace(spec, nodeids=collected, workers=workers)
+        result, believed = repeat.once(tree, spec, scratch / "run", environ, box=box)
+        return read_suite(collected, result.outcomes, [*problems, *believed])
+
+
+def defined_here(tree: Path, paths: Sequence[str]) -> int:
+    """How many tests the suite's files define, from their source (the lane's xdist estimate)."""
+    count = 0
+    for path in paths:
+        root = tree / path
+        for file in [root] if root.is_file() else sorted(root.rglob("*.py")):
+            if scaffold.is_test_file(file.name) and file.is_file() and not file.is_symlink():
+                rel = file.relative_to(tree).as_posix()
+                count += len(defined_tests(rel, file.read_bytes()))
+    return count
+
+
+def believable(problems: Sequence[str]) -> bool:
+    """Pure: no problem but a tree shadowing a judge module (the code's own process)."""
+    return all(p.startswith(freeze.SHADOWING) for p in problems)
+
+
+def read_suite(
+    collected: Sequence[str], outcomes: Sequence[testrun.Outcome], problems: Sequence[str]
+) -> SuiteRun:
+    """Pure: one run of the visible suite -> what init says of it."""
+    trouble = tuple(p for p in problems if not p.startswith(freeze.SHADOWING))
+    if trouble:
+        return SuiteRun(0, 0, 0, (), trouble)
+    _, ran = freeze.suite_verdict(collected, outcomes, (), 0)
+    first = freeze.first_failures(outcomes)
+    failed = tuple(freeze.failure_line(first[n]) for n in ran["failed"])
+    return SuiteRun(ran["ran"], ran["passed"], ran["skipped"], failed, ())
+
+
+SUITE_FIX = (
+    "fix: install what the tests need where the code runs (--python VENV; the runner's"
+    " code venv installs constraints/project.txt) or fix them; or pass --allow-red-suite"
+    " and freeze them in eval/flakes.freeze.toml; or --no-suite-run if your CI runs the"
+    " suite ([suite] run = false)"
+)
+
+
+def suite_lines(s: SuiteRun, paths: Sequence[str]) -> list[str]:
+    """Pure: what init says of a suite that is not green: a head line, one a test, the rest."""
+    where = ", ".join(paths)
+    if s.trouble:
+        collects = not all(t.startswith("collection error") for t in s.trouble)
+        head = f"the visible suite ({where}) " + (
+            "cannot be run at this commit" if collects else "does not collect at this commit"
+        )
+        shown = [f"  {t}" for t in s.trouble[: freeze.SUITE_SHOWN]]
+        more = len(s.trouble) - freeze.SUITE_SHOWN
+    elif not s.ran:
+        return [f"the visible suite ({where}) collected no test at this commit"]
+    else:
+        head = f"the visible suite ({where}) fails at this commit: {len(s.failed)} of {s.ran} tests"
+        shown = [f"  {line}" for line in s.failed[: freeze.SUITE_SHOWN]]
+        more = len(s.failed) - freeze.SUITE_SHOWN
+    return [head, *shown, *([f"  and {more} more"] if more > 0 else [])]
+
+
+def suite_said(s: SuiteRun) -> str:
+    """Pure: a green suite's line: it passed, with its counts."""
+    skipped = f", {s.skipped} skipped" if s.skipped else ""
+    return f"the visible suite passes at this commit ({s.passed} passed{skipped})"
+
+
 def _judge_source(p: Plan) -> str:
     """Which kind of line init wrote, so the user knows what CI will fetch (issue 19)."""
     first = p.judge.requirement
@@ -311,6 +469,21 @@ def init(options: InitOptions, out: TextIO) -> int:
             file=symlinks[0],
             fix="replace the link with the bytes it points to, then run init again",
         )
+    tracked = tracked_paths(top)
+    made = generated_here(top, tracked, ledger.judge_paths())
+    suite: SuiteRun | None = None
+    if p.suite_off is None:
+        # Before anything is written: a red suite leaves the checkout as it was.
+        code = codeenv.resolve(options.python)
+        judge = {rel: text.encode("utf-8") for rel, text in files.items()}
+        with tempfile.TemporaryDirectory() as scratch:
+            tree = _tree_copy(top, Path(scratch) / "tree", tracked, {**judge, **made})
+            suite = suite_run(tree, ledger, code, sandbox.probe() is None, os.environ)
+        if not suite.green and not options.allow_red_suite:
+            said = suite_lines(suite, ledger.suite.paths)
+            print(f"patchjudge init: {said[0]}; nothing written", *said[1:], f"  {SUITE_FIX}",
+                  sep="\n", file=sys.stderr)  # fmt: skip
+            return 1
     for rel, text in files.items():
         path = top / rel
         if path.is_symlink():  # --force replaces the link, never writes through it
@@ -353,8 +526,6 @@ def init(options: InitOptions, out: TextIO) -> int:
         else "it FAILS until you write a real property"
     )
     if modules:
-        tracked = tracked_paths(top)
-        made = generated_here(top, tracked, ledger.judge_paths())
         red = run_starter(top, ledger.gate.pythonpath, tracked, made)
         if red is not None:
             print(
@@ -364,6 +535,10 @@ def init(options: InitOptions, out: TextIO) -> int:
             )
             return 1
         print(f"the starter passes at this commit ({p.names} names)", file=out)
+    if suite is None:
+        print(f"[suite] run = false ({p.suite_off}): the visible suite is not run here", file=out)
+    elif suite.green:
+        print(suite_said(suite), file=out)
     base = ledger.gate.base
     branch = base.removeprefix("origin/")
     run = "nox -s gate" if options.runner == "nox" else "tox -e gate"
@@ -394,4 +569,14 @@ def init(options: InitOptions, out: TextIO) -> int:
             " template that rejects every patch until you write a real property in it",
             file=out,
         )
+    if suite is not None and not suite.green:
+        # --allow-red-suite: adopted as it is, said last, where it is read.
+        said = suite_lines(suite, ledger.suite.paths)
+        until = (
+            "it collects"
+            if suite.trouble or not suite.ran
+            else "those tests pass or are frozen in eval/flakes.freeze.toml"
+        )
+        print(f"\nwarning: {said[0]}: every patch is rejected until {until}", *said[1:],
+              sep="\n", file=out)  # fmt: skip
     return 0

@@ -121,6 +121,22 @@ def rerun_verdicts(
     return problems, skipped
 
 
+def failure_line(o: testrun.Outcome) -> str:
+    """Pure: `nodeid (in setup) — <what it raised>`: a failing visible test as a reason names it."""
+    where = "" if o.when == "call" else f" (in {o.when})"
+    line = failure.assertion(o.longrepr)
+    return f"{o.nodeid}{where}" + (f" — {line}" if line else "")
+
+
+def first_failures(outcomes: Iterable[testrun.Outcome]) -> dict[str, testrun.Outcome]:
+    """Pure: each node id's first failed phase (setup, call or teardown)."""
+    first: dict[str, testrun.Outcome] = {}
+    for o in outcomes:
+        if o.outcome == "failed":
+            first.setdefault(o.nodeid, o)
+    return first
+
+
 def suite_verdict(
     collected: Sequence[str],
     outcomes: Iterable[testrun.Outcome],
@@ -133,13 +149,9 @@ def suite_verdict(
     node id's failure is excused (the reruns judge it). A suite that
     collected nothing where the base defines tests ran nothing: no pass.
     """
-    first: dict[str, testrun.Outcome] = {}
-    passed: set[str] = set()
-    for o in outcomes:
-        if o.outcome == "failed":
-            first.setdefault(o.nodeid, o)
-        elif o.when == "call" and o.outcome == "passed":
-            passed.add(o.nodeid)
+    outcomes = tuple(outcomes)
+    first = first_failures(outcomes)
+    passed = {o.nodeid for o in outcomes if o.when == "call" and o.outcome == "passed"}
     failing = [n for n in collected if n in first]
     failed = [n for n in failing if n not in frozen]
     npassed = sum(1 for n in collected if n in passed and n not in first)
@@ -154,12 +166,7 @@ def suite_verdict(
     if not collected and base_tests:
         problems.append(f"suite: collected nothing at head; the base defines {base_tests} test(s)")
     if failed:
-        named = []
-        for nodeid in failed[:SUITE_SHOWN]:
-            o = first[nodeid]
-            where = "" if o.when == "call" else f" (in {o.when})"
-            line = failure.assertion(o.longrepr)
-            named.append(f"{nodeid}{where}" + (f" — {line}" if line else ""))
+        named = [failure_line(first[nodeid]) for nodeid in failed[:SUITE_SHOWN]]
         more = len(failed) - SUITE_SHOWN
         tail = f"; and {more} more (freeze.json details.suite has all)" if more > 0 else ""
         problems.append(f"suite: {len(failed)} failed: {'; '.join(named)}{tail}")
@@ -212,6 +219,31 @@ def _base_tests(run: Run) -> int:
     return len(defined_at(run, run.merge_base, files))
 
 
+def suite_spec(ledger: Ledger, tree: Path, python: str | None) -> tuple[repeat.Spec, list[str]]:
+    """How the visible suite runs in `tree`, and which of its paths the tree has.
+
+    One place for the freeze lane's run at head and init's at the adoption
+    commit (issue 19): the same conftests, plugins, seed, deadline, interpreter.
+    """
+    spec = repeat.Spec(
+        nodeids=(),
+        count=1,
+        conftest_roots=ledger.suite.paths,
+        pythonpath=ledger.gate.pythonpath,
+        plugins=ledger.suite.plugins,
+        seed=ledger.properties.seed,
+        timeout_s=ledger.suite.timeout_s,
+        python=python,
+    )
+    paths = [p for p in ledger.suite.paths if (tree / p).exists()]
+    if not uses_hypothesis(_sources(tree, paths)):
+        # The judge's hypothesis plugin imports hypothesis and its own
+        # dependencies into the tested process, where the tree may be one
+        # of them (sortedcontainers, attrs): loaded only for a suite that uses it.
+        spec = dataclasses.replace(spec, seed=None)
+    return spec, paths
+
+
 def _visible_suite(
     run: Run, frozen: Collection[str], shown: dict[str, str]
 ) -> tuple[list[str], dict[str, Any] | str]:
@@ -226,22 +258,7 @@ def _visible_suite(
         return [], "not run: no changed path forces freeze or properties"
     with run.scratch() as scratch:
         tree = run.materialize(scratch / "tree")
-        spec = repeat.Spec(
-            nodeids=(),
-            count=1,
-            conftest_roots=ledger.suite.paths,
-            pythonpath=ledger.gate.pythonpath,
-            plugins=ledger.suite.plugins,
-            seed=ledger.properties.seed,
-            timeout_s=ledger.suite.timeout_s,
-            python=run.code.python,
-        )
-        paths = [p for p in ledger.suite.paths if (tree / p).exists()]
-        if not uses_hypothesis(_sources(tree, paths)):
-            # The judge's hypothesis plugin imports hypothesis and its own
-            # dependencies into the tested process, where the tree may be one
-            # of them (sortedcontainers, attrs): loaded only for a suite that uses it.
-            spec = dataclasses.replace(spec, seed=None)
+        spec, paths = suite_spec(ledger, tree, run.code.python)
         collected: tuple[str, ...] = ()
         states: Mapping[str, str] = {}
         outcomes: tuple[testrun.Outcome, ...] = ()
