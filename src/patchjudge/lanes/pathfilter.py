@@ -10,6 +10,7 @@ from pathlib import Path
 
 from patchjudge import basecache, cache, failure, git, parsed, testrun
 from patchjudge.lanes import collection, report
+from patchjudge.paths import Change
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
 
@@ -157,6 +158,17 @@ def uncollected_base_problems(
     ]
 
 
+def touched(files: Iterable[str], changes: Iterable[Change]) -> set[str]:
+    """Pure: those of `files` the patch changed, under either name of a rename or copy.
+
+    A file the diff does not name is the same blob at base and head: it
+    defines the same tests on both sides, so none of them can be "deleted
+    from source" there, and its source need not be read twice (issue 20).
+    """
+    named = {p for c in changes for p in c.sides()}
+    return {f for f in files if f in named}
+
+
 def defined_at(run: Run, rev: str, files: Iterable[str]) -> set[str]:
     """The tests `files` define at `rev`, read from git objects (no checkout the code touched)."""
     found: set[str] = set()
@@ -259,7 +271,7 @@ def run(run: Run) -> LaneReport:
     # A base file that did not collect has no node ids to compare: its source does.
     unread = {n.split("::", 1)[0] for n in base.collect_errors if n} - set(head.collect_errors)
     problems += uncollected_base_problems(defined_at(run, run.merge_base, unread), head.collected)
-    files = {n.split("::", 1)[0] for n in base.collected}
+    files = touched({n.split("::", 1)[0] for n in base.collected}, run.changes)
     problems += source_problems(
         base.collected,
         head.collected,
