@@ -9,7 +9,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from patchjudge import basecache, cache, failure, git, parsed, testrun
-from patchjudge.lanes import collection, report
+from patchjudge.lanes import collection, report, suitepass
 from patchjudge.paths import Change
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
@@ -199,6 +199,28 @@ def collect_suite(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun,
     return collection(run, which, _plan(run, tree, paths), scratch)[0], paths
 
 
+def collect_head(run: Run, scratch: Path) -> tuple[testrun.TestRun, str]:
+    """The head's collection; in a gate that runs the suite serially, that run's (issue 20).
+
+    The second value says which: "the suite's run" (collected and run in
+    one pytest, the freeze lane reads the same pass) or "collected". Only
+    where the run's plan is pathfilter's own but for running the tests
+    (suitepass.shareable) and its collection is clear of any doubt; else
+    pathfilter collects on its own, as a lane run alone or an unboxed gate does.
+    """
+    # Boxed only: unboxed, the walk around each lane tells whose tests wrote what.
+    boxed_gate = run.shared is not None and run.isolation == "sandbox"
+    if boxed_gate and suitepass.planned(run) and suitepass.serial(run):
+        tree = run.materialize(scratch / "pass" / "tree", "head")
+        spec, paths = suitepass.spec_for(run, tree)
+        if paths and suitepass.shareable(_plan(run, tree, paths), spec, paths):
+            first, _ = suitepass.head_pass(run, tree, spec, paths, scratch / "pass" / "run")
+            found = suitepass.collection_of(first)
+            if found is not None:
+                return found, "the suite's run"
+    return collect_suite(run, "head", scratch / "own")[0], "collected"
+
+
 def collect_base(run: Run, scratch: Path) -> tuple[testrun.TestRun, tuple[str, ...], str]:
     """The base's collection, from the judge's cache when it holds this very one (issue 20).
 
@@ -243,7 +265,7 @@ def run(run: Run) -> LaneReport:
     problems = list(run.classification.problems)
     with run.scratch() as base_dir, run.scratch() as head_dir:
         base, base_paths, base_origin = collect_base(run, base_dir)
-        head, _ = collect_suite(run, "head", head_dir)
+        head, head_origin = collect_head(run, head_dir)
     copies = judges_copies(head.shadowed) if run.code.python is None else []
     if copies:
         print(
@@ -294,6 +316,8 @@ def run(run: Run) -> LaneReport:
         "visible_tests": {"base": len(base.collected), "head": len(head.collected)},
         # Where the base's collection came from: the judge's cache or a run (issue 20).
         "cache": {"base_collection": base_origin},
+        # Where the head's came from: its own collection or the suite's run (issue 20).
+        "head_collection": head_origin,
     }
     if copies:
         details["judges_copy"] = copies
