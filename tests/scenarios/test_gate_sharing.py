@@ -37,7 +37,10 @@ def test_the_gate_runs_the_required_properties_once(tmp_path: Path) -> None:
     assert result.code == 0, result.out + result.err
     freeze = result.report(repo, "freeze")
     props = result.report(repo, "properties")
-    assert freeze["details"]["shared"] == {"required_properties": "the properties lane's run"}
+    assert freeze["details"]["shared"] == {
+        "required_properties": "the properties lane's run",
+        "suite_run": "pathfilter's",
+    }
     assert props["details"]["shared"] == {"run": "started by the freeze lane"}
     assert freeze["details"]["skipped_by_freeze"] == [FROZEN]
     assert REQUIRED in props["details"]["passed"]
@@ -60,7 +63,10 @@ def test_a_required_property_the_patch_breaks_fails_the_freeze_lane_in_the_gate(
     freeze = result.report(repo, "freeze")
     assert freeze["status"] == "fail"
     assert f"required property failed: {REQUIRED}" in freeze["reasons"]
-    assert freeze["details"]["shared"] == {"required_properties": "the properties lane's run"}
+    assert freeze["details"]["shared"] == {
+        "required_properties": "the properties lane's run",
+        "suite_run": "pathfilter's",
+    }
     assert result.report(repo, "properties")["status"] == "fail"
     assert verdict(repo)["verdict"] == "reject"
 
@@ -108,3 +114,64 @@ from calc import total
 def test_one(x):
     assert total([x]) == x
 """
+
+
+def test_pathfilter_takes_the_heads_collection_from_the_suites_run(tmp_path: Path) -> None:
+    """One pytest collects and runs the suite at head for both lanes (issue 20)."""
+    repo = example_repo(tmp_path)
+    _patch(repo, "def total(xs):\n    return sum(x for x in xs)\n")
+    result = gate(repo)
+    assert result.code == 0, result.out + result.err
+    pathfilter = result.report(repo, "pathfilter")
+    freeze = result.report(repo, "freeze")
+    assert pathfilter["details"]["head_collection"] == "the suite's run"
+    assert freeze["details"]["shared"] == {"suite_run": "pathfilter's"}
+    assert freeze["details"]["suite"]["passed"] == 2
+    # The lane alone collects on its own, and concludes the same.
+    alone = cli(repo, "pathfilter", "--base", "main")
+    assert alone.code == 0, alone.out + alone.err
+    own = alone.report(repo, "pathfilter")
+    assert own["details"]["head_collection"] == "collected"
+    assert own["details"]["visible_tests"] == pathfilter["details"]["visible_tests"]
+    assert own["reasons"] == pathfilter["reasons"]
+
+
+# The patch's conftest drops a visible test from the collection it hands pytest.
+HIDING_CONFTEST = """
+def pytest_collection_modifyitems(session, config, items):
+    items[:] = [i for i in items if not i.name.endswith("_two")]
+"""
+
+
+def test_a_test_the_patchs_conftest_hides_from_the_suites_run_is_gone(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path)
+    write(
+        repo,
+        {
+            "tests/conftest.py": HIDING_CONFTEST,
+            "src/calc/__init__.py": "def total(xs):\n    return 0\n",
+        },
+    )
+    commit(repo, "agent patch: hide the test that fails")
+    result = gate(repo)
+    assert result.code == 1, result.out + result.err
+    pathfilter = result.report(repo, "pathfilter")
+    assert pathfilter["details"]["head_collection"] == "the suite's run"
+    assert "visible test gone: tests/test_calc.py::test_two" in pathfilter["reasons"]
+    assert verdict(repo)["verdict"] == "reject"
+
+
+def test_a_suite_run_with_the_hypothesis_plugin_is_no_collection_of_pathfilters(
+    tmp_path: Path,
+) -> None:
+    """The head's files decide whether the run loads hypothesis's plugin; the base had none."""
+    repo = example_repo(tmp_path)
+    _patch(repo, "def total(xs):\n    return sum(x for x in xs)\n")
+    write(repo, {"tests/test_more.py": HYPOTHESIS_TEST})
+    commit(repo, "a hypothesis test in the suite")
+    result = gate(repo)
+    assert result.code == 0, result.out + result.err
+    assert result.report(repo, "pathfilter")["details"]["head_collection"] == "collected"
+    freeze = result.report(repo, "freeze")
+    assert "shared" not in freeze["details"]
+    assert freeze["details"]["suite"]["passed"] == 3

@@ -238,6 +238,8 @@ def test_a_conftest_that_passes_every_test_is_caught(tmp_path: Path) -> None:
         r.startswith(f"suite: outcome rewritten in-process: {TWO} (call) was failed")
         for r in reasons
     ), reasons
+    # A run in doubt gives pathfilter no collection: it collected the head on its own.
+    assert gate_report(repo, "pathfilter")["details"]["head_collection"] == "collected"
 
 
 # The call hook answered by the conftest: pytest never calls the test function (the

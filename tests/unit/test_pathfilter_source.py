@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from patchjudge.lanes.pathfilter import defined_tests, source_problems
+from patchjudge.lanes.pathfilter import defined_tests, source_problems, touched
+from patchjudge.paths import Change
 
 P = "tests/test_x.py"
 
@@ -79,3 +82,58 @@ def test_the_judges_copies_a_tree_provides(shadowed: list[str], copies: list[str
     from patchjudge.lanes.pathfilter import judges_copies
 
     assert judges_copies(shadowed) == copies
+
+
+def _change(status: str, old: str | None, new: str | None) -> Change:
+    return Change(status, "100644", "100644", old, new)
+
+
+def test_only_the_files_a_patch_names_are_read_from_source() -> None:
+    files = {"tests/test_a.py", "tests/test_b.py", "tests/test_c.py", "tests/test_d.py"}
+    changes = [
+        _change("M", "tests/test_a.py", "tests/test_a.py"),
+        _change("R100", "tests/test_b.py", "tests/test_moved.py"),  # renamed away: its old name
+        _change("D", "tests/test_c.py", None),
+        _change("A", None, "tests/test_new.py"),
+    ]
+    assert touched(files, changes) == {"tests/test_a.py", "tests/test_b.py", "tests/test_c.py"}
+    assert touched(files, []) == set()
+
+
+_FILES = st.sampled_from(["tests/test_a.py", "tests/test_b.py", "tests/test_c.py"])
+_IDS = st.builds(lambda f, n: f"{f}::test_{n}", _FILES, st.sampled_from("xyz"))
+
+
+@given(
+    base=st.lists(_IDS, max_size=6),
+    head=st.lists(_IDS, max_size=6),
+    base_def=st.sets(_IDS, max_size=6),
+    head_def=st.sets(_IDS, max_size=6),
+    changed=st.sets(_FILES),
+)
+def test_an_unchanged_file_never_holds_a_test_deleted_from_source(
+    base: list[str],
+    head: list[str],
+    base_def: set[str],
+    head_def: set[str],
+    changed: set[str],
+) -> None:
+    """Reading only the changed files says what reading every file says (issue 20)."""
+    # A file the patch did not change defines at head what it defined at base.
+    head_def = {n for n in head_def if _file(n) in changed} | {
+        n for n in base_def if _file(n) not in changed
+    }
+    changes = [_change("M", f, f) for f in sorted(changed)]
+    files = {_file(n) for n in base}
+    read = touched(files, changes)
+    narrowed = source_problems(
+        base,
+        head,
+        {n for n in base_def if _file(n) in read},
+        {n for n in head_def if _file(n) in read},
+    )
+    assert narrowed == source_problems(base, head, base_def, head_def)
+
+
+def _file(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]

@@ -15,9 +15,9 @@ from patchjudge.lanes.freeze import (
     ran_at,
     skipped_at_run,
     suite_verdict,
-    uses_hypothesis,
 )
 from patchjudge.lanes.pathfilter import collection_problems, uncollected_base_problems
+from patchjudge.lanes.suitepass import estimated_tests, uses_hypothesis
 from patchjudge.report import Decision, LaneReport, RunKey, Status
 from patchjudge.testrun import Outcome, collection_error
 from patchjudge.verdict import ALL_LANES, Unreadable, decide, suite_summary
@@ -354,3 +354,19 @@ def test_verdict_md_adds_no_note_to_a_reject() -> None:
 )
 def test_uses_hypothesis(sources: list[bytes], uses: bool) -> None:
     assert uses_hypothesis(sources) is uses
+
+
+@pytest.mark.parametrize(
+    ("source", "count"),
+    [
+        (b"def test_a():\n    pass\n", 1),
+        (b"class TestA:\n    def test_m(self):\n        pass\n\tdef test_t(self): pass\n", 2),
+        (b"async def test_a():\n    pass\ndef helper():\n    pass\n", 1),
+        (b"x = 'def test_in_a_string'\n# def test_commented\ndef  testing(): pass\n", 1),
+        (b"", 0),
+    ],
+)
+def test_the_suites_size_is_estimated_without_a_parse(source: bytes, count: int) -> None:
+    """Whether xdist pays, judged from the `def test` lines (issue 20): no AST of the suite."""
+    assert estimated_tests([source]) == count
+    assert estimated_tests([source, source]) == 2 * count

@@ -19,7 +19,7 @@ from patchjudge import __version__, codeenv, git, pins, proc, repeat, runner, sc
 from patchjudge.boundary import sandbox
 from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
-from patchjudge.lanes import freeze
+from patchjudge.lanes import freeze, suitepass
 from patchjudge.lanes.fixtures import scan_worktree, write_lock
 from patchjudge.lanes.pathfilter import defined_tests
 from patchjudge.workspace import generated_wanted, render_generated
@@ -336,12 +336,12 @@ def suite_run(
 ) -> SuiteRun:
     """The visible suite once in `tree`, as the freeze lane runs it at head (issue 19).
 
-    Its settings (freeze.suite_spec), its schedule (one pytest, or collected
+    Its settings (suitepass.suite_spec), its schedule (one pytest, or collected
     then run under xdist where `[flakes] workers` picks it), its box with the
     code's venv bound, its interpreter (`--python`); frozen ids none, as the
     registry init writes is empty.
     """
-    spec, paths = freeze.suite_spec(ledger, tree, code.python)
+    spec, paths = suitepass.suite_spec(ledger, tree, code.python)
     if not paths:
         return SuiteRun(0, 0, 0, (), ())
     isolation = sandbox.Isolation.SANDBOX if boxed else sandbox.Isolation.PROCESS

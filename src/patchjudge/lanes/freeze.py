@@ -12,7 +12,7 @@ from typing import Any
 from patchjudge import failure, repeat, testrun
 from patchjudge.config import Ledger
 from patchjudge.freezefile import FreezeRow, parse_registry
-from patchjudge.lanes import collection, report
+from patchjudge.lanes import collection, report, suitepass
 from patchjudge.lanes.pathfilter import defined_at
 from patchjudge.paths import any_match, under
 from patchjudge.replay import nodeid_matches
@@ -206,42 +206,13 @@ def newly_skipped(head_skipped: Sequence[str], base_ran: Collection[str]) -> lis
     return [f"suite: {len(gone)} newly skipped at run time (they ran at base): {shown}{tail}"]
 
 
-def _test_file(path: str) -> bool:
-    # The judge's ini: python_files = test_*.py *_test.py
-    name = path.rsplit("/", 1)[-1]
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-
-
 def _base_tests(run: Run) -> int:
     """How many tests the base's suite files define, read from git objects (no code runs)."""
     paths = run.ledger.suite.paths
-    files = [e.path for e in run.base_entries if under(e.path, paths) and _test_file(e.path)]
+    files = [
+        e.path for e in run.base_entries if under(e.path, paths) and suitepass.is_test_file(e.path)
+    ]
     return len(defined_at(run, run.merge_base, files))
-
-
-def suite_spec(ledger: Ledger, tree: Path, python: str | None) -> tuple[repeat.Spec, list[str]]:
-    """How the visible suite runs in `tree`, and which of its paths the tree has.
-
-    One place for the freeze lane's run at head and init's at the adoption
-    commit (issue 19): the same conftests, plugins, seed, deadline, interpreter.
-    """
-    spec = repeat.Spec(
-        nodeids=(),
-        count=1,
-        conftest_roots=ledger.suite.paths,
-        pythonpath=ledger.gate.pythonpath,
-        plugins=ledger.suite.plugins,
-        seed=ledger.properties.seed,
-        timeout_s=ledger.suite.timeout_s,
-        python=python,
-    )
-    paths = [p for p in ledger.suite.paths if (tree / p).exists()]
-    if not uses_hypothesis(_sources(tree, paths)):
-        # The judge's hypothesis plugin imports hypothesis and its own
-        # dependencies into the tested process, where the tree may be one
-        # of them (sortedcontainers, attrs): loaded only for a suite that uses it.
-        spec = dataclasses.replace(spec, seed=None)
-    return spec, paths
 
 
 def _visible_suite(
@@ -254,22 +225,23 @@ def _visible_suite(
     ledger = run.ledger
     if not ledger.suite.run:
         return [], "not run: [suite] run = false"
-    if not (run.forces(NAME) or run.forces("properties")):
+    if not suitepass.planned(run):
         return [], "not run: no changed path forces freeze or properties"
     with run.scratch() as scratch:
         tree = run.materialize(scratch / "tree")
-        spec, paths = suite_spec(ledger, tree, run.code.python)
+        spec, paths = suitepass.spec_for(run, tree)
         collected: tuple[str, ...] = ()
         states: Mapping[str, str] = {}
         outcomes: tuple[testrun.Outcome, ...] = ()
         trouble: list[str] = []
-        one_pytest = bool(paths) and _serial(run, ledger.flakes.workers)
+        one_pytest = bool(paths) and suitepass.serial(run)
         if one_pytest:
             # Collected and run in one pytest, as bare `pytest tests` is (issue 20): the
             # separate collection cost a pytest start and a second collection of the suite.
-            first = repeat.first_pass(
-                tree, paths, spec, scratch / "run", run.environ, box=run.box, tolerated=(SHADOWING,)
-            )
+            # In a gate, pathfilter may have run it already, for its collection of head.
+            first, shared = suitepass.head_pass(run, tree, spec, paths, scratch / "run")
+            if shared:
+                shown["suite_run"] = "pathfilter's"
             trouble += [p for p in first.problems if not p.startswith(SHADOWING)]
             states = first.collected.collected
             collected = tuple(states)
@@ -305,31 +277,6 @@ def _visible_suite(
     problems, ran = suite_verdict(collected, outcomes, {*frozen, *hosted}, base_tests)
     problems += newly_skipped(skipped, base_ran)
     return problems, {**ran, "problems": problems}
-
-
-def _serial(run: Run, setting: str | int) -> bool:
-    """Whether the suite runs without xdist, judged before it is collected.
-
-    From the test functions its files define at head (git objects, no code
-    runs): parametrization can make more, which only costs pace, not a check.
-    """
-    paths = run.ledger.suite.paths
-    files = [e.path for e in run.head_tree if under(e.path, paths) and _test_file(e.path)]
-    estimate = len(defined_at(run, run.head, files))
-    return repeat.resolve_workers(setting, estimate, os.cpu_count()) == 0
-
-
-def uses_hypothesis(sources: Iterable[bytes]) -> bool:
-    """Pure: whether any of the suite's files names hypothesis (an import, a plugin)."""
-    return any(b"hypothesis" in source for source in sources)
-
-
-def _sources(tree: Path, paths: Iterable[str]) -> Iterable[bytes]:
-    for path in paths:
-        root = tree / path
-        for file in [root] if root.is_file() else sorted(root.rglob("*.py")):
-            if file.is_file() and not file.is_symlink():
-                yield file.read_bytes()
 
 
 def _believed(found: testrun.TestRun, timeout_s: float) -> list[str]:

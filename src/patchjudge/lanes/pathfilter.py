@@ -9,7 +9,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from patchjudge import basecache, cache, failure, git, parsed, runner, testrun
-from patchjudge.lanes import collection, report
+from patchjudge.lanes import collection, report, suitepass
+from patchjudge.paths import Change
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
 
@@ -157,6 +158,17 @@ def uncollected_base_problems(
     ]
 
 
+def touched(files: Iterable[str], changes: Iterable[Change]) -> set[str]:
+    """Pure: those of `files` the patch changed, under either name of a rename or copy.
+
+    A file the diff does not name is the same blob at base and head: it
+    defines the same tests on both sides, so none of them can be "deleted
+    from source" there, and its source need not be read twice (issue 20).
+    """
+    named = {p for c in changes for p in c.sides()}
+    return {f for f in files if f in named}
+
+
 def defined_at(run: Run, rev: str, files: Iterable[str]) -> set[str]:
     """The tests `files` define at `rev`, read from git objects (no checkout the code touched)."""
     found: set[str] = set()
@@ -185,6 +197,28 @@ def collect_suite(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun,
     if not paths:
         return testrun.TestRun(0, False, True, True, {}, {}, {}, (), 0), paths
     return collection(run, which, _plan(run, tree, paths), scratch)[0], paths
+
+
+def collect_head(run: Run, scratch: Path) -> tuple[testrun.TestRun, str]:
+    """The head's collection; in a gate that runs the suite serially, that run's (issue 20).
+
+    The second value says which: "the suite's run" (collected and run in
+    one pytest, the freeze lane reads the same pass) or "collected". Only
+    where the run's plan is pathfilter's own but for running the tests
+    (suitepass.shareable) and its collection is clear of any doubt; else
+    pathfilter collects on its own, as a lane run alone or an unboxed gate does.
+    """
+    # Boxed only: unboxed, the walk around each lane tells whose tests wrote what.
+    boxed_gate = run.shared is not None and run.isolation == "sandbox"
+    if boxed_gate and suitepass.planned(run) and suitepass.serial(run):
+        tree = run.materialize(scratch / "pass" / "tree", "head")
+        spec, paths = suitepass.spec_for(run, tree)
+        if paths and suitepass.shareable(_plan(run, tree, paths), spec, paths):
+            first, _ = suitepass.head_pass(run, tree, spec, paths, scratch / "pass" / "run")
+            found = suitepass.collection_of(first)
+            if found is not None:
+                return found, "the suite's run"
+    return collect_suite(run, "head", scratch / "own")[0], "collected"
 
 
 def collect_base(run: Run, scratch: Path) -> tuple[testrun.TestRun, tuple[str, ...], str]:
@@ -233,7 +267,7 @@ def run(run: Run) -> LaneReport:
     problems = list(run.classification.problems)
     with run.scratch() as base_dir, run.scratch() as head_dir:
         base, base_paths, base_origin = collect_base(run, base_dir)
-        head, _ = collect_suite(run, "head", head_dir)
+        head, head_origin = collect_head(run, head_dir)
     # The base's too: the head's collection runs the patch's code, which could
     # empty its own list; the merge base's tree is the adoption's.
     shadowed = [*base.shadowed, *head.shadowed]
@@ -259,7 +293,7 @@ def run(run: Run) -> LaneReport:
     # A base file that did not collect has no node ids to compare: its source does.
     unread = {n.split("::", 1)[0] for n in base.collect_errors if n} - set(head.collect_errors)
     problems += uncollected_base_problems(defined_at(run, run.merge_base, unread), head.collected)
-    files = {n.split("::", 1)[0] for n in base.collected}
+    files = touched({n.split("::", 1)[0] for n in base.collected}, run.changes)
     problems += source_problems(
         base.collected,
         head.collected,
@@ -282,6 +316,8 @@ def run(run: Run) -> LaneReport:
         "visible_tests": {"base": len(base.collected), "head": len(head.collected)},
         # Where the base's collection came from: the judge's cache or a run (issue 20).
         "cache": {"base_collection": base_origin},
+        # Where the head's came from: its own collection or the suite's run (issue 20).
+        "head_collection": head_origin,
     }
     if copies:
         details["judges_copy"] = copies
