@@ -489,7 +489,11 @@ def _out_of_process(
     # opens what the code returns runs the patch's text in this process, which sees only
     # its scratch dir, never the host, the network or the checkout. The lane starts the
     # workers' boxes at its request (launcher.py): a box cannot start one inside as root.
-    with launcher.serving(box, run.environ) as launch:
+    # Its workers see the user the judge's pytest sees (testrun.build_env): as an unboxed
+    # judge's workers did, since a missing USER tells the code it is judged.
+    user = testrun.user_name(run.environ)
+    lane_env = {**run.environ, "USER": user, "LOGNAME": user}
+    with launcher.serving(box, lane_env) as launch:
         judging = None
         if launch is not None:
             fd = launch.judge_end.fileno()
