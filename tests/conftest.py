@@ -7,6 +7,7 @@ import atexit
 import contextlib
 import importlib.util
 import os
+import py_compile
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,6 @@ import pytest
 from hypothesis import settings
 
 import patchjudge
-from patchjudge import bytecode
 from tests import init_helpers
 from tests.helpers import built_once, shared_dir
 
@@ -121,16 +121,20 @@ def judge_bytecode(package: Path) -> None:
     Every scenario runs the judge in fresh subprocesses with bytecode writing
     off, so each of them compiled the judge's modules again (a large share of a
     gate's CPU). Written here, in the xdist controller before its workers start,
-    by the judge's own compile step (patchjudge.bytecode); the interpreter reads a
+    in the same mode as the judge's compile step (patchjudge.bytecode); the interpreter reads a
     hash-checked `.pyc` only while the source's bytes match it. Nothing is
     rewritten when every `.pyc` is fresh: a second run in this checkout then
     changes no file that a running one's guard watches (tests/conftest.py's
     PYTHONDONTWRITEBYTECODE says why that matters). A tree that cannot be written
     to only makes the run slower.
     """
-    if stale_bytecode(package):
-        with contextlib.suppress(OSError):
-            bytecode.compile_site(package.parent, (package.name,))
+    # Only the stale ones, each by py_compile: compileall skips a source whose
+    # timestamp `.pyc` (a run with bytecode writing on left it) matches its mtime,
+    # whatever invalidation mode it is asked for.
+    mode = py_compile.PycInvalidationMode.CHECKED_HASH
+    with contextlib.suppress(OSError):
+        for source in stale_bytecode(package):
+            py_compile.compile(str(source), quiet=2, invalidation_mode=mode)
 
 
 def long_poles_first(items: list[pytest.Item]) -> list[pytest.Item]:

@@ -57,11 +57,13 @@ def compile_site(site: Path, packages: Iterable[str]) -> bool:
     """Hash-checked bytecode for `packages` (and pytest's pygments) in `site`; False on an error."""
     mode = py_compile.PycInvalidationMode.CHECKED_HASH
     ok = True
+    # force: compileall keeps a timestamp `.pyc` whose mtime matches (pip writes them at
+    # install), whatever mode it is asked for; that one would outlive a re-dated source.
     for path in targets(site, packages):
         if path.is_dir():
-            ok &= bool(compileall.compile_dir(path, quiet=2, invalidation_mode=mode))
+            ok &= bool(compileall.compile_dir(path, quiet=2, force=True, invalidation_mode=mode))
         else:
-            ok &= bool(compileall.compile_file(path, quiet=2, invalidation_mode=mode))
+            ok &= bool(compileall.compile_file(path, quiet=2, force=True, invalidation_mode=mode))
     return ok
 
 

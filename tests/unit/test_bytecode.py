@@ -70,6 +70,24 @@ def test_the_packages_the_lanes_import_get_hash_checked_bytecode_and_nothing_els
     assert not (site / "setuptools" / "__pycache__").exists()
 
 
+def test_a_timestamp_pyc_left_by_an_install_is_replaced_by_a_hash_checked_one(
+    tmp_path: Path,
+) -> None:
+    site = _site(tmp_path)
+    # What pip leaves: timestamp bytecode whose recorded mtime matches the source's.
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(site / "pluggy")],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    source = site / "pluggy" / "_hooks.py"
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    assert int.from_bytes(pyc.read_bytes()[4:8], "little") == 0
+    _compile(site, "--code")
+    header = pyc.read_bytes()[:16]
+    assert int.from_bytes(header[4:8], "little") == CHECKED_HASH
+    assert header[8:16] == importlib.util.source_hash(source.read_bytes())
+
+
 def test_a_lane_reads_the_bytecode_and_never_over_a_changed_source(tmp_path: Path) -> None:
     site = _site(tmp_path)
     _compile(site, "--code")
