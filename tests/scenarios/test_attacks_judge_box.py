@@ -63,6 +63,22 @@ def _untouched(host: Host, repo: Path, planted: Path) -> None:
     assert host.secret.read_text() == host.text
 
 
+def _evaluated(code: str) -> str:
+    """The code under test whose `dump()` is text that runs `code` when a property evals it;
+    `code` sets `ok`, and the text evaluates to the list only when it is true."""
+    return (
+        CALC
+        + f"""
+
+_CODE = {code!r}
+
+
+def dump(xs):
+    return f"(lambda g: (exec({{_CODE!r}}, g), {{xs!r}} if g['ok'] else None)[1])({{{{}}}})"
+"""
+    )
+
+
 def _rejected(judged: Judged, prop: str) -> None:
     assert judged.decision != "accept_for_review", judged.explain()
     assert judged.decision == "reject", judged.explain()
@@ -120,17 +136,7 @@ try:
 except OSError:
     ok = False
 """  # fmt: skip
-        evil = (
-            CALC
-            + f"""
-
-_CODE = {code!r}
-
-
-def dump(xs):
-    return f"(lambda g: (exec({{_CODE!r}}, g), {{xs!r}} if g['ok'] else None)[1])({{{{}}}})"
-"""
-        )
+        evil = _evaluated(code)
         base = {
             "src/calc/__init__.py": LITERAL_CALC,
             "eval/properties/test_total.py": EVAL_PROPERTY,
@@ -256,17 +262,7 @@ else:
     code = ask(found, {{"op": "wait", "id": ident["id"], "timeout": 60}})["returncode"]
 ok = code == 0
 """
-    evil = (
-        CALC
-        + f"""
-
-_CODE = {code!r}
-
-
-def dump(xs):
-    return f"(lambda g: (exec({{_CODE!r}}, g), {{xs!r}} if g['ok'] else None)[1])({{{{}}}})"
-"""
-    )
+    evil = _evaluated(code)
     base = {"src/calc/__init__.py": LITERAL_CALC, "eval/properties/test_total.py": EVAL_PROPERTY}
     judged = attack(tmp_path, {"src/calc/__init__.py": evil}, base=base)
     _untouched(host, repo, repo / "planted.py")
