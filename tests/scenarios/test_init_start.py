@@ -19,6 +19,25 @@ def test_a_green_start_says_so(tmp_path: Path) -> None:
     assert "the visible suite passes at this commit (1 passed)" in result.out
 
 
+def test_a_project_that_is_one_of_pytests_own_dependencies_starts_green(tmp_path: Path) -> None:
+    # A tree whose top-level package is named pluggy: pytest must run on its own
+    # pluggy and hand the tree's to the starter. With the tree on PYTHONPATH from
+    # the start, pytest itself imported the tree's and crashed ("cannot import
+    # name 'HookimplMarker'"): a red start blamed on the project.
+    repo = init_repo(
+        tmp_path / "pluggy",
+        {
+            "pluggy/__init__.py": "def total(xs):\n    return sum(xs)\n",
+            "tests/test_total.py": (
+                "from pluggy import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n"
+            ),
+        },
+    )
+    result = cli(repo, "init")
+    assert result.code == 0, result.err
+    assert "the starter passes at this commit (1 names)" in result.out
+
+
 def test_a_package_that_does_not_import_is_a_red_start_in_one_line(tmp_path: Path) -> None:
     # The names are read from the source; importing it fails (a config it reads at import).
     repo = init_repo(

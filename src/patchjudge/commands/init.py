@@ -279,14 +279,19 @@ def run_starter(
         if generated:
             top = _tree_copy(top, Path(copy), [*tracked, scaffold.STARTER], generated)
         xml = home / "starter.xml"
-        argv = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        # The tree joins sys.path through the judge's plugin, after pytest has
+        # imported pluggy and iniconfig: a project that is one of them (or
+        # vendors a copy) is the starter's code, never pytest's (issue 19).
+        argv = [sys.executable, *proc.ISOLATED_PYTHON, "-m", "pytest", "-q",
+                "-p", "patchjudge.pytest_plugin", "-p", "no:cacheprovider",
                 "--noconftest", "-c", os.devnull, "--rootdir", str(top),
                 f"--junitxml={xml}", scaffold.STARTER]  # fmt: skip
         env = {
             "PATH": os.environ.get("PATH", os.defpath),
             "HOME": tmp,
             "TMPDIR": tmp,
-            "PYTHONPATH": os.pathsep.join(str(top / p) for p in pythonpath),
+            "PYTHONHASHSEED": proc.HASH_SEED,
+            "PATCHJUDGE_PYTHONPATH": os.pathsep.join(str(top / p) for p in pythonpath),
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
         }
