@@ -22,6 +22,7 @@ from tests.helpers import cli, commit, example_repo, write
 pytestmark = pytest.mark.compat
 
 LIB = '''
+import collections.abc
 import datetime
 import enum
 import re
@@ -144,6 +145,31 @@ class Where:
 
     def __fspath__(self):
         return self.p
+
+
+class Items(collections.abc.Sequence):
+    def __init__(self, *xs):
+        self.xs = list(xs)
+
+    def __len__(self):
+        return len(self.xs)
+
+    def __getitem__(self, i):
+        return self.xs[i]
+
+
+class Table(collections.abc.Mapping):
+    def __init__(self, **kw):
+        self.kw = kw
+
+    def __len__(self):
+        return len(self.kw)
+
+    def __getitem__(self, k):
+        return self.kw[k]
+
+    def __iter__(self):
+        return iter(self.kw)
 '''
 
 HEADER = """
@@ -346,6 +372,26 @@ IDIOMS: dict[str, tuple[str, str]] = {
         """
         def test_deepcopy():
             assert copy.deepcopy(lib.Thing(3)) == lib.Thing(3)
+        """,
+        "passed",
+    ),
+    "a match statement on a library sequence and mapping": (
+        """
+        @given(st.lists(st.integers(), min_size=1, max_size=4))
+        def test_match_library_collections(xs):
+            match lib.Items(*xs):
+                case [head, *rest]:
+                    assert [head, *rest] == xs
+                case _:
+                    raise AssertionError("no sequence pattern matched")
+            match lib.Table(a=xs[0]):
+                case {"a": v}:
+                    assert v == xs[0]
+                case _:
+                    raise AssertionError("no mapping pattern matched")
+            match lib.Thing(1):
+                case [*_] | {}:
+                    raise AssertionError("a Thing is no sequence nor mapping")
         """,
         "passed",
     ),

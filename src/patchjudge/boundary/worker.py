@@ -271,7 +271,17 @@ def _meta(obj: Any) -> Any:
         except Exception:
             return None
         return (protocol.META_ENUM, text[:200]) if type(text) is str else None
+    flags = _TYPE_FLAGS.__get__(type(obj))  # the real type's, not a metaclass's `__flags__`
+    if flags & _SEQUENCE_FLAG:
+        return (protocol.META_SEQUENCE,)
+    if flags & _MAPPING_FLAG:
+        return (protocol.META_MAPPING,)
     return None
+
+
+# What a `match` statement reads of a subject's type (CPython's Py_TPFLAGS_SEQUENCE, _MAPPING).
+_TYPE_FLAGS = type.__dict__["__flags__"]
+_SEQUENCE_FLAG, _MAPPING_FLAG = 1 << 5, 1 << 6
 
 
 # The metaclasses a class handle may claim, as this process had them before the code ran:
