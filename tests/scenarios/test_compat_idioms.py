@@ -147,6 +147,21 @@ class Where:
         return self.p
 
 
+class Strict:
+    """h2's Settings: == with an unrelated type is NotImplemented, so Python asks the other."""
+
+    def __init__(self, n=0):
+        self.n = n
+
+    def __eq__(self, other):
+        if not isinstance(other, Strict):
+            return NotImplemented
+        return other.n == self.n
+
+    def __lt__(self, other):
+        return self.n < other.n if isinstance(other, Strict) else NotImplemented
+
+
 class Items(collections.abc.Sequence):
     def __init__(self, *xs):
         self.xs = list(xs)
@@ -372,6 +387,28 @@ IDIOMS: dict[str, tuple[str, str]] = {
         """
         def test_deepcopy():
             assert copy.deepcopy(lib.Thing(3)) == lib.Thing(3)
+        """,
+        "passed",
+    ),
+    "a judge object's reflected comparison against a library object": (
+        """
+        def test_reflected_comparison():
+            class Delegate:
+                def __eq__(self, other):
+                    return [self]
+
+                __ne__ = __eq__
+
+                def __gt__(self, other):
+                    return "gt"
+
+            d = Delegate()
+            assert (lib.Strict(1) == d) == [d] and (lib.Strict(1) != d) == [d]
+            assert (lib.Strict(1) < d) == "gt"
+            assert lib.Strict(1) != object() and not lib.Strict(1) == lib.Thing
+            assert lib.Strict(1) == lib.Strict(1) != lib.Strict(2) and lib.Strict(1) != 1
+            with pytest.raises(TypeError):
+                lib.Strict(1) < object()
         """,
         "passed",
     ),
