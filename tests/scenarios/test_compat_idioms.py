@@ -22,6 +22,7 @@ from tests.helpers import cli, commit, example_repo, write
 pytestmark = pytest.mark.compat
 
 LIB = '''
+import collections.abc
 import datetime
 import enum
 import re
@@ -144,6 +145,46 @@ class Where:
 
     def __fspath__(self):
         return self.p
+
+
+class Strict:
+    """h2's Settings: == with an unrelated type is NotImplemented, so Python asks the other."""
+
+    def __init__(self, n=0):
+        self.n = n
+
+    def __eq__(self, other):
+        if not isinstance(other, Strict):
+            return NotImplemented
+        return other.n == self.n
+
+    def __lt__(self, other):
+        return self.n < other.n if isinstance(other, Strict) else NotImplemented
+
+
+class Items(collections.abc.Sequence):
+    def __init__(self, *xs):
+        self.xs = list(xs)
+
+    def __len__(self):
+        return len(self.xs)
+
+    def __getitem__(self, i):
+        return self.xs[i]
+
+
+class Table(collections.abc.Mapping):
+    def __init__(self, **kw):
+        self.kw = kw
+
+    def __len__(self):
+        return len(self.kw)
+
+    def __getitem__(self, k):
+        return self.kw[k]
+
+    def __iter__(self):
+        return iter(self.kw)
 '''
 
 HEADER = """
@@ -349,6 +390,48 @@ IDIOMS: dict[str, tuple[str, str]] = {
         """,
         "passed",
     ),
+    "a judge object's reflected comparison against a library object": (
+        """
+        def test_reflected_comparison():
+            class Delegate:
+                def __eq__(self, other):
+                    return [self]
+
+                __ne__ = __eq__
+
+                def __gt__(self, other):
+                    return "gt"
+
+            d = Delegate()
+            assert (lib.Strict(1) == d) == [d] and (lib.Strict(1) != d) == [d]
+            assert (lib.Strict(1) < d) == "gt"
+            assert lib.Strict(1) != object() and not lib.Strict(1) == lib.Thing
+            assert lib.Strict(1) == lib.Strict(1) != lib.Strict(2) and lib.Strict(1) != 1
+            with pytest.raises(TypeError):
+                lib.Strict(1) < object()
+        """,
+        "passed",
+    ),
+    "a match statement on a library sequence and mapping": (
+        """
+        @given(st.lists(st.integers(), min_size=1, max_size=4))
+        def test_match_library_collections(xs):
+            match lib.Items(*xs):
+                case [head, *rest]:
+                    assert [head, *rest] == xs
+                case _:
+                    raise AssertionError("no sequence pattern matched")
+            match lib.Table(a=xs[0]):
+                case {"a": v}:
+                    assert v == xs[0]
+                case _:
+                    raise AssertionError("no mapping pattern matched")
+            match lib.Thing(1):
+                case [*_] | {}:
+                    raise AssertionError("a Thing is no sequence nor mapping")
+        """,
+        "passed",
+    ),
 }
 
 FILE = "eval/properties/test_idioms.py"
@@ -490,3 +573,83 @@ def test_a_file_comparing_the_exact_type_of_a_library_object_runs_in_process(
         "process the type of a library object is its stand-in's"
     }, report["details"]
     assert f"{name}::test_a_copy_has_the_exact_class[Thing]" in compat.oop_outcomes(report).passed()
+
+
+HANDED_LIB = '''
+import enum
+import inspect
+
+
+def structure(value, cls):
+    """cattrs's idiom: dispatch on the class itself (its members, issubclass)."""
+    if isinstance(cls, type) and issubclass(cls, enum.Enum):
+        return cls(value)
+    raise TypeError(f"unsupported type: {cls!r}")
+
+
+def seq(fn):
+    """expression's @effect.seq: the decorated function must be a generator function."""
+    if not inspect.isgeneratorfunction(fn):
+        raise TypeError("not a generator function")
+    return lambda *a: tuple(fn(*a))
+'''
+
+HANDED_FILES = {
+    "eval/properties/test_handed_class.py": """
+import enum
+
+from hypothesis import given, strategies as st
+
+import lib
+
+
+class Color(enum.Enum):
+    RED = 1
+    BLUE = 2
+
+
+@given(st.sampled_from([1, 2]))
+def test_structure_an_enum_of_the_files(n):
+    assert lib.structure(n, Color) is Color(n)
+""",
+    "eval/properties/test_handed_generator.py": """
+from hypothesis import given, strategies as st
+
+import lib
+
+
+@given(st.lists(st.integers(), max_size=4))
+def test_a_decorated_generator_of_the_files(xs):
+    @lib.seq
+    def each():
+        yield from xs
+
+    assert each() == tuple(xs)
+""",
+}
+
+
+def test_a_file_handing_its_own_class_or_generator_to_the_library_runs_in_process(
+    tmp_path: Path,
+) -> None:
+    """Out of process the class and the generator function are judge handles, which the
+    library cannot dispatch on (cattrs's 12, expression's @effect.seq 3)."""
+    require_sandbox()
+    ledger = fast_ledger().replace("review_mutants = 2\n", "review_mutants = 0\n")
+    repo = example_repo(
+        tmp_path, **{"src/lib.py": HANDED_LIB, **HANDED_FILES, "eval/gate.toml": ledger}
+    )
+    write(repo, {"src/lib.py": HANDED_LIB + "\n# patched\n"})
+    commit(repo, "a comment-only patch")
+    report = cli(repo, "properties", "--base", "main").report(repo, "properties")
+    why = "of the code under test: it needs the object itself in its process, not a judge handle"
+    assert report["details"]["in_process_why"] == {
+        "eval/properties/test_handed_class.py": "class Color (line 8) is handed to "
+        f"lib.structure (line 15), {why}",
+        "eval/properties/test_handed_generator.py": "generator function each (line 9) is "
+        f"decorated with lib.seq (line 8), {why}",
+    }, report["details"]
+    assert {
+        "eval/properties/test_handed_class.py::test_structure_an_enum_of_the_files",
+        "eval/properties/test_handed_generator.py::test_a_decorated_generator_of_the_files",
+    } <= compat.oop_outcomes(report).passed(), report

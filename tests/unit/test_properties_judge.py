@@ -149,7 +149,37 @@ def test_judge_outcomes(run: TestRun, fragment: str | None) -> None:
         (b"import pytest\n\n@pytest.mark.slow\nclass TestP:\n    pass\n", None),
         (b"from helpers import Base\n\nclass P(Base):\n    pass\n", None),
         (b"from . import Base\n\nclass P(Base):\n    pass\n", None),
-        (b"import mylib\n\nclass P:\n    pass\n\nx = mylib.register(P)\n", None),
+        # A class, generator or coroutine function the file makes, handed to the code: it
+        # would get a judge handle (cattrs's converters, expression's @effect.seq).
+        (b"import mylib\n\nclass P:\n    pass\n\nx = mylib.register(P)\n",
+         "class P (line 3) is handed to mylib.register (line 6), of the code under test"),
+        (b"from enum import Enum\nfrom mylib import Converter\n\nclass E(Enum):\n    A = 0\n\n"
+         b"def test_x():\n    assert Converter().structure(0, E) is E.A\n",
+         "class E (line 4) is handed to Converter().structure (line 8)"),
+        (b"import enum\n\ndef test_x(converter):\n    E = enum.Enum('E', 'A B')\n"
+         b"    converter.register_hook(E, lambda v, t: v)\n",
+         "class E (line 4) is handed to converter.register_hook (line 5)"),
+        (b"import dataclasses, typing\n\n@dataclasses.dataclass\nclass P:\n    x: int = 0\n\n"
+         b"def test_x(c):\n    c.structure([], typing.List[P])\n",
+         "class P (line 4) is handed to c.structure (line 8)"),
+        (b"import mylib\n\ndef test_x():\n    @mylib.seq[int]()\n    def fn():\n        yield 1\n\n"
+         b"    assert list(fn()) == [1]\n",
+         "generator function fn (line 5) is decorated with mylib.seq[int]() (line 4)"),
+        (b"import mylib\n\nasync def work():\n    pass\n\ndef test_x():\n    mylib.start(work)\n",
+         "coroutine function work (line 3) is handed to mylib.start (line 7)"),
+        # Instances and members by value, plain functions, and the judge's own calls cross.
+        (b"import dataclasses, mylib\n\n@dataclasses.dataclass\nclass P:\n    x: int = 0\n\n"
+         b"def gen():\n    yield P()\n\ndef test_x(monkeypatch, data):\n    p = P(1)\n"
+         b"    assert mylib.f(p) == mylib.f(P(1)) == mylib.g(P.x, lambda: P, [P(2)], key=len)\n"
+         b"    assert isinstance(p, P) and issubclass(P, object) and dataclasses.fields(P)\n"
+         b"    assert list(gen()) == [P()] and mylib.h(list(gen()), check)\n"
+         b"    monkeypatch.setattr(P, 'x', 2)\n\n@mylib.deco\ndef check():\n    return P\n",
+         None),
+        (b"import pytest\nfrom hypothesis import given, strategies as st\nfrom helpers import make\n\n"
+         b"class P:\n    pass\n\nclass T:\n    def test_x(self):\n        self.assertIs(make(P), P)\n\n"
+         b"@pytest.mark.parametrize('c', [P])\n@given(st.builds(P), st.sampled_from([P]))\n"
+         b"def test_y(c, p, q):\n    with pytest.raises(TypeError):\n        super(P, p)\n",
+         None),
         (b"def test_x(:\n", None),
         # A strategy the code under test builds: hypothesis draws from it in its process.
         (b"from hypothesis import given\nfrom mylib.hypothesis import urls\n\n@given(urls())\n"

@@ -194,6 +194,11 @@ META_TZINFO, META_PATTERN, META_CLASS = "tzinfo", "pattern", "class"
 # ("held",) on a view of a plain list, dict or set an attribute read gave (GETATTR): the
 # object's own container, so `frame.flags.add("END_HEADERS")` changes the frame's (issue 17).
 META_HELD = "held"
+# ("sequence",), ("mapping",): the object's real type has Py_TPFLAGS_SEQUENCE or _MAPPING (a
+# collections.abc.Sequence or Mapping by inheritance or registration), which is all a `match`
+# statement's sequence or mapping pattern reads of a subject's type: the judge's handle for
+# it is of a class with the same flag (issue 17).
+META_SEQUENCE, META_MAPPING = "sequence", "mapping"
 # The metaclasses a class handle may claim, most derived first: each side's own by name.
 METACLASSES = ("enum.EnumType", "abc.ABCMeta", "builtins.type")
 

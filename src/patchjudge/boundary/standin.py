@@ -120,6 +120,7 @@ class Worker:
         self.id_texts: dict[int, str] = {}  # handle id -> its parametrize id (enum members)
         # Handle id -> the metaclass a class of the code's claims (protocol.METACLASSES).
         self.metaclasses: dict[int, type] = {}
+        self.shapes: dict[int, type[Handle]] = {}  # a sequence's or mapping's handle class
         # Handle id -> the one view of an enum member with a data value (an IntEnum's):
         # a member is a singleton, `event.code is Codes.CLOSED` (issue 17).
         self.enum_views: dict[int, Any] = {}
@@ -360,7 +361,7 @@ class Worker:
         unclaimed: list[Handle] = []
         for operand in operands:
             if (
-                type(operand) is not Handle
+                type(operand) not in HANDLE_TYPES
                 or object.__getattribute__(operand, "_pj_worker") is not self
             ):
                 continue
@@ -659,6 +660,8 @@ class Worker:
                 self.id_texts[ref.id] = ascii_escaped(meta[1])
             elif _is_module_meta(meta):
                 self.packages[ref.id] = meta[2]
+            elif _is_shape_meta(meta):
+                self.shapes[ref.id] = _SHAPES[meta]
             elif meta == (protocol.META_TZINFO,):
                 return self._tzinfo(ref.id)
             else:
@@ -672,7 +675,7 @@ class Worker:
         if proxy is not None:
             self.counts[ident] += 1
             return proxy
-        proxy = Handle._pj_make(self, ident)
+        proxy = self.shapes.get(ident, Handle)._pj_make(self, ident)
         self.proxies[ident] = proxy
         self.counts[ident] = 1
         weakref.finalize(proxy, self._forget, ident)
@@ -709,6 +712,7 @@ class Worker:
 
     def _forget(self, ident: int) -> None:
         self.iterators.pop(ident, None)
+        self.shapes.pop(ident, None)
         self.fetched.pop(ident, None)
         self.ends.pop(ident, None)
         if self.proc is not None and self.failure is None:
@@ -777,7 +781,7 @@ class Worker:
         finally:
             if kept:
                 self.kept[key] = kept[0]
-                owner = _owner(kept[0]) if type(kept[0]) is Handle else None
+                owner = _owner(kept[0]) if type(kept[0]) in HANDLE_TYPES else None
                 if owner is not None and owner[0] is self:
                     object.__setattr__(proxy, "_pj_id", owner[1])
 
@@ -1025,7 +1029,7 @@ def _drain(fd: int, kept: int, owned: bool = False) -> None:
 
 def _ident(obj: Any) -> int | None:
     """A handle's id, or None for anything else."""
-    return object.__getattribute__(obj, "_pj_id") if type(obj) is Handle else None
+    return object.__getattribute__(obj, "_pj_id") if type(obj) in HANDLE_TYPES else None
 
 
 def _owner(obj: Any) -> tuple[Worker, int] | None:
@@ -1313,6 +1317,10 @@ def _is_enum_meta(meta: Any) -> bool:
     )
 
 
+def _is_shape_meta(meta: Any) -> bool:
+    return type(meta) is tuple and len(meta) == 1 and type(meta[0]) is str and meta in _SHAPES
+
+
 def _is_module_meta(meta: Any) -> bool:
     return (
         type(meta) is tuple
@@ -1411,7 +1419,7 @@ class Handle:
         # metaclass (the worker's meta, one of protocol.METACLASSES), so `inspect.isclass`,
         # pytest and hypothesis take it for a class (issue 17); `type(h)` stays Handle.
         worker = object.__getattribute__(self, "_pj_worker")
-        return worker.metaclasses.get(object.__getattribute__(self, "_pj_id"), Handle)  # type: ignore[no-any-return]
+        return worker.metaclasses.get(object.__getattribute__(self, "_pj_id"), type(self))  # type: ignore[no-any-return]
 
     def _pj_local(self, name: str) -> Any:
         if name == "__signature__":
@@ -1581,6 +1589,30 @@ for _name in (
     setattr(Handle, f"__{_name}__", _op(_fn))
     setattr(Handle, f"__r{_name}__", _op("r" + _name))
     setattr(Handle, f"__i{_name}__", _op("i" + _name))
+
+
+class SequenceHandle(Handle, metaclass=abc.ABCMeta):
+    """A handle for a sequence of the code's: `match h: case [x, *rest]` reads the type's
+    Py_TPFLAGS_SEQUENCE alone (set here by ABCMeta's `__abc_tpflags__`), then len and items,
+    as it would of the worker's object (issue 17). Registered with no ABC: `isinstance`
+    against collections.abc is still the worker's answer (_abc_instancecheck)."""
+
+    __slots__ = ()
+    __abc_tpflags__ = 1 << 5
+
+
+class MappingHandle(Handle, metaclass=abc.ABCMeta):
+    """A handle for a mapping of the code's: `case {"k": v}` reads Py_TPFLAGS_MAPPING."""
+
+    __slots__ = ()
+    __abc_tpflags__ = 1 << 6
+
+
+HANDLE_TYPES = frozenset({Handle, SequenceHandle, MappingHandle})
+_SHAPES: dict[Any, type[Handle]] = {
+    (protocol.META_SEQUENCE,): SequenceHandle,
+    (protocol.META_MAPPING,): MappingHandle,
+}
 
 
 # --- method calls in one round trip (issue 20) ----------------------------------
@@ -2076,13 +2108,13 @@ _ABC_SUBCLASSCHECK = abc.ABCMeta.__subclasscheck__
 # has every operator, so judge side it would be Sized, Iterable, Reversible
 # whatever it stands for. The worker answers for the classes that cross by name.
 def _abc_instancecheck(cls: abc.ABCMeta, instance: Any) -> bool:
-    if type(instance) is Handle and wire.stdlib_code(cls) is not None:
+    if type(instance) in HANDLE_TYPES and wire.stdlib_code(cls) is not None:
         return _asked(instance, "instancecheck", cls)
     return bool(_ABC_INSTANCECHECK(cls, instance))
 
 
 def _abc_subclasscheck(cls: abc.ABCMeta, subclass: Any) -> bool:
-    if type(subclass) is Handle and wire.stdlib_code(cls) is not None:
+    if type(subclass) in HANDLE_TYPES and wire.stdlib_code(cls) is not None:
         return _asked(subclass, "subclasscheck", cls)
     return bool(_ABC_SUBCLASSCHECK(cls, subclass))
 

@@ -245,6 +245,9 @@ STDLIB: dict[int, _Kind] = {
     # library (h2's send_data, session 7); a write through it does not come back.
     19: _Kind(memoryview, lambda v: (v.tobytes(),), memoryview, ((bytes,),), False),
     16: _Kind(type(...), lambda v: (), lambda: ..., (), True),
+    # A comparison's NotImplemented (worker._compare): the judge's Python then asks the
+    # judge object's reflected method, as it would in process (h2's delegated __eq__).
+    20: _Kind(type(NotImplemented), lambda v: (), lambda: NotImplemented, (), True),
     17: _Kind(type, lambda v: (_CLASS_NAMES[id(v)],), _named_class, ((str,),), True),
     18: _Kind(
         type(http.HTTPStatus.OK), lambda v: (f"{type(v).__module__}.{type(v).__qualname__}",

@@ -69,6 +69,28 @@ def _reflected(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return lambda a, b: op(b, a)
 
 
+def _compare(name: str) -> Callable[[Any, Any], Any]:
+    """A comparison of this worker's object with an operand (issue 17).
+
+    Against one of the judge's objects only the object's own method is asked
+    here: its NotImplemented goes back, and the judge's Python asks the judge
+    object's reflected method on its side, then falls back to identity, as in
+    process (`settings == delegate` is `delegate.__eq__(settings)`'s answer).
+    Here the judge object's proxy may not answer a comparison with this
+    worker's object (_forward), so the reflection must happen judge side.
+    """
+    op = getattr(operator, name)
+    slot = f"__{name}__"
+
+    def compare(a: Any, b: Any) -> Any:
+        if isinstance(b, JudgeObject | JudgeFunction):
+            return getattr(type(a), slot)(a, b)
+        return op(a, b)
+
+    compare.__name__ = name
+    return compare
+
+
 # protocol.ARITHMETIC: this module's code runs before main() hands it the protocol.
 _ARITHMETIC = [
     "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift", "and_", "or_",
@@ -79,9 +101,10 @@ _BINARY = {
     for name in [
         *_ARITHMETIC,
         *("i" + n.rstrip("_") for n in _ARITHMETIC),
-        *["eq", "ne", "lt", "le", "gt", "ge", "getitem", "delitem", "contains"],
+        *["getitem", "delitem", "contains"],
     ]
 }
+_BINARY.update({name: _compare(name) for name in ("eq", "ne", "lt", "le", "gt", "ge")})
 OPS: dict[str, Callable[..., Any]] = {
     **_BINARY,
     **{"r" + name.rstrip("_"): _reflected(_BINARY[name]) for name in _ARITHMETIC},
@@ -271,7 +294,17 @@ def _meta(obj: Any) -> Any:
         except Exception:
             return None
         return (protocol.META_ENUM, text[:200]) if type(text) is str else None
+    flags = _TYPE_FLAGS.__get__(type(obj))  # the real type's, not a metaclass's `__flags__`
+    if flags & _SEQUENCE_FLAG:
+        return (protocol.META_SEQUENCE,)
+    if flags & _MAPPING_FLAG:
+        return (protocol.META_MAPPING,)
     return None
+
+
+# What a `match` statement reads of a subject's type (CPython's Py_TPFLAGS_SEQUENCE, _MAPPING).
+_TYPE_FLAGS = type.__dict__["__flags__"]
+_SEQUENCE_FLAG, _MAPPING_FLAG = 1 << 5, 1 << 6
 
 
 # The metaclasses a class handle may claim, as this process had them before the code ran:

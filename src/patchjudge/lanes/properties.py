@@ -148,6 +148,7 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
     library: set[str] = set()
     hypothesis: set[str] = set()
     standard: set[str] = set()
+    judge_side: set[str] = set()
     for node in ast.walk(tree):
         roots: list[tuple[str, str]] = []
         if isinstance(node, ast.Import):
@@ -166,6 +167,8 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
                 hypothesis.add(bound)
             if module in sys.stdlib_module_names:
                 standard.add(bound)
+            if module in sys.stdlib_module_names or module in TOOLS | set(judge):
+                judge_side.add(bound)
     for node in sorted(
         (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)), key=lambda n: n.lineno
     ):
@@ -180,7 +183,129 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
                     f"class {node.name} (line {node.lineno}) {how} {ast.unparse(expr)}, "
                     "of the code under test"
                 )
-    return _library_strategy(tree, library, hypothesis) or _exact_type(tree, standard)
+    return (
+        _handed_to_library(tree, library, judge_side)
+        or _library_strategy(tree, library, hypothesis)
+        or _exact_type(tree, standard)
+    )
+
+
+# The functional forms that make a class: `Enum("E", "A B")`, `namedtuple(...)`, `type(n, b, d)`.
+_CLASS_MAKERS = frozenset(
+    {"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "namedtuple", "NamedTuple", "TypedDict",
+     "make_dataclass", "type"}
+)  # fmt: skip
+# Parameters whose own methods are the test tools' (pytest fixtures, hypothesis's data).
+_TOOL_PARAMETERS = frozenset({"self", "cls", "monkeypatch", "request", "data", "subtests"})
+
+
+def _handed_to_library(tree: ast.AST, library: set[str], judge_side: set[str]) -> str | None:
+    """Pure: the first class, generator or coroutine function the file makes that it hands
+    to the code under test (an argument of a call, a decorator), or None.
+
+    Out of process such a thing crosses as a judge handle: the code's
+    `converter.structure(d, MyEnum)`, `register_hook(MyClass, ...)` or
+    `@lib.seq` over a generator function dispatch on the class (its fields,
+    its members, `issubclass`) or on the function's kind (`inspect.
+    isgeneratorfunction`, `.send`), which a handle is not; the class's
+    methods are judge code, so no stand-in of the worker's can be it (issue
+    17). A call counts unless the file's own names, a builtin, the standard
+    library, a test tool, the judge's helpers or a tool parameter's own
+    method (`self.assertIs`, `monkeypatch.setattr`) make it: a fixture or a
+    local the code built may be the code's. An instance passed by value
+    (`lib.f(Mine(1))`, `lib.f(mine)`) and a member (`lib.f(Mine.A)`) cross.
+    """
+    made: dict[str, tuple[str, int]] = {}
+    own: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            made[node.name] = (f"class {node.name}", node.lineno)
+            own.add(node.name)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            own.add(node.name)
+            if isinstance(node, ast.AsyncFunctionDef):
+                made.setdefault(node.name, (f"coroutine function {node.name}", node.lineno))
+            elif _yields(node):
+                made.setdefault(node.name, (f"generator function {node.name}", node.lineno))
+        elif isinstance(node, ast.Assign) and _class_maker(node.value):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    made[target.id] = (f"class {target.id}", node.lineno)
+                    own.add(target.id)
+
+    def judge_made(func: ast.expr) -> bool:
+        root = _root_name(func)
+        if root is None or root in library:
+            return False
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in _TOOL_PARAMETERS
+        ):
+            return True
+        return (
+            root in own
+            or root in judge_side
+            or (root == getattr(func, "id", None) and hasattr(builtins, root))
+        )
+
+    def handed(expr: ast.expr) -> ast.Name | None:
+        if isinstance(expr, ast.Name):
+            return expr if expr.id in made else None
+        if isinstance(expr, ast.Call | ast.Lambda | ast.Attribute):
+            return None  # a value the call makes, a callback, a member or attribute
+        for child in ast.iter_child_nodes(expr):
+            if isinstance(child, ast.expr) and (found := handed(child)):
+                return found
+        return None
+
+    def reason(name: str, how: str, line: int) -> str:
+        what, where = made[name]
+        return (
+            f"{what} (line {where}) {how} (line {line}), of the code under test: it needs "
+            "the object itself in its process, not a judge handle"
+        )
+
+    for node in sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)),
+        key=lambda n: n.lineno,
+    ):
+        if node.name in made and made[node.name][1] == node.lineno:
+            for deco in node.decorator_list:
+                if not judge_made(deco.func if isinstance(deco, ast.Call) else deco):
+                    return reason(node.name, f"is decorated with {ast.unparse(deco)}", deco.lineno)
+    for call in sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Call)),
+        key=lambda n: (n.lineno, n.col_offset),
+    ):
+        if judge_made(call.func):
+            continue
+        for expr in [*call.args, *(k.value for k in call.keywords)]:
+            if found := handed(expr.value if isinstance(expr, ast.Starred) else expr):
+                return reason(found.id, f"is handed to {ast.unparse(call.func)}", call.lineno)
+    return None
+
+
+def _yields(node: ast.FunctionDef) -> bool:
+    """Pure: whether it is a generator function (a yield of its own, not a nested def's)."""
+    todo: list[ast.AST] = list(node.body)
+    while todo:
+        child = todo.pop()
+        if isinstance(child, ast.Yield | ast.YieldFrom):
+            return True
+        if not isinstance(
+            child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+        ):
+            todo.extend(ast.iter_child_nodes(child))
+    return False
+
+
+def _class_maker(expr: ast.expr) -> bool:
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in _CLASS_MAKERS and (name != "type" or len(expr.args) == 3)
 
 
 def _exact_type(tree: ast.AST, standard: set[str]) -> str | None:
