@@ -134,13 +134,17 @@ def _setup() -> None:
     if examples is not None:
         # Imported before the tested tree joins sys.path: a `hypothesis`
         # package in the patch's src/ must not stand in for the real one.
-        from hypothesis import settings
+        from hypothesis import HealthCheck, settings
 
+        # Nothing timed: a deterministic gate does not ask how loaded the machine
+        # is. `too_slow` (inputs slow to draw: a busy CI runner, round trips out
+        # of process) would reject an honest patch by the clock.
         settings.register_profile(
             "patchjudge",
             max_examples=int(examples),
             database=None,
             deadline=None,
+            suppress_health_check=[HealthCheck.too_slow],
             derandomize=False,
             print_blob=True,
         )

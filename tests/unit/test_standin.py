@@ -268,6 +268,13 @@ TestMachine = Machine.TestCase
 """
 
 
+UNTIMED = """
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("untimed", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+"""
+
+
 def run_judge(
     tmp_path: Path, properties: str | dict[str, str], library: str = LIBRARY
 ) -> subprocess.CompletedProcess[str]:
@@ -288,15 +295,20 @@ def run_judge(
         "call_timeout_s": 5,
     }
     src = Path(__file__).resolve().parents[2] / "src"
+    # The lane's profile times nothing; hypothesis' default (a 200 ms deadline,
+    # `too_slow` past 1 s of draws) failed these tables on a loaded machine.
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "untimed_profile.py").write_text(UNTIMED)
     env = {
         "PATH": os.environ["PATH"],
         "PATCHJUDGE_ORACLE": json.dumps(spec),
-        "PYTHONPATH": str(src),
+        "PYTHONPATH": os.pathsep.join([str(src), str(plugins)]),
         "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp_path / "hyp"),
     }
     return subprocess.run(
         [sys.executable, "-B", "-m", "pytest", "-p", "patchjudge.boundary.standin", "-p", "no:cacheprovider",
-         "-rA", "-q", "--hypothesis-profile=default", "-o", "addopts=", "-c", os.devnull,
+         "-p", "untimed_profile", "-rA", "-q", "--hypothesis-profile=untimed", "-o", "addopts=", "-c", os.devnull,
          "--rootdir", str(judge), *sorted(f for f in files if f.startswith("test_"))],
         cwd=judge, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
