@@ -7,14 +7,14 @@ import math
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
 
 from patchjudge import charmap, git, probes, review, testrun
-from patchjudge.paths import any_match
+from patchjudge.paths import Change, any_match
 from patchjudge.workspace import Run
 
 _REGULAR = ("100644", "100755")
@@ -47,17 +47,46 @@ def changed_files(run: Run) -> list[review.ChangedFile]:
     The judge's files and the visible suite are not code under test. A file
     new at head (or a copy, or a symlink turned file) is changed throughout.
     """
+    return _read_changed(run, _wanted(run, on_path=True))
+
+
+def unlisted_files(run: Run) -> list[review.ChangedFile]:
+    """The .py files the patch adds or changes off the pythonpath or in the visible suite.
+
+    Not code under test by where they are; code under test once a property's
+    run executes them (`reviewed_unlisted`): a changed line of the library
+    that puts `tools/` on `sys.path` and imports from there would otherwise
+    hide what it imports from the review (red team, session 10).
+    """
+    return _read_changed(run, _wanted(run, on_path=False))
+
+
+def reviewed_unlisted(
+    unlisted: Sequence[review.ChangedFile], executed: Mapping[str, Mapping[str, Sequence[int]]]
+) -> list[review.ChangedFile]:
+    """Pure: the unlisted files a property's run executed a line of: reviewed as the rest."""
+    ran = review.executed_lines(executed, unlisted)
+    return [f for f in unlisted if ran.get(f.path)]
+
+
+def _wanted(run: Run, *, on_path: bool) -> list[Change]:
     ledger = run.ledger
-    skip = [*ledger.judge_paths(), *(f"{p.rstrip('/')}/**" for p in ledger.suite.paths)]
-    wanted = [
-        c
-        for c in run.changes
-        if c.new_path is not None
-        and c.new_path.endswith(".py")
-        and c.new_mode in _REGULAR
-        and on_pythonpath(c.new_path, ledger.gate.pythonpath)
-        and not any_match(skip, c.new_path)
-    ]
+    judge = ledger.judge_paths()
+    suite = [f"{p.rstrip('/')}/**" for p in ledger.suite.paths]
+    found = []
+    for c in run.changes:
+        path = c.new_path
+        if path is None or not path.endswith(".py") or c.new_mode not in _REGULAR:
+            continue
+        if any_match(judge, path):
+            continue
+        listed = on_pythonpath(path, ledger.gate.pythonpath) and not any_match(suite, path)
+        if listed == on_path:
+            found.append(c)
+    return found
+
+
+def _read_changed(run: Run, wanted: Sequence[Change]) -> list[review.ChangedFile]:
     if not wanted:
         return []
     head = {e.path: e for e in git.ls_tree(run.repo, run.head)}

@@ -11,6 +11,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from patchjudge import seed
 from tests.attack_helpers import Judged, attack, fast_ledger, require_sandbox
 from tests.helpers import cli, git
@@ -275,3 +277,41 @@ def test_replay_on_a_trusted_host_with_the_key_runs_the_derived_seed(tmp_path: P
     assert pinned.code == 1, pinned
     doc = json.loads((dev / ".patchjudge" / "verdict.json").read_text())
     assert doc["reasons"] == [f"replay: receipt ran with seed {derived}, the ledger says 20260924"]
+
+
+# --- code under test where the review does not look (red team, session 10) ---
+
+# The library puts a directory off the pythonpath on sys.path and imports the
+# special case from there: the only changed lines on the pythonpath run and
+# their mutants die, the special case is in a file the review did not read.
+OFF_PATH_LOADER = """
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "{where}"))
+from calcimpl import total  # noqa: E402
+"""
+
+
+@pytest.mark.parametrize("where", ["tools", "tests"], ids=["off the pythonpath", "in the suite"])
+def test_a_special_case_imported_from_off_the_pythonpath_is_undecided_naming_the_line(
+    tmp_path: Path, where: str
+) -> None:
+    judged = attack(
+        tmp_path,
+        {
+            "src/calc/__init__.py": OFF_PATH_LOADER.replace("{where}", where),
+            f"{where}/calcimpl.py": SPECIAL_CASED,
+        },
+    )
+    assert judged.decision == "undecided", judged.explain()
+    assert judged.reasons == [f"review: the properties never exercised {where}/calcimpl.py:3"]
+
+
+def test_a_changed_script_no_property_runs_is_not_held(tmp_path: Path) -> None:
+    # Off the pythonpath and never executed by a property: not code under test.
+    judged = attack(
+        tmp_path,
+        {"tools/release.py": SPECIAL_CASED, "tests/test_more.py": "def test_more():\n    pass\n"},
+    )
+    assert judged.decision == "accept_for_review", judged.explain()

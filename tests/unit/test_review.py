@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from patchjudge import git, review
+from patchjudge import git, review, review_run
 from patchjudge.testrun import Outcome, TestRun
 from tests.helpers import commit, init_repo, write
 
@@ -705,3 +705,28 @@ def test_a_class_from_a_module_the_patch_imports_holds_its_comparisons() -> None
         f"unittest.mock._ANY.__eq__ (a class of unittest.mock, imported at "
         f"src/calc/__init__.py:2): {T}"
     ]
+
+
+@pytest.mark.parametrize(
+    ("executed", "kept"),
+    [
+        ({}, []),
+        ({"tests/test_a.py::t": {"src/calc/x.py": [1]}}, []),
+        ({"tests/test_a.py::t": {"tools/impl.py": [2]}}, ["tools/impl.py"]),
+        (
+            {"a::t": {"tools/impl.py": [2]}, "b::t": {"tests/h.py": [1]}},
+            ["tests/h.py", "tools/impl.py"],
+        ),
+        ({"a::t": {"tools/impl.py": []}}, []),
+    ],
+    ids=["nothing ran", "another file ran", "one ran", "both ran", "listed without a line"],
+)
+def test_an_unlisted_file_is_reviewed_once_a_property_executed_it(
+    executed: dict[str, dict[str, list[int]]], kept: list[str]
+) -> None:
+    unlisted = [
+        review.changed_file(path, b"x = 1\ny = 2\n", [1, 2])
+        for path in ("tests/h.py", "tools/impl.py")
+    ]
+    files = [f for f in unlisted if f is not None]
+    assert [f.path for f in review_run.reviewed_unlisted(files, executed)] == kept
