@@ -294,14 +294,20 @@ from calcimpl import total  # noqa: E402
 
 
 @pytest.mark.parametrize("where", ["tools", "tests"], ids=["off the pythonpath", "in the suite"])
-def test_a_special_case_imported_from_off_the_pythonpath_is_undecided_naming_the_line(
+def test_a_special_case_in_a_file_off_the_pythonpath_the_code_imports_is_undecided(
     tmp_path: Path, where: str
 ) -> None:
+    # The base's library already imports from there; the patch changes only that file.
     judged = attack(
         tmp_path,
-        {
+        {f"{where}/calcimpl.py": SPECIAL_CASED},
+        base={
+            # The humans' map sends that file to the properties: it is code.
+            "eval/gate.toml": fast_ledger().replace(
+                "[map]\n", f'[map]\n"{where}/calcimpl.py" = ["properties", "freeze"]\n'
+            ),
             "src/calc/__init__.py": OFF_PATH_LOADER.replace("{where}", where),
-            f"{where}/calcimpl.py": SPECIAL_CASED,
+            f"{where}/calcimpl.py": "def total(xs):\n    return sum(xs)\n",
         },
     )
     assert judged.decision == "undecided", judged.explain()
@@ -315,3 +321,23 @@ def test_a_changed_script_no_property_runs_is_not_held(tmp_path: Path) -> None:
         {"tools/release.py": SPECIAL_CASED, "tests/test_more.py": "def test_more():\n    pass\n"},
     )
     assert judged.decision == "accept_for_review", judged.explain()
+
+
+# The same special case in a file that is no module: read and run by a changed line.
+EXEC_LOADER = """
+from pathlib import Path
+
+exec(Path(__file__).with_name("impl.txt").read_text())
+"""
+
+
+def test_a_special_case_run_from_a_text_file_is_undecided_naming_the_loading_line(
+    tmp_path: Path,
+) -> None:
+    judged = attack(
+        tmp_path, {"src/calc/__init__.py": EXEC_LOADER, "src/calc/impl.txt": SPECIAL_CASED}
+    )
+    assert judged.decision == "undecided", judged.explain()
+    assert judged.verdict["review"]["properties"]["probes"] == [
+        "src/calc/__init__.py:3: runs code the review does not read (exec)"
+    ]
