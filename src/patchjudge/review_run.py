@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from patchjudge import charmap, git, probes, review, testrun
-from patchjudge.paths import Change, any_match
+from patchjudge.paths import SYMLINK, Change, any_match, symlink_target
 from patchjudge.workspace import Run
 
 _REGULAR = ("100644", "100755")
@@ -51,14 +51,15 @@ def changed_files(run: Run) -> list[review.ChangedFile]:
 
 
 def unlisted_files(run: Run) -> list[review.ChangedFile]:
-    """The .py files the patch adds or changes off the pythonpath or in the visible suite.
+    """The .py files the patch adds or changes off the pythonpath or in the visible suite,
+    and the files at the ends of the symlinks it adds or changes (any name).
 
     Not code under test by where they are; code under test once a property's
     run executes them (`reviewed_unlisted`): a changed line of the library
     that puts `tools/` on `sys.path` and imports from there would otherwise
     hide what it imports from the review (red team, session 10).
     """
-    return _read_changed(run, _wanted(run, on_path=False))
+    return _read_changed(run, [*_wanted(run, on_path=False), *_linked(run)])
 
 
 def reviewed_unlisted(
@@ -69,20 +70,68 @@ def reviewed_unlisted(
     return [f for f in unlisted if ran.get(f.path)]
 
 
+def _listed(run: Run, path: str) -> bool:
+    """A .py file on the pythonpath outside the visible suite: `changed_files` reads it."""
+    suite = [f"{p.rstrip('/')}/**" for p in run.ledger.suite.paths]
+    return (
+        path.endswith(".py")
+        and on_pythonpath(path, run.ledger.gate.pythonpath)
+        and not any_match(suite, path)
+    )
+
+
 def _wanted(run: Run, *, on_path: bool) -> list[Change]:
-    ledger = run.ledger
-    judge = ledger.judge_paths()
-    suite = [f"{p.rstrip('/')}/**" for p in ledger.suite.paths]
+    judge = run.ledger.judge_paths()
+    return [
+        c
+        for c in run.changes
+        if c.new_path is not None
+        and c.new_path.endswith(".py")
+        and c.new_mode in _REGULAR
+        and not any_match(judge, c.new_path)
+        and _listed(run, c.new_path) == on_path
+    ]
+
+
+def linked_targets(links: Mapping[str, str], limit: int = 40) -> list[str]:
+    """Pure: where each symlink (path -> its target) ends, through the others; repo-relative.
+
+    A module on the pythonpath that is a symlink runs the file at the end of
+    the chain, whatever that file is called: the review reads it there.
+    """
     found = []
-    for c in run.changes:
-        path = c.new_path
-        if path is None or not path.endswith(".py") or c.new_mode not in _REGULAR:
+    for link in sorted(links):
+        path: str | None = link
+        for _ in range(limit):
+            if path is None or path not in links:
+                break
+            path = symlink_target(path, links[path])
+        if path is not None and path not in links:
+            found.append(path)
+    return sorted(set(found))
+
+
+def _linked(run: Run) -> list[Change]:
+    """The files at the ends of the symlinks the patch adds or changes, as changes to review."""
+    links = {
+        c.new_path: os.fsdecode(git.show(run.repo, run.head, c.new_path) or b"")
+        for c in run.changes
+        if c.new_path is not None and c.new_mode == SYMLINK
+    }
+    if not links:
+        return []
+    judge = run.ledger.judge_paths()
+    by_path = {c.new_path: c for c in run.changes if c.new_path is not None}
+    regular = {e.path: e.mode for e in git.ls_tree(run.repo, run.head) if e.mode in _REGULAR}
+    found = []
+    for target in linked_targets(links):
+        if target not in regular or any_match(judge, target) or _listed(run, target):
             continue
-        if any_match(judge, path):
-            continue
-        listed = on_pythonpath(path, ledger.gate.pythonpath) and not any_match(suite, path)
-        if listed == on_path:
-            found.append(c)
+        change = by_path.get(target)
+        if change is None or change.new_mode not in _REGULAR:
+            # Unchanged, but importable as code only now: changed throughout.
+            change = Change("A", "000000", regular[target], None, target)
+        found.append(change)
     return found
 
 
@@ -92,7 +141,8 @@ def _read_changed(run: Run, wanted: Sequence[Change]) -> list[review.ChangedFile
     head = {e.path: e for e in git.ls_tree(run.repo, run.head)}
     base = {e.path: e for e in run.base_entries}
     found = []
-    for change in sorted(wanted, key=lambda c: str(c.new_path)):
+    unique = {str(c.new_path): c for c in wanted}
+    for change in sorted(unique.values(), key=lambda c: str(c.new_path)):
         assert change.new_path is not None
         new = head.get(change.new_path)
         data = git.show(run.repo, run.head, change.new_path)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from patchjudge import seed
-from tests.attack_helpers import Judged, attack, fast_ledger, require_sandbox
+from tests.attack_helpers import Judged, attack, fast_ledger, require_sandbox, symlink
 from tests.helpers import cli, git
 
 KEY = "ci-secret-3f9a"
@@ -341,3 +341,20 @@ def test_a_special_case_run_from_a_text_file_is_undecided_naming_the_loading_lin
     assert judged.verdict["review"]["properties"]["probes"] == [
         "src/calc/__init__.py:3: runs code the review does not read (exec)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("target", "where"),
+    [("impl.txt", "src/calc/impl.txt"), ("../../tools/impl.py", "tools/impl.py")],
+    ids=["to a text file", "to a module off the pythonpath"],
+)
+def test_a_special_case_behind_a_symlinked_module_is_undecided_naming_the_real_file(
+    tmp_path: Path, target: str, where: str
+) -> None:
+    judged = attack(
+        tmp_path,
+        {"src/calc/__init__.py": "from calc.impl import total\n", where: SPECIAL_CASED},
+        before_commit=lambda repo: symlink(repo, "src/calc/impl.py", target),
+    )
+    assert judged.decision == "undecided", judged.explain()
+    assert judged.reasons == [f"review: the properties never exercised {where}:3"]

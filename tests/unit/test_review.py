@@ -730,3 +730,23 @@ def test_an_unlisted_file_is_reviewed_once_a_property_executed_it(
     ]
     files = [f for f in unlisted if f is not None]
     assert [f.path for f in review_run.reviewed_unlisted(files, executed)] == kept
+
+
+@pytest.mark.parametrize(
+    ("links", "ends"),
+    [
+        ({}, []),
+        ({"src/m.py": "m.txt"}, ["src/m.txt"]),
+        ({"src/m.py": "../tools/m.py"}, ["tools/m.py"]),
+        ({"src/a.py": "b.py", "src/b.py": "../c.txt"}, ["c.txt"]),
+        ({"src/pkg": "../tools/pkg"}, ["tools/pkg"]),
+        ({"src/m.py": "/etc/passwd"}, []),
+        ({"src/m.py": "../../outside.py"}, []),
+        ({"src/a.py": "b.py", "src/b.py": "a.py"}, []),
+    ],
+    ids=["none", "beside", "off the path", "a chain", "a directory", "absolute", "out", "a loop"],
+)
+def test_a_symlink_is_reviewed_as_the_file_at_the_end_of_its_chain(
+    links: dict[str, str], ends: list[str]
+) -> None:
+    assert review_run.linked_targets(links) == ends

@@ -853,8 +853,10 @@ class Probes:
 
     def __init__(self, files: list[str]) -> None:
         self.marker = ("".join(f"{b:02x}" for b in os.urandom(16)),)
+        # Real paths: a module imported through a symlink is measured as the file it
+        # reads, the one the review reads (red team, session 10).
         self.hits: dict[str, collections.defaultdict[int, int]] = {
-            os.path.abspath(f): collections.defaultdict(int) for f in files
+            os.path.realpath(f): collections.defaultdict(int) for f in files
         }
         self.found: dict[str, dict[str, set[int]]] = {}  # context -> path -> lines
         self.compiled: dict[str, tuple[bytes, Any]] = {}
@@ -892,7 +894,7 @@ class Probes:
         return ""
 
     def code(self, path: str, data: bytes) -> Any:
-        path = os.path.abspath(path)
+        path = os.path.realpath(path)
         if path not in self.hits:
             return None
         if self.compiled.get(path, (None,))[0] != data and self.compile(path, data):
@@ -911,7 +913,7 @@ class Probes:
         out: dict[str, dict[str, list[int]]] = {}
         for name, files in self.found.items():
             for path, lines in files.items():
-                rel = os.path.relpath(path, tree)
+                rel = os.path.relpath(path, os.path.realpath(tree))
                 if not rel.startswith(".."):
                     out.setdefault(name, {})[rel] = sorted(lines)
         return out
@@ -942,7 +944,7 @@ class Probes:
                 else:
                     return None
                 origin = spec.origin
-                if type(spec.loader) is base and origin and os.path.abspath(origin) in probes.hits:
+                if type(spec.loader) is base and origin and os.path.realpath(origin) in probes.hits:
                     spec.loader = Loader(spec.loader.name, spec.loader.path)
                 return spec
 
