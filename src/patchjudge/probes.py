@@ -125,6 +125,10 @@ _CALLS: dict[str, str] = {
             "site.addsitedir",
             "types.CodeType",
             "types.FunctionType",
+            # native code from any path, and another interpreter run on a script
+            "ctypes",
+            "_ctypes",
+            "sys.executable",
         ],
         _LOADS,
     ),

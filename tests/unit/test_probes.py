@@ -145,6 +145,11 @@ PROBES = {
     "sys.path insert": ("import sys\nsys.path.insert(0, 'tools')\n", ["2: runs code the review does not read (sys.path)"]),
     "sys.path from": ("from sys import path\npath.append('tools')\n", ["1: runs code the review does not read (from sys import path)"]),
     "meta path": ("import sys\nsys.meta_path.insert(0, object())\n", ["2: runs code the review does not read (sys.meta_path)"]),
+    "ctypes": ("import ctypes\nlib = ctypes.CDLL('tools/impl.so')\n", ["runs code the review does not read (ctypes"]),
+    "another interpreter": (
+        "import subprocess, sys\nout = subprocess.run([sys.executable, 'tools/impl.py'])\n",
+        ["2: runs code the review does not read (sys.executable)"],
+    ),
     "exec by getattr": ('import builtins\ngetattr(builtins, "exec")("x = 1")\n', ["runs code the review does not read (builtins.exec)"]),
 }  # fmt: skip
 
