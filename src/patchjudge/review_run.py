@@ -50,24 +50,33 @@ def changed_files(run: Run) -> list[review.ChangedFile]:
     return _read_changed(run, _wanted(run, on_path=True))
 
 
-def unlisted_files(run: Run) -> list[review.ChangedFile]:
+def unlisted_changes(run: Run) -> list[Change]:
     """The .py files the patch adds or changes off the pythonpath or in the visible suite,
     and the files at the ends of the symlinks it adds or changes (any name).
 
     Not code under test by where they are; code under test once a property's
     run executes them (`reviewed_unlisted`): a changed line of the library
     that puts `tools/` on `sys.path` and imports from there would otherwise
-    hide what it imports from the review (red team, session 10).
+    hide what it imports from the review (red team, session 10). Only their
+    paths before the run: a file is read from git once the run executed it.
     """
-    return _read_changed(run, [*_wanted(run, on_path=False), *_linked(run)])
+    unique = {str(c.new_path): c for c in [*_wanted(run, on_path=False), *_linked(run)]}
+    return sorted(unique.values(), key=lambda c: str(c.new_path))
+
+
+def ran_in(
+    changes: Sequence[Change], executed: Mapping[str, Mapping[str, Sequence[int]]]
+) -> list[Change]:
+    """Pure: the changes whose file a property's run (or the import before it) executed."""
+    ran = {path for per_node in executed.values() for path, lines in per_node.items() if lines}
+    return [c for c in changes if c.new_path in ran]
 
 
 def reviewed_unlisted(
-    unlisted: Sequence[review.ChangedFile], executed: Mapping[str, Mapping[str, Sequence[int]]]
+    run: Run, unlisted: Sequence[Change], executed: Mapping[str, Mapping[str, Sequence[int]]]
 ) -> list[review.ChangedFile]:
-    """Pure: the unlisted files a property's run executed a line of: reviewed as the rest."""
-    ran = review.executed_lines(executed, unlisted)
-    return [f for f in unlisted if ran.get(f.path)]
+    """The unlisted files a property's run executed a line of: reviewed as the rest."""
+    return _read_changed(run, ran_in(unlisted, executed))
 
 
 def _listed(run: Run, path: str) -> bool:
@@ -141,8 +150,7 @@ def _read_changed(run: Run, wanted: Sequence[Change]) -> list[review.ChangedFile
     head = {e.path: e for e in git.ls_tree(run.repo, run.head)}
     base = {e.path: e for e in run.base_entries}
     found = []
-    unique = {str(c.new_path): c for c in wanted}
-    for change in sorted(unique.values(), key=lambda c: str(c.new_path)):
+    for change in sorted(wanted, key=lambda c: str(c.new_path)):
         assert change.new_path is not None
         new = head.get(change.new_path)
         data = git.show(run.repo, run.head, change.new_path)

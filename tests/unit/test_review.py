@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from patchjudge import git, review, review_run
+from patchjudge.paths import Change
 from patchjudge.testrun import Outcome, TestRun
 from tests.helpers import commit, init_repo, write
 
@@ -724,12 +725,8 @@ def test_a_class_from_a_module_the_patch_imports_holds_its_comparisons() -> None
 def test_an_unlisted_file_is_reviewed_once_a_property_executed_it(
     executed: dict[str, dict[str, list[int]]], kept: list[str]
 ) -> None:
-    unlisted = [
-        review.changed_file(path, b"x = 1\ny = 2\n", [1, 2])
-        for path in ("tests/h.py", "tools/impl.py")
-    ]
-    files = [f for f in unlisted if f is not None]
-    assert [f.path for f in review_run.reviewed_unlisted(files, executed)] == kept
+    changes = [Change("A", "000000", "100644", None, p) for p in ("tests/h.py", "tools/impl.py")]
+    assert [c.new_path for c in review_run.ran_in(changes, executed)] == kept
 
 
 @pytest.mark.parametrize(
