@@ -861,9 +861,16 @@ class Probes:
         self.found: dict[str, dict[str, set[int]]] = {}  # context -> path -> lines
         self.compiled: dict[str, tuple[bytes, Any]] = {}
 
-    def prepare(self) -> str:
-        """Compile each file with its probes now; why one cannot take them ("" if all can)."""
+    def prepare(self, roots: tuple[str, ...] | None = None) -> str:
+        """Compile each file with its probes now; why one cannot take them ("" if all can).
+
+        With `roots`, only the files under them (the pythonpath): any other
+        listed file (changed off the pythonpath or in the visible suite, code
+        only if something imports it) compiles with its probes when imported.
+        """
         for path in self.hits:
+            if roots is not None and not path.startswith(roots):
+                continue
             try:
                 with open(path, "rb") as f:
                     data = f.read()
@@ -1025,7 +1032,12 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
     coverage = None
     files = [os.path.join(tree, f) for f in cover.split(os.pathsep) if f]
     probes = Probes(files) if files else None
-    why = probes.prepare() if probes is not None else ""
+    roots = tuple(
+        os.path.join(os.path.realpath(os.path.join(tree, p)), "")
+        for p in pythonpath.split(os.pathsep)
+        if p
+    )
+    why = probes.prepare(roots) if probes is not None else ""
     if why:  # never silently weaker: coverage.py's tracer measures this run instead
         sys.stderr.write(f"patchjudge worker: coverage.py measures this run: {why}\n")
         probes = None
