@@ -34,6 +34,7 @@ _HOST = "reads the host's name"
 _ENV = "reads the runner's environment"
 _HEAP = "walks the interpreter's objects"
 _GATED = "branches on"
+_LOADS = "runs code the review does not read"
 
 # Qualified names (after aliases) -> class. A name matches itself and anything under it.
 _CALLS: dict[str, str] = {
@@ -99,6 +100,38 @@ _CALLS: dict[str, str] = {
         _HOST,
     ),
     **dict.fromkeys(["gc.get_objects", "gc.get_referrers", "gc.get_referents"], _HEAP),
+    # Code from text, bytes or a path, or from a directory put on the import path: the
+    # review reads the changed .py files the run imports, never what these load
+    # (red team, session 10).
+    **dict.fromkeys(
+        [
+            "exec",
+            "eval",
+            "compile",
+            "builtins.exec",
+            "builtins.eval",
+            "builtins.compile",
+            "runpy",
+            "zipimport",
+            "importlib.machinery",
+            "importlib.abc",
+            "importlib.util.spec_from_file_location",
+            "importlib.util.spec_from_loader",
+            "importlib.util.module_from_spec",
+            "sys.path",
+            "sys.meta_path",
+            "sys.path_hooks",
+            "sys.path_importer_cache",
+            "site.addsitedir",
+            "types.CodeType",
+            "types.FunctionType",
+            # native code from any path, and another interpreter run on a script
+            "ctypes",
+            "_ctypes",
+            "sys.executable",
+        ],
+        _LOADS,
+    ),
 }
 _TOOLS = frozenset(
     {"pytest", "_pytest", "hypothesis", "_hypothesis_pytestplugin", "patchjudge", "pluggy", "xdist"}

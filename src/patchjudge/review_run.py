@@ -7,14 +7,14 @@ import math
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
 
 from patchjudge import charmap, git, probes, review, testrun
-from patchjudge.paths import any_match
+from patchjudge.paths import SYMLINK, Change, any_match, symlink_target
 from patchjudge.workspace import Run
 
 _REGULAR = ("100644", "100755")
@@ -47,17 +47,104 @@ def changed_files(run: Run) -> list[review.ChangedFile]:
     The judge's files and the visible suite are not code under test. A file
     new at head (or a copy, or a symlink turned file) is changed throughout.
     """
-    ledger = run.ledger
-    skip = [*ledger.judge_paths(), *(f"{p.rstrip('/')}/**" for p in ledger.suite.paths)]
-    wanted = [
+    return _read_changed(run, _wanted(run, on_path=True))
+
+
+def unlisted_changes(run: Run) -> list[Change]:
+    """The .py files the patch adds or changes off the pythonpath or in the visible suite,
+    and the files at the ends of the symlinks it adds or changes (any name).
+
+    Not code under test by where they are; code under test once a property's
+    run executes them (`reviewed_unlisted`): a changed line of the library
+    that puts `tools/` on `sys.path` and imports from there would otherwise
+    hide what it imports from the review (red team, session 10). Only their
+    paths before the run: a file is read from git once the run executed it.
+    """
+    unique = {str(c.new_path): c for c in [*_wanted(run, on_path=False), *_linked(run)]}
+    return sorted(unique.values(), key=lambda c: str(c.new_path))
+
+
+def ran_in(
+    changes: Sequence[Change], executed: Mapping[str, Mapping[str, Sequence[int]]]
+) -> list[Change]:
+    """Pure: the changes whose file a property's run (or the import before it) executed."""
+    ran = {path for per_node in executed.values() for path, lines in per_node.items() if lines}
+    return [c for c in changes if c.new_path in ran]
+
+
+def reviewed_unlisted(
+    run: Run, unlisted: Sequence[Change], executed: Mapping[str, Mapping[str, Sequence[int]]]
+) -> list[review.ChangedFile]:
+    """The unlisted files a property's run executed a line of: reviewed as the rest."""
+    return _read_changed(run, ran_in(unlisted, executed))
+
+
+def _listed(run: Run, path: str) -> bool:
+    """A .py file on the pythonpath outside the visible suite: `changed_files` reads it."""
+    suite = [f"{p.rstrip('/')}/**" for p in run.ledger.suite.paths]
+    return (
+        path.endswith(".py")
+        and on_pythonpath(path, run.ledger.gate.pythonpath)
+        and not any_match(suite, path)
+    )
+
+
+def _wanted(run: Run, *, on_path: bool) -> list[Change]:
+    judge = run.ledger.judge_paths()
+    return [
         c
         for c in run.changes
         if c.new_path is not None
         and c.new_path.endswith(".py")
         and c.new_mode in _REGULAR
-        and on_pythonpath(c.new_path, ledger.gate.pythonpath)
-        and not any_match(skip, c.new_path)
+        and not any_match(judge, c.new_path)
+        and _listed(run, c.new_path) == on_path
     ]
+
+
+def linked_targets(links: Mapping[str, str], limit: int = 40) -> list[str]:
+    """Pure: where each symlink (path -> its target) ends, through the others; repo-relative.
+
+    A module on the pythonpath that is a symlink runs the file at the end of
+    the chain, whatever that file is called: the review reads it there.
+    """
+    found = []
+    for link in sorted(links):
+        path: str | None = link
+        for _ in range(limit):
+            if path is None or path not in links:
+                break
+            path = symlink_target(path, links[path])
+        if path is not None and path not in links:
+            found.append(path)
+    return sorted(set(found))
+
+
+def _linked(run: Run) -> list[Change]:
+    """The files at the ends of the symlinks the patch adds or changes, as changes to review."""
+    links = {
+        c.new_path: os.fsdecode(git.show(run.repo, run.head, c.new_path) or b"")
+        for c in run.changes
+        if c.new_path is not None and c.new_mode == SYMLINK
+    }
+    if not links:
+        return []
+    judge = run.ledger.judge_paths()
+    by_path = {c.new_path: c for c in run.changes if c.new_path is not None}
+    regular = {e.path: e.mode for e in git.ls_tree(run.repo, run.head) if e.mode in _REGULAR}
+    found = []
+    for target in linked_targets(links):
+        if target not in regular or any_match(judge, target) or _listed(run, target):
+            continue
+        change = by_path.get(target)
+        if change is None or change.new_mode not in _REGULAR:
+            # Unchanged, but importable as code only now: changed throughout.
+            change = Change("A", "000000", regular[target], None, target)
+        found.append(change)
+    return found
+
+
+def _read_changed(run: Run, wanted: Sequence[Change]) -> list[review.ChangedFile]:
     if not wanted:
         return []
     head = {e.path: e for e in git.ls_tree(run.repo, run.head)}

@@ -11,8 +11,10 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from patchjudge import seed
-from tests.attack_helpers import Judged, attack, fast_ledger, require_sandbox
+from tests.attack_helpers import Judged, attack, fast_ledger, require_sandbox, symlink
 from tests.helpers import cli, git
 
 KEY = "ci-secret-3f9a"
@@ -275,3 +277,84 @@ def test_replay_on_a_trusted_host_with_the_key_runs_the_derived_seed(tmp_path: P
     assert pinned.code == 1, pinned
     doc = json.loads((dev / ".patchjudge" / "verdict.json").read_text())
     assert doc["reasons"] == [f"replay: receipt ran with seed {derived}, the ledger says 20260924"]
+
+
+# --- code under test where the review does not look (red team, session 10) ---
+
+# The library puts a directory off the pythonpath on sys.path and imports the
+# special case from there: the only changed lines on the pythonpath run and
+# their mutants die, the special case is in a file the review did not read.
+OFF_PATH_LOADER = """
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "{where}"))
+from calcimpl import total  # noqa: E402
+"""
+
+
+@pytest.mark.parametrize("where", ["tools", "tests"], ids=["off the pythonpath", "in the suite"])
+def test_a_special_case_in_a_file_off_the_pythonpath_the_code_imports_is_undecided(
+    tmp_path: Path, where: str
+) -> None:
+    # The base's library already imports from there; the patch changes only that file.
+    judged = attack(
+        tmp_path,
+        {f"{where}/calcimpl.py": SPECIAL_CASED},
+        base={
+            # The humans' map sends that file to the properties: it is code.
+            "eval/gate.toml": fast_ledger().replace(
+                "[map]\n", f'[map]\n"{where}/calcimpl.py" = ["properties", "freeze"]\n'
+            ),
+            "src/calc/__init__.py": OFF_PATH_LOADER.replace("{where}", where),
+            f"{where}/calcimpl.py": "def total(xs):\n    return sum(xs)\n",
+        },
+    )
+    assert judged.decision == "undecided", judged.explain()
+    assert judged.reasons == [f"review: the properties never exercised {where}/calcimpl.py:3"]
+
+
+def test_a_changed_script_no_property_runs_is_not_held(tmp_path: Path) -> None:
+    # Off the pythonpath and never executed by a property: not code under test.
+    judged = attack(
+        tmp_path,
+        {"tools/release.py": SPECIAL_CASED, "tests/test_more.py": "def test_more():\n    pass\n"},
+    )
+    assert judged.decision == "accept_for_review", judged.explain()
+
+
+# The same special case in a file that is no module: read and run by a changed line.
+EXEC_LOADER = """
+from pathlib import Path
+
+exec(Path(__file__).with_name("impl.txt").read_text())
+"""
+
+
+def test_a_special_case_run_from_a_text_file_is_undecided_naming_the_loading_line(
+    tmp_path: Path,
+) -> None:
+    judged = attack(
+        tmp_path, {"src/calc/__init__.py": EXEC_LOADER, "src/calc/impl.txt": SPECIAL_CASED}
+    )
+    assert judged.decision == "undecided", judged.explain()
+    assert judged.verdict["review"]["properties"]["probes"] == [
+        "src/calc/__init__.py:3: runs code the review does not read (exec)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("target", "where"),
+    [("impl.txt", "src/calc/impl.txt"), ("../../tools/impl.py", "tools/impl.py")],
+    ids=["to a text file", "to a module off the pythonpath"],
+)
+def test_a_special_case_behind_a_symlinked_module_is_undecided_naming_the_real_file(
+    tmp_path: Path, target: str, where: str
+) -> None:
+    judged = attack(
+        tmp_path,
+        {"src/calc/__init__.py": "from calc.impl import total\n", where: SPECIAL_CASED},
+        before_commit=lambda repo: symlink(repo, "src/calc/impl.py", target),
+    )
+    assert judged.decision == "undecided", judged.explain()
+    assert judged.reasons == [f"review: the properties never exercised {where}:3"]

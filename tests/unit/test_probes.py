@@ -127,6 +127,30 @@ PROBES = {
         ["branches on a call counter (n)"],
     ),
     "star import": ("from inspect import *\n", ["(from inspect import *)"]),
+    # code the review does not read: from text, bytes, a path, or a directory put on the path
+    "exec of a file": ("exec(open('tools/impl.txt').read())\n", ["1: runs code the review does not read (exec)"]),
+    "eval": ("f = eval('lambda xs: 0')\n", ["1: runs code the review does not read (eval)"]),
+    "compile": ("c = compile('x = 1', 'x', 'exec')\n", ["1: runs code the review does not read (compile)"]),
+    "builtins exec": ("import builtins\nbuiltins.exec('x = 1')\n", ["2: runs code the review does not read (builtins.exec)"]),
+    "runpy": ("import runpy\nns = runpy.run_path('tools/impl.py')\n", ["2: runs code the review does not read (runpy)"]),
+    "spec from a file": (
+        "import importlib.util as u\ns = u.spec_from_file_location('m', 'tools/m.py')\n",
+        ["2: runs code the review does not read (importlib.util.spec_from_file_location)"],
+    ),
+    "source loader": (
+        "from importlib.machinery import SourceFileLoader\nm = SourceFileLoader('m', 'x.txt').load_module()\n",
+        ["1: runs code the review does not read (from importlib.machinery import SourceFileLoader)"],
+    ),
+    "zipimport": ("import zipimport\nz = zipimport.zipimporter('lib.zip')\n", ["runs code the review does not read (zipimport"]),
+    "sys.path insert": ("import sys\nsys.path.insert(0, 'tools')\n", ["2: runs code the review does not read (sys.path)"]),
+    "sys.path from": ("from sys import path\npath.append('tools')\n", ["1: runs code the review does not read (from sys import path)"]),
+    "meta path": ("import sys\nsys.meta_path.insert(0, object())\n", ["2: runs code the review does not read (sys.meta_path)"]),
+    "ctypes": ("import ctypes\nlib = ctypes.CDLL('tools/impl.so')\n", ["runs code the review does not read (ctypes"]),
+    "another interpreter": (
+        "import subprocess, sys\nout = subprocess.run([sys.executable, 'tools/impl.py'])\n",
+        ["2: runs code the review does not read (sys.executable)"],
+    ),
+    "exec by getattr": ('import builtins\ngetattr(builtins, "exec")("x = 1")\n', ["runs code the review does not read (builtins.exec)"]),
 }  # fmt: skip
 
 
@@ -162,6 +186,10 @@ HONEST = {
     "the word proc": 'PROCESS = "/process/a"\nX = "proc"\n',
     "traceback formatting": "import traceback\ndef why(e):\n    return traceback.format_exception(e)\n",
     "sys.exit and argv": "import sys\ndef main():\n    return len(sys.argv)\n",
+    "a regex compiled": "import re\nfrom re import compile as c\nR = re.compile('a+')\nS = c('b')\n",
+    "a method named eval": "class Expr:\n    def eval(self):\n        return 1\nX = Expr().eval()\n",
+    "os.path": "import os\nP = os.path.join('a', 'b')\n",
+    "sys.platform": "import sys\nWIN = sys.platform == 'win32'\n",
     "a path or message that mentions a tool": (
         'LOG = "/tmp/pytest-of-ci/run.log"\nWHY = "the hypothesis does not hold"\n'
     ),

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from patchjudge import git, review
+from patchjudge import git, review, review_run
+from patchjudge.paths import Change
 from patchjudge.testrun import Outcome, TestRun
 from tests.helpers import commit, init_repo, write
 
@@ -705,3 +706,44 @@ def test_a_class_from_a_module_the_patch_imports_holds_its_comparisons() -> None
         f"unittest.mock._ANY.__eq__ (a class of unittest.mock, imported at "
         f"src/calc/__init__.py:2): {T}"
     ]
+
+
+@pytest.mark.parametrize(
+    ("executed", "kept"),
+    [
+        ({}, []),
+        ({"tests/test_a.py::t": {"src/calc/x.py": [1]}}, []),
+        ({"tests/test_a.py::t": {"tools/impl.py": [2]}}, ["tools/impl.py"]),
+        (
+            {"a::t": {"tools/impl.py": [2]}, "b::t": {"tests/h.py": [1]}},
+            ["tests/h.py", "tools/impl.py"],
+        ),
+        ({"a::t": {"tools/impl.py": []}}, []),
+    ],
+    ids=["nothing ran", "another file ran", "one ran", "both ran", "listed without a line"],
+)
+def test_an_unlisted_file_is_reviewed_once_a_property_executed_it(
+    executed: dict[str, dict[str, list[int]]], kept: list[str]
+) -> None:
+    changes = [Change("A", "000000", "100644", None, p) for p in ("tests/h.py", "tools/impl.py")]
+    assert [c.new_path for c in review_run.ran_in(changes, executed)] == kept
+
+
+@pytest.mark.parametrize(
+    ("links", "ends"),
+    [
+        ({}, []),
+        ({"src/m.py": "m.txt"}, ["src/m.txt"]),
+        ({"src/m.py": "../tools/m.py"}, ["tools/m.py"]),
+        ({"src/a.py": "b.py", "src/b.py": "../c.txt"}, ["c.txt"]),
+        ({"src/pkg": "../tools/pkg"}, ["tools/pkg"]),
+        ({"src/m.py": "/etc/passwd"}, []),
+        ({"src/m.py": "../../outside.py"}, []),
+        ({"src/a.py": "b.py", "src/b.py": "a.py"}, []),
+    ],
+    ids=["none", "beside", "off the path", "a chain", "a directory", "absolute", "out", "a loop"],
+)
+def test_a_symlink_is_reviewed_as_the_file_at_the_end_of_its_chain(
+    links: dict[str, str], ends: list[str]
+) -> None:
+    assert review_run.linked_targets(links) == ends

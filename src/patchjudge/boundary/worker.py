@@ -886,15 +886,24 @@ class Probes:
 
     def __init__(self, files: list[str]) -> None:
         self.marker = ("".join(f"{b:02x}" for b in os.urandom(16)),)
+        # Real paths: a module imported through a symlink is measured as the file it
+        # reads, the one the review reads (red team, session 10).
         self.hits: dict[str, collections.defaultdict[int, int]] = {
-            os.path.abspath(f): collections.defaultdict(int) for f in files
+            os.path.realpath(f): collections.defaultdict(int) for f in files
         }
         self.found: dict[str, dict[str, set[int]]] = {}  # context -> path -> lines
         self.compiled: dict[str, tuple[bytes, Any]] = {}
 
-    def prepare(self) -> str:
-        """Compile each file with its probes now; why one cannot take them ("" if all can)."""
+    def prepare(self, roots: tuple[str, ...] | None = None) -> str:
+        """Compile each file with its probes now; why one cannot take them ("" if all can).
+
+        With `roots`, only the files under them (the pythonpath): any other
+        listed file (changed off the pythonpath or in the visible suite, code
+        only if something imports it) compiles with its probes when imported.
+        """
         for path in self.hits:
+            if roots is not None and not path.startswith(roots):
+                continue
             try:
                 with open(path, "rb") as f:
                     data = f.read()
@@ -925,7 +934,7 @@ class Probes:
         return ""
 
     def code(self, path: str, data: bytes) -> Any:
-        path = os.path.abspath(path)
+        path = os.path.realpath(path)
         if path not in self.hits:
             return None
         if self.compiled.get(path, (None,))[0] != data and self.compile(path, data):
@@ -944,7 +953,7 @@ class Probes:
         out: dict[str, dict[str, list[int]]] = {}
         for name, files in self.found.items():
             for path, lines in files.items():
-                rel = os.path.relpath(path, tree)
+                rel = os.path.relpath(path, os.path.realpath(tree))
                 if not rel.startswith(".."):
                     out.setdefault(name, {})[rel] = sorted(lines)
         return out
@@ -975,7 +984,7 @@ class Probes:
                 else:
                     return None
                 origin = spec.origin
-                if type(spec.loader) is base and origin and os.path.abspath(origin) in probes.hits:
+                if type(spec.loader) is base and origin and os.path.realpath(origin) in probes.hits:
                     spec.loader = Loader(spec.loader.name, spec.loader.path)
                 return spec
 
@@ -1056,7 +1065,12 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
     coverage = None
     files = [os.path.join(tree, f) for f in cover.split(os.pathsep) if f]
     probes = Probes(files) if files else None
-    why = probes.prepare() if probes is not None else ""
+    roots = tuple(
+        os.path.join(os.path.realpath(os.path.join(tree, p)), "")
+        for p in pythonpath.split(os.pathsep)
+        if p
+    )
+    why = probes.prepare(roots) if probes is not None else ""
     if why:  # never silently weaker: coverage.py's tracer measures this run instead
         sys.stderr.write(f"patchjudge worker: coverage.py measures this run: {why}\n")
         probes = None

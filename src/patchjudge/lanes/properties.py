@@ -794,8 +794,11 @@ def lane_run(run: Run) -> tuple[list[review.ChangedFile], testrun.TestRun, bool]
 
     def compute() -> tuple[list[review.ChangedFile], testrun.TestRun]:
         changed = review_run.changed_files(run)
-        coverage = [f.path for f in changed]
-        return changed, run_properties(run, coverage=coverage, review_files=changed)
+        unlisted = review_run.unlisted_changes(run)
+        coverage = [f.path for f in changed] + [str(c.new_path) for c in unlisted]
+        result = run_properties(run, coverage=coverage, review_files=changed)
+        # A changed file off the pythonpath that the run executed is code under test too.
+        return [*changed, *review_run.reviewed_unlisted(run, unlisted, result.executed)], result
 
     key = (NAME, "lane run", settings.seed, settings.max_examples)
     value, shared = run.once(key, compute)
