@@ -30,6 +30,8 @@ import patchjudge
 from patchjudge import codeenv, git, proc, testrun
 
 KIND = "base-collection"
+# Which ids the head skipped at run time ran at base (the freeze lane's question).
+RAN_KIND = "base-ran"
 # Scratch paths differ each run: kept as this marker, given back as the new scratch.
 _SCRATCH = "\x00scratch\x00"
 # What a collect-only run reports; a field beyond these is not a collection's.
@@ -52,22 +54,87 @@ def key(
 ) -> dict[str, str]:
     """Pure: the cache key of the base's collection under `plan` (its tree aside)."""
     settings = dataclasses.asdict(dataclasses.replace(plan, tree=Path()))
+    return _key(
+        entries=entries,
+        ledger_sha256=ledger_sha256,
+        settings={"plan": settings},
+        judge=judge,
+        interpreter=interpreter,
+        environ=environ,
+    )
+
+
+def ran_key(
+    *,
+    entries: Iterable[git.TreeEntry],
+    ledger_sha256: str,
+    settings: Mapping[str, object],
+    nodeids: Iterable[str],
+    judge: str,
+    interpreter: Mapping[str, str],
+    environ: Mapping[str, str],
+) -> dict[str, str]:
+    """Pure: the key of which of `nodeids` ran (not skipped) at base under `settings`.
+
+    The freeze lane asks it of the ids the head skipped at run time (issue 20:
+    a pytest at base on nearly every gate). The same inputs as the base's
+    collection, the settings of the run (its spec's fields) and the ids.
+    """
+    facts = {"spec": settings, "nodeids": sorted(set(nodeids))}
+    return _key(
+        entries=entries,
+        ledger_sha256=ledger_sha256,
+        settings=facts,
+        judge=judge,
+        interpreter=interpreter,
+        environ=environ,
+    )
+
+
+def _key(
+    *,
+    entries: Iterable[git.TreeEntry],
+    ledger_sha256: str,
+    settings: Mapping[str, object],
+    judge: str,
+    interpreter: Mapping[str, str],
+    environ: Mapping[str, str],
+) -> dict[str, str]:
     passed = {k: environ.get(k, "") for k in (*testrun._PASS_ENV, "USER", "LOGNAME")}
+    shown = {
+        name: {k: str(v) for k, v in sorted(value.items())} if isinstance(value, Mapping) else value
+        for name, value in settings.items()
+    }
     return {
         "tree": _sha(sorted((e.path, e.mode, e.sha) for e in entries)),
         "ledger": ledger_sha256,
         "settings": _sha(
-            {
-                "ini": testrun._INI,
-                "plan": {k: str(v) for k, v in sorted(settings.items())},
-                "python_flags": list(proc.ISOLATED_PYTHON),
-            }
+            {"ini": testrun._INI, **shown, "python_flags": list(proc.ISOLATED_PYTHON)}
         ),
         "judge": judge,
         **{f"python.{k}": v for k, v in sorted(interpreter.items())},
         "hash_seed": proc.HASH_SEED,
         "environ": _sha(passed),
     }
+
+
+def encode_ran(ran: Iterable[str]) -> bytes:
+    """Pure: the payload that keeps which ids ran at base."""
+    return json.dumps({"ran": sorted(set(ran))}).encode()
+
+
+def decode_ran(data: bytes | None) -> frozenset[str] | None:
+    """Pure: the ids an entry says ran at base, or None when it holds no such list."""
+    if data is None:
+        return None
+    try:
+        doc = json.loads(data)
+        ran = doc["ran"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return None
+    if not isinstance(ran, list) or not all(isinstance(n, str) for n in ran):
+        return None
+    return frozenset(ran)
 
 
 def encode(run: testrun.TestRun, paths: tuple[str, ...], scratch: Path) -> bytes | None:

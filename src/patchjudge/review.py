@@ -401,7 +401,7 @@ def dunder_sources(files: Sequence[ChangedFile], pythonpath: Sequence[str]) -> d
     for f in files:
         module = module_name(f.path, pythonpath)
         try:
-            tree = ast.parse(f.text)
+            tree = parsed.parse(f.text)
         except (SyntaxError, ValueError):
             continue
         changed = changed_classes(f)
@@ -852,14 +852,60 @@ def ranked(
 
 
 def mutated(f: ChangedFile, m: Mutant) -> bytes | None:
-    """The file's bytes with the mutant applied; None when the edit would not parse."""
+    """The file's bytes with the mutant applied; None when the edit would not parse.
+
+    Only the top-level statement holding the edit is parsed again where it
+    has whole lines to itself (issue 20: each mutant re-parsed all of a
+    5,000-line module): the lines around it are the head's complete
+    statements, unchanged, so the file parses when that segment does. A
+    segment that does not parse alone is asked of the whole file.
+    """
     text = m.apply(f.text)
     try:
         with _quiet():
-            ast.parse(text)
+            segment = _edited_segment(f, m, text)
+            if segment is None or not _parses(segment):
+                ast.parse(text)
         return text.encode(f.encoding)
     except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeEncodeError):
         return None
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _edited_segment(f: ChangedFile, m: Mutant, text: str) -> str | None:
+    """The mutated lines of the top-level statement holding `m`, or None if none holds it alone."""
+    try:
+        body = parsed.parse(f.text).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    starts = [0] + [x.end() for x in _LINE_END.finditer(f.text)]
+    first_line = bisect.bisect_right(starts, m.start)
+    last_line = bisect.bisect_right(starts, max(m.start, m.end - 1))
+    spans = [
+        (min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", ()))]), n.end_lineno)
+        for n in body
+    ]
+    for i, (top, bottom) in enumerate(spans):
+        if bottom is None or not top <= first_line <= last_line <= bottom:
+            continue
+        # Its lines its own: no statement before or after it on a line it spans (`a = 1; b`).
+        alone = (i == 0 or (spans[i - 1][1] or top) < top) and (
+            i + 1 == len(spans) or spans[i + 1][0] > bottom
+        )
+        if not alone or bottom >= len(starts):
+            return None
+        end = starts[bottom] + len(m.replacement) - (m.end - m.start)
+        if text[end - 1 : end] not in ("\n", "\r"):
+            return None  # the edit took the statement's line end
+        return text[starts[top - 1] : end]
+    return None
 
 
 def choose(

@@ -5,7 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.flaky_helpers import code_flaky_module, flaky_calc, freeze_row, registry
-from tests.helpers import CALC, LEDGER, commit, example_repo, gate, verdict, write
+from tests.helpers import (
+    CALC,
+    LEDGER,
+    cli,
+    cli_env,
+    commit,
+    example_repo,
+    gate,
+    git,
+    verdict,
+    write,
+)
 
 # Code the visible suite tests and no property does: a break here is the suite's to catch.
 DOUBLE = "\n\ndef double(x):\n    return 2 * x\n"
@@ -304,6 +315,43 @@ def test_a_test_that_skips_at_run_time_at_base_too_is_accepted(tmp_path: Path) -
     result = gate(repo)
     assert result.code == 0, result.out
     assert verdict(repo)["review"]["suite"] == "ran 5: 4 passed, 1 skipped"
+
+
+def test_the_base_run_of_ids_skipped_at_head_is_kept_until_the_base_moves(
+    tmp_path: Path,
+) -> None:
+    """Issue 20: which skipped ids ran at base is cached by base tree, settings and ids.
+
+    A stale answer would be an attack's door: a base that now runs the test,
+    read as one that skipped it, would let the head switch it off unseen.
+    """
+    skip = "\n\ndef test_needs_network():\n    import pytest\n\n    pytest.skip('no network')\n"
+    repo = _repo(tmp_path, **{"tests/test_double.py": DOUBLE_TESTS + skip})
+    env = cli_env(PATCHJUDGE_CACHE_DIR=str(tmp_path / "cache"))
+    text = (repo / CODE).read_text()
+    _patch(repo, {CODE: text.replace("2 * x", "x + x")}, "double by adding")
+    origins = []
+    for _ in range(2):
+        result = cli(repo, "gate", "--base", "main", "--today", "2026-12-01", env=env)
+        assert result.code == 0, result.out
+        assert verdict(repo)["review"]["suite"] == "ran 5: 4 passed, 1 skipped"
+        origins.append(gate_report(repo, "freeze")["details"]["cache"]["base_ran"])
+    assert origins == ["miss", "hit"]
+    # The base moves: the test runs there now, and the head (the old file) skips it.
+    git(repo, "checkout", "-q", "main")
+    runs = skip.replace("    import pytest\n\n    pytest.skip('no network')\n", "    pass\n")
+    _patch(repo, {"tests/test_double.py": DOUBLE_TESTS + runs}, "the network is there")
+    git(repo, "checkout", "-q", "-b", "patch2")
+    _patch(
+        repo, {"tests/test_double.py": DOUBLE_TESTS + skip, CODE: text.replace("2 * x", "x + x")}
+    )
+    result = cli(repo, "gate", "--base", "main", "--today", "2026-12-01", env=env)
+    assert result.code == 1, result.out
+    assert gate_report(repo, "freeze")["details"]["cache"]["base_ran"] == "miss"
+    assert gate_report(repo, "freeze")["reasons"] == [
+        "suite: 1 newly skipped at run time (they ran at base): "
+        "tests/test_double.py::test_needs_network"
+    ]
 
 
 def test_an_honest_suite_conftest_is_accepted(tmp_path: Path) -> None:

@@ -131,3 +131,54 @@ def test_the_interpreter_facts_name_the_codes_venv_only_under_python(tmp_path: P
     assert before["code"] == str(python)
     (site / "pytest-8.3.4.dist-info").rename(site / "pytest-8.4.0.dist-info")
     assert basecache.interpreter(code)["code_site"] != before["code_site"]
+
+
+SPEC = {"count": 1, "conftest_roots": ("tests",), "pythonpath": (), "seed": 1, "python": None}
+RAN: dict[str, Any] = {
+    "entries": ENTRIES,
+    "ledger_sha256": "c" * 64,
+    "settings": SPEC,
+    "nodeids": ("tests/test_calc.py::test_net",),
+    "judge": "d" * 64,
+    "interpreter": INTERPRETER,
+    "environ": {"PATH": "/usr/bin", "LANG": "C.UTF-8"},
+}
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("entries", (ENTRIES[0], dataclasses.replace(ENTRIES[1], sha="e" * 40))),
+        ("ledger_sha256", "0" * 64),
+        ("settings", {**SPEC, "seed": 2}),
+        ("settings", {**SPEC, "python": "/code/bin/python"}),
+        ("settings", {**SPEC, "pythonpath": ("src",)}),
+        ("nodeids", ("tests/test_calc.py::test_net", "tests/test_calc.py::test_two")),
+        ("nodeids", ("tests/test_calc.py::test_two",)),
+        ("judge", "1" * 64),
+        ("interpreter", {**INTERPRETER, "judge_version": "3.11.10"}),
+        ("interpreter", {**INTERPRETER, "code": "/code/bin/python"}),
+        ("environ", {"PATH": "/usr/bin", "LANG": "C.UTF-8", "TZ": "Europe/Paris"}),
+    ],
+)
+def test_the_base_run_key_moves_with_what_the_run_depends_on(field: str, value: Any) -> None:
+    assert basecache.ran_key(**{**RAN, field: value}) != basecache.ran_key(**RAN)
+
+
+def test_the_base_run_key_is_not_the_collections_and_ignores_the_ids_order() -> None:
+    twice = {**RAN, "nodeids": ("b::y", "a::x", "b::y")}
+    assert basecache.ran_key(**twice) == basecache.ran_key(**{**RAN, "nodeids": ("a::x", "b::y")})
+    assert basecache.ran_key(**RAN) != basecache.key(**BASE)
+
+
+def test_the_ids_that_ran_at_base_round_trip() -> None:
+    payload = basecache.encode_ran({"t::b", "t::a"})
+    assert basecache.decode_ran(payload) == {"t::a", "t::b"}
+    assert basecache.decode_ran(basecache.encode_ran(())) == frozenset()
+
+
+@pytest.mark.parametrize(
+    "data", [None, b"", b"not json", b"{}", b'{"ran": "t::a"}', b'{"ran": [1]}', b"\xff"]
+)
+def test_an_unreadable_base_run_payload_is_no_entry(data: bytes | None) -> None:
+    assert basecache.decode_ran(data) is None

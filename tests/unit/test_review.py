@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import warnings
 from pathlib import Path
 
 import pytest
@@ -221,6 +222,60 @@ def test_every_mutant_is_a_real_change_of_a_changed_line(path: Path, data: st.Da
         assert after is not None, m  # an edit of a node keeps the module parseable
         assert ast.dump(ast.parse(after)) != tree, m
         assert "\n" not in m.describe()
+
+
+# Sources whose statements share lines, carry decorators, end without a newline or in CRLF.
+EDITED = (
+    CODE,
+    "a = 1; b = (2,\n     3)\nc = 4\n",
+    "@dec\n@other(1)\ndef f():\n    return 1\n\n\nclass C:\n    x = '''\n'''\n",
+    "x = 1\r\nif x:\r\n    y = [x,\r\n         2]\r\nz = 3",
+    "def g():\n    s = 'a\\\n    b'\n    return s  # c\n\nq = g()\n",
+)
+PIECES = ("(", ")", "[", "'''", '"', "\\", "\n", "\r", "\n    ", "pass", "return", ":", "#", "x", " ", ";", "@")  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(EDITED), st.data())
+def test_a_mutant_parses_exactly_when_the_whole_mutated_file_does(
+    text: str, data: st.DataObject
+) -> None:
+    """Issue 20: `mutated` parses only the edited statement; its answer is the whole file's."""
+    breaks = [i for i, c in enumerate(text) if c in "\r\n"]
+    start = data.draw(st.integers(0, len(text)) | st.sampled_from(breaks))
+    end = data.draw(st.integers(start, min(len(text), start + 12)))
+    replacement = "".join(data.draw(st.lists(st.sampled_from(PIECES), max_size=3)))
+    f = changed(text, range(1, text.count("\n") + 2))
+    m = review.Mutant(f.path, 1, 1, "replace", "edit", start, end, replacement)
+    assert review.mutated(f, m) == _parsed(m.apply(text))
+
+
+def _parsed(text: str) -> bytes | None:
+    """The whole file's answer; an invalid escape's warning is the patch's (silenced, as there)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+    return text.encode()
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end", "replacement"),
+    [
+        ("c = 4\nd = 5\n", 5, 6, ""),  # the statement's line end eaten: `c = 4d = 5`
+        ("c = 4\r\nd = 5\n", 5, 7, " "),
+        ("a = (1,\n     2); b = 3\nc = 4\n", 4, 5, ""),  # a statement shares its last line
+        ("def f():\n    return 1\nx = 2\n", 22, 23, ""),
+    ],
+)
+def test_an_edit_at_a_statements_edge_is_judged_on_the_whole_file(
+    text: str, start: int, end: int, replacement: str
+) -> None:
+    f = changed(text, range(1, 4))
+    m = review.Mutant(f.path, 1, 1, "replace", "edit", start, end, replacement)
+    assert review.mutated(f, m) == _parsed(m.apply(text))
 
 
 def test_choose_is_deterministic_and_spreads_over_the_statements() -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from patchjudge import failure, repeat, testrun
+from patchjudge import basecache, cache, failure, repeat, testrun
 from patchjudge.config import Ledger
 from patchjudge.freezefile import FreezeRow, parse_registry
 from patchjudge.lanes import collection, report, suitepass
@@ -216,11 +216,12 @@ def _base_tests(run: Run) -> int:
 
 
 def _visible_suite(
-    run: Run, frozen: Collection[str], shown: dict[str, str]
+    run: Run, frozen: Collection[str], shown: dict[str, str], cached: dict[str, str]
 ) -> tuple[list[str], dict[str, Any] | str]:
     """The visible suite once at head, in the sandbox, with the frozen reruns' isolation.
 
-    `shown` gets what came from an earlier lane of the gate (details.shared).
+    `shown` gets what came from an earlier lane of the gate (details.shared),
+    `cached` what came from the judge's cache (details.cache).
     """
     ledger = run.ledger
     if not ledger.suite.run:
@@ -263,7 +264,7 @@ def _visible_suite(
             trouble += [p for p in believed if not p.startswith(SHADOWING)]
             outcomes = result.outcomes
         skipped = [] if trouble else skipped_at_run(states, outcomes)
-        base_ran, base_trouble = _ran_at_base(run, spec, skipped, scratch / "base")
+        base_ran, base_trouble = _ran_at_base(run, spec, skipped, scratch / "base", cached)
         trouble += [f"the same tests at base: {p}" for p in base_trouble]
     if trouble:
         said = [f"suite: {p}" for p in trouble]
@@ -284,22 +285,53 @@ def _believed(found: testrun.TestRun, timeout_s: float) -> list[str]:
 
 
 def _ran_at_base(
-    run: Run, spec: repeat.Spec, nodeids: Sequence[str], scratch: Path
+    run: Run, spec: repeat.Spec, nodeids: Sequence[str], scratch: Path, cached: dict[str, str]
 ) -> tuple[set[str], list[str]]:
     """Which of `nodeids` (skipped at head, running) ran at base: paid only when some skipped.
 
     One pytest over their base files, the ids selected in it (issue 20: a
     collection first cost a second pytest): an id the base lacks is not
     collected there, so it did not run. Where a base file does not collect,
-    the collection first (`_ran_at_base_collected`) decides as before.
+    the collection first (`_ran_at_base_collected`) decides as before. Boxed,
+    the answer is kept in the judge's cache by everything the base run can
+    depend on (basecache.ran_key); `cached` says hit, miss or off.
     """
     if not nodeids:
         return set(), []
+    spec = dataclasses.replace(spec, workers=0)
+    directory = cache.placement(run.environ, run.repo, run.isolation)
+    if directory is None:
+        cached["base_ran"] = "off"
+        return _ran_at_base_run(run, spec, nodeids, scratch)
+    # The base is the same commit run after run (as its collection, basecache).
+    key = basecache.ran_key(
+        entries=run.base_entries,
+        ledger_sha256=run.ledger.sha256,
+        settings=dataclasses.asdict(dataclasses.replace(spec, nodeids=())),
+        nodeids=nodeids,
+        judge=basecache.judge_digest(),
+        interpreter=basecache.interpreter(run.code),
+        environ=run.environ,
+    )
+    kept = basecache.decode_ran(cache.read(directory, basecache.RAN_KIND, key))
+    if kept is not None:
+        cached["base_ran"] = "hit"
+        return {n for n in nodeids if n in kept}, []
+    cached["base_ran"] = "miss"
+    ran, trouble = _ran_at_base_run(run, spec, nodeids, scratch)
+    # A run with any doubt (timed out, tampering, a collection error) may not happen again.
+    if not trouble:
+        cache.write(directory, basecache.RAN_KIND, key, basecache.encode_ran(ran))
+    return ran, trouble
+
+
+def _ran_at_base_run(
+    run: Run, spec: repeat.Spec, nodeids: Sequence[str], scratch: Path
+) -> tuple[set[str], list[str]]:
     tree = run.materialize(scratch / "tree", "base")
     files = [f for f in repeat.files_of(nodeids) if (tree / f).is_file()]
     if not files:
         return set(), []
-    spec = dataclasses.replace(spec, workers=0)
     result, nodes, problems = repeat.select_pass(
         tree, nodeids, spec, scratch / "run", run.environ, box=run.box, files=files
     )
@@ -403,9 +435,12 @@ def run(run: Run) -> LaneReport:
     run_properties = _properties_runner() if any(r.required_properties for r in rows) else None
     # What came from an earlier lane of this gate (workspace.Shared), said where it did.
     shared: dict[str, str] = {}
-    suite_problems, details["suite"] = _visible_suite(run, {r.nodeid for r in rows}, shared)
+    cached: dict[str, str] = {}
+    suite_problems, details["suite"] = _visible_suite(run, {r.nodeid for r in rows}, shared, cached)
     if shared:
         details["shared"] = shared
+    if cached:
+        details["cache"] = cached
     if not rows:
         status = Status.FAIL if suite_problems else Status.PASS
         return report(run, NAME, status, suite_problems, details)
