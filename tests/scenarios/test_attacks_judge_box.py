@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.attack_helpers import Judged, attack, require_sandbox
+from tests.attack_helpers import Judged, attack, fast_ledger, require_sandbox
 from tests.helpers import CALC
 
 
@@ -352,6 +352,11 @@ ROUTES = ("test_a_eval", "test_b_exec_into_a_namespace", "test_c_compile_then_ev
           "test_d_builtins_module", "test_e_builtins_from_sys_modules",
           "test_f_builtins_from_import_module", "test_g_function_from_marshalled_code",
           "test_total_never_negative")  # fmt: skip
+ROUTES_BASE = {
+    "src/calc/__init__.py": ROUTES_CALC,
+    "eval/properties/test_total.py": ROUTES_PROPERTY,
+    "eval/gate.toml": fast_ledger(timeout=120),  # eight properties on a shared machine
+}
 
 
 def test_text_the_code_returns_never_runs_as_judge_code(tmp_path: Path) -> None:
@@ -362,14 +367,13 @@ def test_text_the_code_returns_never_runs_as_judge_code(tmp_path: Path) -> None:
     of a judge file run the text in the worker, and the other routes are refused in the
     judge: every property fails, each for its own reason."""
     evil = (
-        "def total(xs):\n    return -1 if xs else 0\n\n\nimport marshal\n\n\n"
+        "def total(xs):\n    return -1 if len(xs) > 2 else sum(xs)\n\n\nimport marshal\n\n\n"
         f"FORGE = {FORGE!r}\n\n\n"
         "def dump(xs):\n    return FORGE\n\n\n"
         "def code_of(xs):\n"
         "    return marshal.dumps(eval('lambda: ' + FORGE).__code__)\n"
     )
-    base = {"src/calc/__init__.py": ROUTES_CALC, "eval/properties/test_total.py": ROUTES_PROPERTY}
-    judged = attack(tmp_path, {"src/calc/__init__.py": evil}, base=base)
+    judged = attack(tmp_path, {"src/calc/__init__.py": evil}, base=ROUTES_BASE)
     assert judged.decision == "reject", judged.explain()
     for prop in ROUTES:
         assert judged.says("property failed", prop), (prop, judged.explain())
@@ -381,10 +385,8 @@ def test_the_routes_hold_for_an_honest_round_trip_where_they_are_kept(tmp_path: 
     """The same file on the honest code: eval, exec, compile and the builtins module
     evaluate in the worker and hold; the routes around them are refused in the judge,
     each with what to use instead."""
-    base = {"src/calc/__init__.py": ROUTES_CALC, "eval/properties/test_total.py": ROUTES_PROPERTY}
-    judged = attack(
-        tmp_path, {"src/calc/__init__.py": ROUTES_CALC + "\n# an honest patch\n"}, base=base
-    )
+    honest = {"src/calc/__init__.py": ROUTES_CALC + "\n# an honest patch\n"}
+    judged = attack(tmp_path, honest, base=ROUTES_BASE)
     refused = {"test_e_builtins_from_sys_modules", "test_f_builtins_from_import_module",
                "test_g_function_from_marshalled_code"}  # fmt: skip
     for prop in ROUTES:
