@@ -277,11 +277,20 @@ FORGE = (
     "(lambda f: (f.f_globals.__setitem__('total', lambda ys: sum(ys)), f.f_locals['xs'])[1])"
     "(__import__('sys')._getframe(1))"
 )
+# The same answer from a script the property runs: the frame that holds the property's `xs`.
+SCRIPT = """
+import sys
+f = sys._getframe(1)
+while "xs" not in f.f_locals:
+    f = f.f_back
+RESULT = f.f_locals["xs"]
+"""
 ROUTES_CALC = (
     CALC
     + """
 
 import marshal
+import os
 
 
 def dump(xs):
@@ -290,6 +299,13 @@ def dump(xs):
 
 def code_of(xs):
     return marshal.dumps(eval("lambda: " + repr(xs)).__code__)
+
+
+def script(xs):
+    path = os.path.join(os.environ["TMPDIR"], "generated.py")
+    with open(path, "w") as f:
+        f.write(f"RESULT = {xs!r}\\n")
+    return path
 """
 )
 # Every route by which a property turns what the code returned into code to run.
@@ -297,12 +313,13 @@ ROUTES_PROPERTY = """
 import builtins
 import importlib
 import marshal
+import runpy
 import sys
 import types
 
 from hypothesis import given, strategies as st
 
-from calc import code_of, dump, total
+from calc import code_of, dump, script, total
 
 LISTS = st.lists(st.integers(min_value=-1000, max_value=1000))
 
@@ -344,6 +361,11 @@ def test_g_function_from_marshalled_code(xs):
     assert types.FunctionType(marshal.loads(code_of(xs)), globals())() == xs
 
 
+@given(LISTS)
+def test_h_runpy_of_a_script_the_code_wrote(xs):
+    assert runpy.run_path(script(xs))["RESULT"] == xs
+
+
 @given(st.lists(st.integers(min_value=0, max_value=1000)))
 def test_total_never_negative(xs):
     assert total(xs) >= 0
@@ -351,7 +373,7 @@ def test_total_never_negative(xs):
 ROUTES = ("test_a_eval", "test_b_exec_into_a_namespace", "test_c_compile_then_eval",
           "test_d_builtins_module", "test_e_builtins_from_sys_modules",
           "test_f_builtins_from_import_module", "test_g_function_from_marshalled_code",
-          "test_total_never_negative")  # fmt: skip
+          "test_h_runpy_of_a_script_the_code_wrote", "test_total_never_negative")  # fmt: skip
 ROUTES_BASE = {
     "src/calc/__init__.py": ROUTES_CALC,
     "eval/properties/test_total.py": ROUTES_PROPERTY,
@@ -361,7 +383,8 @@ ROUTES_BASE = {
 
 def test_text_the_code_returns_never_runs_as_judge_code(tmp_path: Path) -> None:
     """Each property turns what the code returned into code by another route (eval, exec,
-    compile, the builtins module three ways, a function from marshalled code), and the
+    compile, the builtins module three ways, a function from marshalled code, a script the
+    code wrote, run by runpy), and the
     patch's text forges the outcome where it runs: in the judge's process every property,
     `total`'s too, held and a wrong `total` was not rejected. Out of process the builtins
     of a judge file run the text in the worker, and the other routes are refused in the
@@ -371,7 +394,14 @@ def test_text_the_code_returns_never_runs_as_judge_code(tmp_path: Path) -> None:
         f"FORGE = {FORGE!r}\n\n\n"
         "def dump(xs):\n    return FORGE\n\n\n"
         "def code_of(xs):\n"
-        "    return marshal.dumps(eval('lambda: ' + FORGE).__code__)\n"
+        "    return marshal.dumps(eval('lambda: ' + FORGE).__code__)\n\n\n"
+        "def script(xs):\n"
+        "    import os\n"
+        "    path = os.path.join(os.environ['TMPDIR'], 'generated.py')\n"
+        "    with open(path, 'w') as f:\n"
+        "        f.write(SCRIPT)\n"
+        "    return path\n\n\n"
+        f"SCRIPT = {SCRIPT!r}\n"
     )
     judged = attack(tmp_path, {"src/calc/__init__.py": evil}, base=ROUTES_BASE)
     assert judged.decision == "reject", judged.explain()
@@ -387,8 +417,13 @@ def test_the_routes_hold_for_an_honest_round_trip_where_they_are_kept(tmp_path: 
     each with what to use instead."""
     honest = {"src/calc/__init__.py": ROUTES_CALC + "\n# an honest patch\n"}
     judged = attack(tmp_path, honest, base=ROUTES_BASE)
-    refused = {"test_e_builtins_from_sys_modules", "test_f_builtins_from_import_module",
-               "test_g_function_from_marshalled_code"}  # fmt: skip
+    refused = {
+        "test_e_builtins_from_sys_modules": "asked for compile in the judge's process",
+        "test_f_builtins_from_import_module": "asked for compile in the judge's process",
+        "test_g_function_from_marshalled_code": "asked for marshal.loads in the judge's process",
+        "test_h_runpy_of_a_script_the_code_wrote": "a file the code under test has or wrote",
+    }
     for prop in ROUTES:
         assert judged.says("property failed", prop) is (prop in refused), (prop, judged.explain())
-    assert judged.says("property failed", "in the judge's process"), judged.explain()
+    for prop, why in refused.items():
+        assert judged.says("property failed", prop, why), (prop, judged.explain())
