@@ -73,18 +73,6 @@ def test_a_container_written_back_stays_the_same_object() -> None:
     assert into["xs"] is xs and xs == [1, 2]
 
 
-@pytest.mark.parametrize(
-    ("value", "holds"),
-    [
-        ((1, "a", [b"x"], {"k": 2.0}), False),
-        ((1, [compile("1", "<s>", "eval")]), True),
-        ({"k": frozenset({compile("1", "<s>", "eval")})}, True),
-    ],
-)
-def test_marshalled_data_holds_code_or_not(value: Any, holds: bool) -> None:
-    assert evaluate.holds_code(marshal.loads(marshal.dumps(value))) is holds
-
-
 class Remote:
     """A worker object, as the judge holds it (a handle): here, only a box around it."""
 
@@ -183,3 +171,40 @@ def test_a_judge_module_the_worker_cannot_import_is_named(tmp_path: Path) -> Non
     )
     with pytest.raises(TypeError, match="'pytest' is the judge's module pytest"):
         scope["uses"]("pytest." + "approx(1)")
+
+
+def _frame_of_a_file(path: Path, names: dict[str, Any] | None = None) -> types.FrameType:
+    """A frame whose code is `path`'s, holding `names` as locals."""
+    scope: dict[str, Any] = dict(names or {})
+    builtins.exec(compile("import sys\nframe = sys._getframe()", str(path), "exec"), scope)
+    frame: types.FrameType = scope["frame"]
+    return frame
+
+
+@pytest.mark.parametrize("event", sorted(evaluate.AUDITED))
+def test_a_judge_files_own_route_to_code_is_refused(tmp_path: Path, event: str) -> None:
+    evaluator = evaluate.Evaluator(
+        evaluate.Box(builtin=Recorder().builtin, module=Recorder().module), root=str(tmp_path)
+    )
+    with pytest.raises(RuntimeError, match=f"asked for {event} in the judge's process"):
+        evaluator.audited(event, _frame_of_a_file(tmp_path / "test_x.py"))
+    # The same event from anywhere else (pytest, hypothesis, importlib) passes.
+    evaluator.audited(event, _frame_of_a_file(tmp_path.parent / "elsewhere.py"))
+
+
+def test_code_of_a_file_the_code_has_never_runs_in_the_judge(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    evaluator = evaluate.Evaluator(
+        evaluate.Box(builtin=Recorder().builtin, module=Recorder().module),
+        root=str(tmp_path / "judge"),
+        code=(str(tree),),
+    )
+    theirs = compile("X = 1", str(tree / "generated.py"), "exec")
+    ours = compile("X = 1", str(tmp_path / "judge.py"), "exec")
+    runpy_like = _frame_of_a_file(tmp_path / "runpy.py", {"code": theirs})
+    importlib_like = _frame_of_a_file(tmp_path / "bootstrap.py", {"args": (theirs, {})})
+    for frame in (runpy_like, importlib_like):
+        with pytest.raises(RuntimeError, match="a file the code under test has or wrote"):
+            evaluator.audited("exec", frame)
+    evaluator.audited("exec", _frame_of_a_file(tmp_path / "runpy.py", {"code": ours}))

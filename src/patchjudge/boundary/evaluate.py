@@ -29,7 +29,6 @@ import ast
 import builtins
 import contextlib
 import functools
-import marshal
 import os
 import re
 import sys
@@ -140,20 +139,33 @@ def _resolved(path: str) -> str:
 AUDITED = frozenset({"compile", "exec", "marshal.loads", "marshal.load", "code.__new__"})
 
 
-def holds_code(value: Any) -> bool:
-    """Pure: whether a value marshal loaded holds a code object (at any depth)."""
-    stack, seen = [value], 0
-    while stack and seen < 1_000_000:
-        item = stack.pop()
-        seen += 1
-        if isinstance(item, types.CodeType):
-            return True
-        if isinstance(item, tuple | list | set | frozenset):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-    return bool(stack)
+def _code_objects(names: Mapping[str, Any]) -> list[types.CodeType]:
+    """The code objects an exec's caller holds: runpy's `code`, importlib's `args`."""
+    found = []
+    for value in names.values():
+        for item in value if type(value) is tuple else (value,):
+            if isinstance(item, types.CodeType):
+                found.append(item)
+    return found
+
+
+class _Gate:
+    """An attribute for each AUDITED event (a property: the Evaluator decides); getattr of
+    any other event name finds nothing, in C."""
+
+    def __init__(self, evaluator: Evaluator) -> None:
+        self._pj_evaluator = evaluator
+
+
+def _gate_property(event: str) -> property:
+    def check(self: _Gate) -> None:
+        self._pj_evaluator.audited(event, sys._getframe(1))
+
+    return property(check)
+
+
+for _event in AUDITED:
+    setattr(_Gate, _event, _gate_property(_event))
 
 
 class Evaluator:
@@ -225,41 +237,31 @@ class Evaluator:
         return REAL_IMPORT(name, scope, local, fromlist, level)
 
     # --- the class, whatever the route (sys.addaudithook) ---
-    def audit(self, event: str, args: tuple[Any, ...]) -> None:
-        """Refuse, in the judge's process, code from the code's tree, and a judge file's own
-        call that turns text, bytes or parts into code without these builtins."""
-        if event not in AUDITED:
-            return
+    def audit_hook(self) -> Callable[[str, tuple[Any, ...]], Any]:
+        """The hook for sys.addaudithook: `getattr(gate, event, args)`, all C for every event
+        but AUDITED's (a hook in Python is a frame per event, each traced by hypothesis's
+        explain phase and coverage: a failing property took 8x as long)."""
+        return functools.partial(getattr, _Gate(self))
+
+    def audited(self, event: str, caller: types.FrameType) -> None:
+        """Refuse, in the judge's process, code from a file the code has or wrote, and a
+        judge file's own call that turns text, bytes or parts into code without these
+        builtins (`caller` is the frame whose call raised the event)."""
         if event == "exec" and self.code:
-            code = args[0] if args else None
-            if isinstance(code, types.CodeType) and any(
-                _under(code.co_filename, p) for p in self.code
-            ):
-                raise RuntimeError(
-                    f"{code.co_filename} is a file the code under test has or wrote: it runs in "
-                    "the worker, never in the judge's process (import the module: a stand-in)"
-                )
-        caller = sys._getframe(1).f_code.co_filename
-        if not _under(caller, self.root):
-            return
-        if event == "compile" and args and type(args[0]) in (str, bytes):
-            if args[0] in literals_of(caller):
-                return
-        elif event == "exec" and args and isinstance(args[0], types.CodeType):
-            if args[0] in self.own:
-                return
-        elif (
-            event == "marshal.loads"
-            and args
-            and isinstance(args[0], bytes | bytearray)
-            and not holds_code(marshal.loads(args[0]))
-        ):
-            return
-        raise RuntimeError(
-            f"{caller} asked for {event} in the judge's process, which would run text or bytes "
-            "as judge code: out of process use eval, exec or compile (they run the code's text "
-            "in the worker); marshal loads data only here (docs/properties.md)"
-        )
+            for code in _code_objects(caller.f_locals):
+                if any(_under(code.co_filename, p) for p in self.code):
+                    raise RuntimeError(
+                        f"{code.co_filename} is a file the code under test has or wrote: it "
+                        "runs in the worker, never in the judge's process (import the module: "
+                        "a stand-in)"
+                    )
+        where = caller.f_code.co_filename
+        if _under(where, self.root):
+            raise RuntimeError(
+                f"{where} asked for {event} in the judge's process, which would run text or "
+                "bytes as judge code: out of process use eval, exec or compile (they run the "
+                "code's text in the worker; docs/properties.md)"
+            )
 
     # --- where it runs ---
     def _judges(self, source: Any, frame: types.FrameType) -> bool:

@@ -125,6 +125,8 @@ class Worker:
         self.enum_views: dict[int, Any] = {}
         self.packages: dict[int, bool] = {}
         self.modules: dict[str, Handle] = {}  # module name -> its handle, for stand-in modules
+        # The worker's builtins.eval, exec and compile, as handles (evaluate.py), once each.
+        self.evaluators: dict[str, Handle] = {}
         # Judge functions given to this worker, by the id it may ask for: kept for the
         # worker's life, since a lazy iterator calls its predicate after the call returned.
         self.functions: dict[int, Callable[..., Any]] = {}
@@ -1933,8 +1935,13 @@ class _JudgeFileLoader:
 
 def _worker_builtin(name: str) -> Callable[..., Any]:
     """The running worker's builtins.NAME (`eval`, `exec`, `compile`): a handle, called there."""
-    module = _worker_module(builtins)
-    return getattr(module, name)  # type: ignore[no-any-return]
+    if _state is None:
+        raise WorkerFailure("eval out of process outside the judge's pytest")
+    worker = _state.current()
+    found = worker.evaluators.get(name)
+    if found is None:
+        found = worker.evaluators[name] = getattr(_worker_module(builtins), name)
+    return found
 
 
 def _worker_module(module: types.ModuleType) -> Any:
@@ -2143,7 +2150,7 @@ def _install(spec: Spec) -> _State:
     box = evaluate.Box(builtin=_worker_builtin, module=_worker_module)
     state.evaluator = evaluate.Evaluator(box, root=str(Path.cwd()), code=(spec.tree, spec.home))
     sys.meta_path.insert(0, _JudgeFiles(state, state.evaluator))
-    sys.addaudithook(state.evaluator.audit)
+    sys.addaudithook(state.evaluator.audit_hook())
     abc.ABCMeta.__instancecheck__ = _abc_instancecheck  # type: ignore[method-assign]
     abc.ABCMeta.__subclasscheck__ = _abc_subclasscheck  # type: ignore[method-assign]
     return state
