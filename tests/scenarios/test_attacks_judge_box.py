@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.attack_helpers import Judged, attack, require_sandbox
+from tests.attack_helpers import Judged, attack, fast_ledger, require_sandbox
 from tests.helpers import CALC
 
 
@@ -267,3 +267,163 @@ ok = code == 0
     judged = attack(tmp_path, {"src/calc/__init__.py": evil}, base=base)
     _untouched(host, repo, repo / "planted.py")
     _rejected(judged, "test_a_dump_evaluates_back")
+
+
+# Text that answers for the judge, run where the property evaluates it: in the judge's
+# process it reads the property's own `xs` from the caller's frame (so the round trip holds
+# whatever `dump` returns) and rebinds the property file's `total` to an honest sum (so the
+# other property holds while the patch's `total` is wrong). In the worker neither exists.
+FORGE = (
+    "(lambda f: (f.f_globals.__setitem__('total', lambda ys: sum(ys)), f.f_locals['xs'])[1])"
+    "(__import__('sys')._getframe(1))"
+)
+# The same answer from a script the property runs: the frame that holds the property's `xs`.
+SCRIPT = """
+import sys
+f = sys._getframe(1)
+while "xs" not in f.f_locals:
+    f = f.f_back
+RESULT = f.f_locals["xs"]
+"""
+ROUTES_CALC = (
+    CALC
+    + """
+
+import marshal
+import os
+
+
+def dump(xs):
+    return repr(xs)
+
+
+def code_of(xs):
+    return marshal.dumps(eval("lambda: " + repr(xs)).__code__)
+
+
+def script(xs):
+    path = os.path.join(os.environ["TMPDIR"], "generated.py")
+    with open(path, "w") as f:
+        f.write(f"RESULT = {xs!r}\\n")
+    return path
+"""
+)
+# Every route by which a property turns what the code returned into code to run.
+ROUTES_PROPERTY = """
+import builtins
+import importlib
+import marshal
+import runpy
+import sys
+import types
+
+from hypothesis import given, strategies as st
+
+from calc import code_of, dump, script, total
+
+LISTS = st.lists(st.integers(min_value=-1000, max_value=1000))
+
+
+@given(LISTS)
+def test_a_eval(xs):
+    assert eval(dump(xs)) == xs
+
+
+@given(LISTS)
+def test_b_exec_into_a_namespace(xs):
+    ns = {}
+    exec("got = " + dump(xs), ns)
+    assert ns["got"] == xs
+
+
+@given(LISTS)
+def test_c_compile_then_eval(xs):
+    assert eval(compile(dump(xs), "<dump>", "eval")) == xs
+
+
+@given(LISTS)
+def test_d_builtins_module(xs):
+    assert builtins.eval(dump(xs)) == xs
+
+
+@given(LISTS)
+def test_e_builtins_from_sys_modules(xs):
+    assert sys.modules["builtins"].eval(dump(xs)) == xs
+
+
+@given(LISTS)
+def test_f_builtins_from_import_module(xs):
+    assert importlib.import_module("builtins").eval(dump(xs)) == xs
+
+
+@given(LISTS)
+def test_g_function_from_marshalled_code(xs):
+    assert types.FunctionType(marshal.loads(code_of(xs)), globals())() == xs
+
+
+@given(LISTS)
+def test_h_runpy_of_a_script_the_code_wrote(xs):
+    assert runpy.run_path(script(xs))["RESULT"] == xs
+
+
+@given(st.lists(st.integers(min_value=0, max_value=1000)))
+def test_total_never_negative(xs):
+    assert total(xs) >= 0
+"""
+ROUTES = ("test_a_eval", "test_b_exec_into_a_namespace", "test_c_compile_then_eval",
+          "test_d_builtins_module", "test_e_builtins_from_sys_modules",
+          "test_f_builtins_from_import_module", "test_g_function_from_marshalled_code",
+          "test_h_runpy_of_a_script_the_code_wrote", "test_total_never_negative")  # fmt: skip
+ROUTES_BASE = {
+    "src/calc/__init__.py": ROUTES_CALC,
+    "eval/properties/test_total.py": ROUTES_PROPERTY,
+    "eval/gate.toml": fast_ledger(timeout=120),  # eight properties on a shared machine
+}
+
+
+def test_text_the_code_returns_never_runs_as_judge_code(tmp_path: Path) -> None:
+    """Each property turns what the code returned into code by another route (eval, exec,
+    compile, the builtins module three ways, a function from marshalled code, a script the
+    code wrote, run by runpy), and the
+    patch's text forges the outcome where it runs: in the judge's process every property,
+    `total`'s too, held and a wrong `total` was not rejected. Out of process the builtins
+    of a judge file run the text in the worker, and the other routes are refused in the
+    judge: every property fails, each for its own reason."""
+    evil = (
+        "def total(xs):\n    return -1 if len(xs) > 2 else sum(xs)\n\n\nimport marshal\n\n\n"
+        f"FORGE = {FORGE!r}\n\n\n"
+        "def dump(xs):\n    return FORGE\n\n\n"
+        "def code_of(xs):\n"
+        "    return marshal.dumps(eval('lambda: ' + FORGE).__code__)\n\n\n"
+        "def script(xs):\n"
+        "    import os\n"
+        "    path = os.path.join(os.environ['TMPDIR'], 'generated.py')\n"
+        "    with open(path, 'w') as f:\n"
+        "        f.write(SCRIPT)\n"
+        "    return path\n\n\n"
+        f"SCRIPT = {SCRIPT!r}\n"
+    )
+    judged = attack(tmp_path, {"src/calc/__init__.py": evil}, base=ROUTES_BASE)
+    assert judged.decision == "reject", judged.explain()
+    for prop in ROUTES:
+        assert judged.says("property failed", prop), (prop, judged.explain())
+    props = json.loads((judged.repo / ".patchjudge" / "properties.json").read_text())
+    assert props["details"]["isolation"] == "sandbox"
+
+
+def test_the_routes_hold_for_an_honest_round_trip_where_they_are_kept(tmp_path: Path) -> None:
+    """The same file on the honest code: eval, exec, compile and the builtins module
+    evaluate in the worker and hold; the routes around them are refused in the judge,
+    each with what to use instead."""
+    honest = {"src/calc/__init__.py": ROUTES_CALC + "\n# an honest patch\n"}
+    judged = attack(tmp_path, honest, base=ROUTES_BASE)
+    refused = {
+        "test_e_builtins_from_sys_modules": "asked for compile in the judge's process",
+        "test_f_builtins_from_import_module": "asked for compile in the judge's process",
+        "test_g_function_from_marshalled_code": "asked for marshal.loads in the judge's process",
+        "test_h_runpy_of_a_script_the_code_wrote": "a file the code under test has or wrote",
+    }
+    for prop in ROUTES:
+        assert judged.says("property failed", prop) is (prop in refused), (prop, judged.explain())
+    for prop, why in refused.items():
+        assert judged.says("property failed", prop, why), (prop, judged.explain())

@@ -44,6 +44,9 @@ class Thing:
     def __hash__(self):
         return hash(self.n)
 
+    def __repr__(self):
+        return f"lib.Thing({self.n!r})"
+
 
 class Base:
     """A class the property subclasses (pyrsistent's PClass, bidict's namedbidict bases)."""
@@ -188,6 +191,7 @@ class Table(collections.abc.Mapping):
 '''
 
 HEADER = """
+import builtins
 import collections.abc
 import copy
 import datetime
@@ -429,6 +433,50 @@ IDIOMS: dict[str, tuple[str, str]] = {
             match lib.Thing(1):
                 case [*_] | {}:
                     raise AssertionError("a Thing is no sequence nor mapping")
+        """,
+        "passed",
+    ),
+    # Out of process eval, exec and compile of text the file did not write run in the
+    # worker (boundary/evaluate.py); the file's own literals in the judge.
+    "eval of a library object's repr": (
+        """
+        @given(st.integers())
+        def test_eval_of_a_library_repr(n):
+            assert eval(repr(lib.Thing(n))) == lib.Thing(n)
+        """,
+        "passed",
+    ),
+    "eval of data's repr, through the builtins module": (
+        """
+        @given(st.lists(st.integers()))
+        def test_eval_of_data(xs):
+            assert eval(repr(xs)) == xs and builtins.eval(repr(xs)) == xs
+        """,
+        "passed",
+    ),
+    "exec of built text, then the function it defined": (
+        """
+        @given(st.integers(0, 100))
+        def test_exec_of_built_text(n):
+            ns = {}
+            exec(f"def f(x):\\n    return x + {n}", ns)
+            assert ns["f"](1) == 1 + n
+        """,
+        "passed",
+    ),
+    "compile of a library repr, then eval": (
+        """
+        def test_compile_then_eval():
+            assert eval(compile(repr(lib.Thing(2)), "<repr>", "eval")) == lib.Thing(2)
+        """,
+        "passed",
+    ),
+    "exec of the file's own literal, naming a judge-only module": (
+        """
+        def test_exec_of_its_own_literal():
+            ns = {}
+            exec("from hypothesis import strategies as S\\nfound = S.integers()", ns)
+            assert ns["found"] is not None
         """,
         "passed",
     ),

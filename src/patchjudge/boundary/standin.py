@@ -47,7 +47,7 @@ import pytest
 from _pytest.compat import ascii_escaped
 
 from patchjudge import failure, pytest_plugin
-from patchjudge.boundary import launcher, protocol, sandbox, wire
+from patchjudge.boundary import evaluate, launcher, protocol, sandbox, wire
 from patchjudge.boundary.protocol import ARGUMENT, BUILTIN, HANDLE, JUDGE_FN, JUDGE_OBJ, Cause
 
 ENV = protocol.ORACLE_ENV
@@ -126,6 +126,8 @@ class Worker:
         self.enum_views: dict[int, Any] = {}
         self.packages: dict[int, bool] = {}
         self.modules: dict[str, Handle] = {}  # module name -> its handle, for stand-in modules
+        # The worker's builtins.eval, exec and compile, as handles (evaluate.py), once each.
+        self.evaluators: dict[str, Handle] = {}
         # Judge functions given to this worker, by the id it may ask for: kept for the
         # worker's life, since a lazy iterator calls its predicate after the call returned.
         self.functions: dict[int, Callable[..., Any]] = {}
@@ -1914,6 +1916,85 @@ class _Loader(importlib.abc.Loader):
         return None
 
 
+class _JudgeFiles(importlib.abc.MetaPathFinder):
+    """The modules of the judge's tree (property files, conftests, helpers) load with the
+    judge files' builtins (evaluate.py): what they eval, exec or compile of the code's text
+    runs in the worker. The spec is the other finders' (pytest's rewriting hook's)."""
+
+    def __init__(self, state: _State, evaluator: evaluate.Evaluator) -> None:
+        self.state, self.evaluator, self.busy = state, evaluator, False
+
+    def find_spec(
+        self, fullname: str, path: Any = None, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if self.busy or self.state.ours(fullname):
+            return None
+        self.busy = True
+        try:
+            spec = None
+            for finder in sys.meta_path:
+                if finder is not self and hasattr(finder, "find_spec"):
+                    spec = finder.find_spec(fullname, path, target)
+                    if spec is not None:
+                        break
+        finally:
+            self.busy = False
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return None
+        if not (isinstance(spec.origin, str) and _under(spec.origin, self.evaluator.root)):
+            return None
+        spec.loader = _JudgeFileLoader(spec.loader, self.evaluator.builtins)  # type: ignore[assignment]
+        return spec
+
+
+class _JudgeFileLoader:
+    """Another finder's loader, the module given the judge files' builtins before it runs."""
+
+    def __init__(self, inner: Any, own: dict[str, Any]) -> None:
+        self._pj_inner, self._pj_builtins = inner, own
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        create = getattr(self._pj_inner, "create_module", None)
+        return None if create is None else create(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__dict__["__builtins__"] = self._pj_builtins
+        self._pj_inner.exec_module(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pj_inner, name)
+
+
+def _worker_builtin(name: str) -> Callable[..., Any]:
+    """The running worker's builtins.NAME (`eval`, `exec`, `compile`): a handle, called there."""
+    if _state is None:
+        raise WorkerFailure("eval out of process outside the judge's pytest")
+    worker = _state.current()
+    found = worker.evaluators.get(name)
+    if found is None:
+        found = worker.evaluators[name] = getattr(_worker_module(builtins), name)
+    return found
+
+
+def _worker_module(module: types.ModuleType) -> Any:
+    """A module as the worker's own: a stand-in's, or a standard-library one by name."""
+    if _state is None:
+        raise WorkerFailure("eval out of process outside the judge's pytest")
+    if isinstance(module, StandinModule):
+        return _module_handle(module)
+    name = module.__name__
+    if name.partition(".")[0] not in sys.stdlib_module_names or _state.ours(name):
+        raise TypeError("only the code's modules and the standard library's cross by name")
+    worker = _state.current()
+    handle = worker.modules.get(name)
+    if handle is None:
+        found = worker.request("import", name)
+        if not isinstance(found, Handle):
+            raise TypeError(f"the worker's {name} is not a module")
+        handle = worker.modules[name] = found
+    return handle
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     def __init__(self, state: _State) -> None:
         self.state = state
@@ -1946,6 +2027,7 @@ class _State:
         self.key = "<session>"
         self.incidents: list[protocol.Incident] = []
         self.judge_root: str | None = None  # the judge's tree: classes it defines are its own
+        self.evaluator: evaluate.Evaluator | None = None  # the judge files' eval (evaluate.py)
         self.drawn: dict[int, Any] = {}  # what hypothesis drew for the example running now
         self.mutations: list[str] = []  # drawn arguments the code changed in place
         # Opaque per-run names for the tests the worker measures: a node id sent in
@@ -2095,6 +2177,12 @@ def _install(spec: Spec) -> _State:
     state = _State(spec)
     _forget_judge_modules(state, keep=_own_chain())
     sys.meta_path.insert(0, _Finder(state))
+    # Text the code produced never runs as judge code (evaluate.py): the judge's files (its
+    # pytest's cwd and rootdir) eval in the worker, and the audit hook refuses other routes.
+    box = evaluate.Box(builtin=_worker_builtin, module=_worker_module)
+    state.evaluator = evaluate.Evaluator(box, root=str(Path.cwd()), code=(spec.tree, spec.home))
+    sys.meta_path.insert(0, _JudgeFiles(state, state.evaluator))
+    sys.addaudithook(state.evaluator.audit_hook())
     abc.ABCMeta.__instancecheck__ = _abc_instancecheck  # type: ignore[method-assign]
     abc.ABCMeta.__subclasscheck__ = _abc_subclasscheck  # type: ignore[method-assign]
     return state
