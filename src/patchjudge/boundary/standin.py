@@ -1809,7 +1809,7 @@ def _refill(view: Any, value: Any) -> None:
 
 
 def _view(handle: Handle, data: Any) -> Any:
-    view = _VIEW_OF[type(data)](data)
+    view = _OWN_VIEW_OF.get(type(data), _VIEW_OF[type(data)])(data)
     view.__dict__["_pj_handle"] = handle
     return view
 
@@ -1831,6 +1831,26 @@ def _on_handle(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
 
     method.__name__ = name
     return method
+
+
+def _own_view_class(base: type) -> type:
+    """A list, dict or set subclass of the code's (icalendar's Contentlines): a view whose
+    changes in place are the worker's object's too, as a held container's are (issue 17).
+
+    `cl.append(line); cl.to_ical()` read the line back bare; with a view of the
+    judge's data alone, `to_ical` ran on the worker's object as it was made. A
+    copy, deepcopy or pickle is the worker's of its object: the subclass, not a
+    second view of the same object.
+    """
+    body: dict[str, Any] = {name: _held_mutator(base, name) for name in _MUTATORS[base]}
+    body["__copy__"] = _on_handle(Handle.__copy__, "__copy__")
+    body["__deepcopy__"] = _on_handle(Handle.__deepcopy__, "__deepcopy__")
+    body["__reduce_ex__"] = _on_handle(Handle.__reduce_ex__, "__reduce_ex__")
+    body["__module__"] = __name__
+    return type(f"{base.__name__}_own_view", (_VIEW_OF[base],), body)  # type: ignore[index]
+
+
+_OWN_VIEW_OF = {base: _own_view_class(base) for base in _MUTATORS}
 
 
 class TzinfoView(datetime.tzinfo):
