@@ -174,6 +174,17 @@ def lookup(d):
     return d[INSERT]
 
 
+class Clash:
+    """Unequal objects of one hash: the judge's dict compares their handles as it is built."""
+
+    def __hash__(self):
+        return 7
+
+
+def clashing():
+    return {Clash(): 1, Clash(): 2, 7: 3}
+
+
 def dump(text, fp):
     fp.write(text)
 
@@ -393,6 +404,7 @@ IDIOMS: dict[str, tuple[str, str]] = {
             assert d == {lib.INSERT: [1, 2]} and d[lib.INSERT] == [1, 2]
             assert lib.INSERT in lib.symbols() and len(lib.symbols()) == 2
             assert lib.lookup({lib.INSERT: 3}) == 3 and lib.lookup({lib.Symbol("insert"): 4}) == 4
+            assert sorted(lib.clashing().values()) == [1, 2, 3]
         """,
         "passed",
     ),
