@@ -188,6 +188,60 @@ class Table(collections.abc.Mapping):
 
     def __iter__(self):
         return iter(self.kw)
+
+
+class Symbol:
+    """jsondiff's symbols: the keys of the dicts its diff returns."""
+
+    def __init__(self, label):
+        self.label = label
+
+    def __eq__(self, other):
+        return isinstance(other, Symbol) and other.label == self.label
+
+    def __hash__(self):
+        return hash(self.label)
+
+
+INSERT = Symbol("insert")
+
+
+def keyed(xs):
+    return {INSERT: list(xs)}
+
+
+def symbols():
+    return {INSERT, Symbol("delete")}
+
+
+def lookup(d):
+    return d[INSERT]
+
+
+class Clash:
+    """Unequal objects of one hash: the judge's dict compares their handles as it is built."""
+
+    def __hash__(self):
+        return 7
+
+
+def clashing():
+    return {Clash(): 1, Clash(): 2, 7: 3}
+
+
+def dump(text, fp):
+    fp.write(text)
+
+
+def load(fp):
+    return fp.read()
+
+
+class Lines(list):
+    """icalendar's Contentlines: a list subclass with methods of its own."""
+
+    def render(self):
+        return "|".join(self)
 '''
 
 HEADER = """
@@ -196,6 +250,7 @@ import collections.abc
 import copy
 import datetime
 import inspect
+import io
 import itertools
 import os
 import pickle
@@ -384,6 +439,39 @@ IDIOMS: dict[str, tuple[str, str]] = {
             mine = copy.copy(f.items)
             mine.append(3)
             assert f.items == [1, 2]
+        """,
+        "passed",
+    ),
+    "a library object as a dict key or set member, both ways": (
+        """
+        def test_library_objects_as_keys():
+            d = lib.keyed([1, 2])
+            assert d == {lib.INSERT: [1, 2]} and d[lib.INSERT] == [1, 2]
+            assert lib.INSERT in lib.symbols() and len(lib.symbols()) == 2
+            assert lib.lookup({lib.INSERT: 3}) == 3 and lib.lookup({lib.Symbol("insert"): 4}) == 4
+            assert sorted(lib.clashing().values()) == [1, 2, 3]
+        """,
+        "passed",
+    ),
+    "a stream the test hands the library, written and read": (
+        """
+        def test_stream_handed_to_the_library():
+            buffer = io.StringIO()
+            lib.dump("abc", buffer)
+            assert buffer.getvalue() == "abc" and lib.load(io.StringIO("xyz")) == "xyz"
+        """,
+        "passed",
+    ),
+    "a library list subclass changed in place, then asked for its own method": (
+        """
+        def test_library_list_subclass_changed_in_place():
+            lines = lib.Lines()
+            lines.append("a")
+            lines += ["b"]
+            assert lines.render() == "a|b" and lines == ["a", "b"]
+            mine = copy.copy(lines)
+            mine.append("c")
+            assert lines.render() == "a|b" and mine.render() == "a|b|c"
         """,
         "passed",
     ),

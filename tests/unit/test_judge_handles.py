@@ -9,6 +9,7 @@ connection and asks the judge for `__class__`, `__globals__` and the like.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -573,6 +574,20 @@ def _mine(cls: type) -> bool:
         (Path(), "write_text", False),  # a library's method: not the object's own
         (pytest, "fail", False),  # a module
         (__import__("types").SimpleNamespace(a=1), "a", True),
+        # A stream the test hands the code (jsondiff's dumpers, issue 17): its reading and
+        # writing, never what reaches the judge's descriptors, paths or raw layers.
+        (io.StringIO(), "write", True),
+        (io.BytesIO(), "read", True),
+        (io.StringIO(), "getvalue", True),
+        (io.StringIO(), "detach", False),
+        (io.StringIO(), "buffer", False),
+        (io.TextIOWrapper(io.BytesIO()), "read", True),
+        (io.TextIOWrapper(io.BytesIO()), "buffer", False),
+        (io.TextIOWrapper(io.BytesIO()), "fileno", False),
+        (io.TextIOWrapper(io.BytesIO()), "name", False),
+        (io.TextIOWrapper(io.BytesIO()), "reconfigure", False),
+        (type("MyStream", (io.StringIO,), {})(), "write", False),  # exact types only
+        (io.StringIO, "write", False),  # the class: its unbound methods take any stream
     ],
 )
 def test_which_attributes_a_judge_object_offers(obj: object, name: object, allowed: bool) -> None:

@@ -146,9 +146,18 @@ def test_refused_without_a_reference_maker(value: Any, reason: str) -> None:
         wire.encode(value)
 
 
-def test_set_members_and_dict_keys_are_never_references() -> None:
+def test_set_members_and_dict_keys_are_no_reference_but_the_workers_own() -> None:
     with pytest.raises(wire.WireError, match="set member or dict key"):
-        wire.encode({Opaque(): 1}, lambda o: wire.Ref(1, 1))
+        wire.encode({Opaque(): 1}, lambda o: wire.Ref(wire.OWN_REF + 2, 1))
+    with pytest.raises(wire.WireError, match="set member or dict key"):
+        wire.decode(wire.encode({Opaque(): 1}, lambda o: wire.Ref(wire.OWN_REF, 1)))
+    with pytest.raises(wire.WireError, match="kind 3 as a set member"):
+        wire.decode(b"S" + struct.pack(">I", 1) + b"k" + struct.pack(">BQ", 3, 1) + b"NN", id)
+    with pytest.raises(wire.WireError, match="outside a set or dict key"):
+        wire.decode(b"k" + struct.pack(">BQ", 1, 1) + b"NN", id)
+    with pytest.raises(wire.WireError, match="hash is a str"):
+        wire.decode(b"S" + struct.pack(">I", 1) + b"k" + struct.pack(">BQ", 1, 1) + b"Ns"
+                    + struct.pack(">I", 0), id)  # fmt: skip
     with pytest.raises(wire.WireError, match="set member or dict key"):
         wire.decode(b"S" + struct.pack(">I", 1) + b"r" + struct.pack(">BQ", 1, 1) + b"N")
     with pytest.raises(wire.WireError, match="unhashable"):
@@ -410,7 +419,7 @@ def test_a_tzinfo_of_the_workers_rides_in_a_datetime(kind: int, value: Any, cros
 def test_a_tzinfo_reference_is_never_a_key_nor_anything_but_a_tzinfo() -> None:
     aware = datetime.datetime(2020, 1, 1, tzinfo=Zone())
     with pytest.raises(wire.WireError, match="set member or dict key"):
-        wire.encode({aware: 1}, lambda o: wire.Ref(wire.OWN_REF, 1))
+        wire.encode({aware: 1}, lambda o: wire.Ref(wire.OWN_REF + 2, 1))
     # A reference that decodes to something else in the tzinfo slot is refused.
     payload = wire.encode(aware, lambda o: wire.Ref(wire.OWN_REF, 1))
     with pytest.raises(wire.WireError, match="datetime from a Opaque"):
@@ -624,3 +633,49 @@ def _nan() -> float:
 )
 def test_same_tells_nan_keys_and_members_alike(a: Any, b: Any, expected: bool) -> None:
     assert wire.same(a, b) is expected
+
+
+class Keyed:
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Keyed) and other.label == self.label
+
+    def __hash__(self) -> int:
+        return hash(self.label)
+
+
+def test_the_workers_own_objects_cross_as_keys_and_members_with_their_hash() -> None:
+    """jsondiff's `{insert: [...]}` (issue 17): the owner hashes, the other side is told."""
+    mine = {id(k): k for k in (Keyed("insert"), Keyed("delete"))}
+    seen: list[wire.Ref] = []
+
+    def back(ref: wire.Ref) -> Any:
+        seen.append(ref)
+        return ("handle", ref.id)  # hashable without crossing, as the judge's handle is
+
+    value = {next(iter(mine.values())): [1], "plain": frozenset(mine.values())}
+    payload = wire.encode(value, lambda o: wire.Ref(wire.OWN_REF, id(o), local=True))
+    got = wire.decode(payload, back)
+    assert {r.hash for r in seen} == {hash("insert"), hash("delete")}
+    assert got[("handle", seen[0].id)] == [1] and len(got["plain"]) == 2
+    # The judge's side: its handles are not its own, so no hash is written, and the worker
+    # decodes its real objects, hashed there.
+    payload = wire.encode(value, lambda o: wire.Ref(wire.OWN_REF, id(o)))
+    assert wire.decode(payload, lambda ref: mine[ref.id]) == value
+    # An owner's object whose hash raises is refused, not sent half-made.
+    broken = Flaky("x")
+    keyed = {broken: 1}
+    broken.ok = False
+    with pytest.raises(wire.WireError, match="unhashable Flaky"):
+        wire.encode(keyed, lambda o: wire.Ref(wire.OWN_REF, 1, local=True))
+
+
+class Flaky(Keyed):
+    ok = True
+
+    def __hash__(self) -> int:
+        if self.ok:
+            return 1
+        raise ZeroDivisionError

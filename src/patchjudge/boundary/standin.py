@@ -138,6 +138,9 @@ class Worker:
         self.requests: dict[str, int] = {}
         # Handle id -> its stdlib iterator type's name: `iter` and `len` answered here.
         self.iterators: dict[int, str] = {}
+        # Handle id -> the hash the worker sent with it as a key or member (wire `k`): the
+        # judge's dict is built from the worker's data without a round trip (issue 17).
+        self.hashes: dict[int, int] = {}
         # Fetched ahead for an iterator being drained: its items, then how it ended.
         self.fetched: dict[int, collections.deque[Any]] = {}
         self.ends: dict[int, BaseException] = {}
@@ -642,6 +645,10 @@ class Worker:
             return found
         if ref.kind != HANDLE:
             raise wire.WireError(f"reference of kind {ref.kind}")
+        if ref.hash is not wire.NO_DATA:
+            if type(ref.hash) is not int:
+                raise wire.WireError("a key of the worker's without its hash")
+            self.hashes[ref.id] = ref.hash
         meta = ref.meta
         if meta is not None:
             if _is_exception_meta(meta):
@@ -715,6 +722,7 @@ class Worker:
     def _forget(self, ident: int) -> None:
         self.iterators.pop(ident, None)
         self.shapes.pop(ident, None)
+        self.hashes.pop(ident, None)
         self.fetched.pop(ident, None)
         self.ends.pop(ident, None)
         if self.proc is not None and self.failure is None:
@@ -1071,16 +1079,33 @@ def _is_function(obj: Any) -> bool:
     return callable(obj) and not isinstance(obj, type) and type(obj).__module__ == "builtins"
 
 
+# A stream the test hands the code (`json.dump(data, buffer)`, `loader(open(path))`, issue 17):
+# the stdlib's own stream types, exactly, and their reading and writing methods only, what the
+# test asked the code to do with it. Never `buffer`, `raw`, `fileno`, `name` nor `detach`: the
+# code may use the stream, not reach the judge's file descriptors, paths or other objects.
+_STREAM_TYPES = (
+    io.StringIO, io.BytesIO, io.TextIOWrapper, io.BufferedReader, io.BufferedWriter,
+    io.BufferedRandom,
+)  # fmt: skip
+STREAM_METHODS = frozenset(
+    ("read", "read1", "readline", "readlines", "readinto", "write", "writelines", "flush",
+     "readable", "writable", "seekable", "tell", "seek", "getvalue", "closed")
+)  # fmt: skip
+
+
 def judge_attribute(obj: Any, name: Any, judge_class: Callable[[type], bool]) -> bool:
     """Pure: may the worker read or set `name` on `obj`? A public attribute it has itself.
 
     That is one in the object's own `__dict__` (for an instance of a class the
     judge's files define, a function, a SimpleNamespace) or in the `__dict__`
     of a class the judge's files define on its MRO: never a builtin type's
-    (a generator's `gi_frame`) nor a library's (a Path's `write_text`).
+    (a generator's `gi_frame`) nor a library's (a Path's `write_text`). Or a
+    stream method (STREAM_METHODS) of one of the stdlib's stream types.
     """
     if type(name) is not str or not name.isidentifier() or name.startswith("_"):
         return False
+    if type(obj) in _STREAM_TYPES and name in STREAM_METHODS:
+        return True
     if isinstance(obj, types.ModuleType):
         return False
     if isinstance(obj, type):
@@ -1491,6 +1516,11 @@ class Handle:
         return bool(self._pj_request("op", "bool", self, ()))
 
     def __hash__(self) -> int:
+        known: int | None = object.__getattribute__(self, "_pj_worker").hashes.get(
+            object.__getattribute__(self, "_pj_id")
+        )
+        if known is not None:
+            return known  # the worker's answer, sent with the key (wire `k`)
         value = self._pj_request("op", "hash", self, ())
         if type(value) is not int:
             raise TypeError("hash did not return an int")
@@ -1813,7 +1843,7 @@ def _refill(view: Any, value: Any) -> None:
 
 
 def _view(handle: Handle, data: Any) -> Any:
-    view = _VIEW_OF[type(data)](data)
+    view = _OWN_VIEW_OF.get(type(data), _VIEW_OF[type(data)])(data)
     view.__dict__["_pj_handle"] = handle
     return view
 
@@ -1835,6 +1865,26 @@ def _on_handle(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
 
     method.__name__ = name
     return method
+
+
+def _own_view_class(base: type) -> type:
+    """A list, dict or set subclass of the code's (icalendar's Contentlines): a view whose
+    changes in place are the worker's object's too, as a held container's are (issue 17).
+
+    `cl.append(line); cl.to_ical()` read the line back bare; with a view of the
+    judge's data alone, `to_ical` ran on the worker's object as it was made. A
+    copy, deepcopy or pickle is the worker's of its object: the subclass, not a
+    second view of the same object.
+    """
+    body: dict[str, Any] = {name: _held_mutator(base, name) for name in _MUTATORS[base]}
+    body["__copy__"] = _on_handle(Handle.__copy__, "__copy__")
+    body["__deepcopy__"] = _on_handle(Handle.__deepcopy__, "__deepcopy__")
+    body["__reduce_ex__"] = _on_handle(Handle.__reduce_ex__, "__reduce_ex__")
+    body["__module__"] = __name__
+    return type(f"{base.__name__}_own_view", (_VIEW_OF[base],), body)  # type: ignore[index]
+
+
+_OWN_VIEW_OF = {base: _own_view_class(base) for base in _MUTATORS}
 
 
 class TzinfoView(datetime.tzinfo):

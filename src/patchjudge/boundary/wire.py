@@ -28,10 +28,17 @@ one value. A value is a tag byte then:
     d <u32 n>        dict of n key, value pairs
     r <u8 kind> <u64 id> <value meta>   a reference (kind: caller-defined)
     v <u8 kind> <u64 id> <value meta> <value data>   a view: a reference and its base data
+    k <u8 kind> <u64 id> <value meta> <value hash>   a key: the worker's object, its hash
     o <u8 code> <value args>   a stdlib value: STDLIB[code] rebuilt from the args tuple
 
-Set members and dict keys must be hashable data: no reference in them, so
-decoding never runs a hash that would have to cross the boundary.
+Set members and dict keys must be hashable data, or the worker's own objects
+(OWN_REF) as keys, `k` (issue 17: a library's symbols keying the dicts it
+returns, sets of its enum members). A key carries the hash its owner computed
+(None from the judge, whose handles' hashes are the worker's word), so
+decoding never runs a hash that would have to cross the boundary: the worker
+decodes its own object, the judge a handle that answers `hash` with the number
+it came with. No other reference is ever a key or member: neither side hashes
+the other's object.
 """
 
 from __future__ import annotations
@@ -87,12 +94,19 @@ class Ref:
     """A reference as it crosses: who defines `kind` and `id` is the caller.
 
     `data` is a view's base-type data (NO_DATA for a plain reference).
+
+    `local`: the object is the encoding side's own (the worker's table), so as a
+    key its hash is written; `hash`: the hash a key came with (decoding).
     """
 
-    __slots__ = ("data", "id", "kind", "meta")
+    __slots__ = ("data", "hash", "id", "kind", "local", "meta")
 
-    def __init__(self, kind: int, id: int, meta: Any = None, data: Any = NO_DATA) -> None:
+    def __init__(
+        self, kind: int, id: int, meta: Any = None, data: Any = NO_DATA, local: bool = False
+    ) -> None:
         self.kind, self.id, self.meta, self.data = kind, id, meta, data
+        self.local = local
+        self.hash: Any = NO_DATA  # a key's: an int, or None from the judge
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -434,7 +448,7 @@ def _encode(  # noqa: PLR0917  (recursive; the state rides along)
         out += (tag, _U32.pack(len(value)))
         if kind is dict:
             for k, v in value.items():
-                _encode(k, None, out, depth + 1, True, budget)
+                _encode(k, to_ref, out, depth + 1, True, budget)
                 _encode(v, to_ref, out, depth + 1, False, budget)
         else:
             member = hashed or kind in (set, frozenset)
@@ -452,7 +466,7 @@ def _encode(  # noqa: PLR0917  (recursive; the state rides along)
                         raw = item.encode("utf-8", "surrogatepass")
                         out += (b"s", _U32.pack(len(raw)), raw)
                 else:
-                    _encode(item, None if member else to_ref, out, depth + 1, member, budget)
+                    _encode(item, to_ref, out, depth + 1, member, budget)
     elif not _encode_other(value, to_ref, out, depth, hashed, budget):
         where = "a set member or dict key" if hashed else "data"
         raise WireError(f"{kind.__name__} cannot cross as {where}")
@@ -468,8 +482,10 @@ def _encode_other(  # noqa: PLR0917
     base = data_base(type(value))
     if base is not None and _encode_view(base, value, to_ref, out, depth, hashed, budget):
         return True
-    if to_ref is None or hashed:
+    if to_ref is None:
         return False
+    if hashed:
+        return _encode_key(value, to_ref, out, depth, budget)
     ref = to_ref(value)
     if ref is None:
         return False
@@ -479,6 +495,30 @@ def _encode_other(  # noqa: PLR0917
     _encode(ref.meta, None, out, depth + 1, False, budget)
     if ref.data is not NO_DATA:
         _encode(ref.data, to_ref, out, depth + 1, False, budget)
+    return True
+
+
+def _encode_key(value: Any, to_ref: ToRef, out: list[bytes], depth: int, budget: list[int]) -> bool:
+    """A set member or dict key that is not data: the worker's own object, with its hash.
+
+    The hash is the owner's (`ref.local`), run where the object lives; the
+    other side writes None. Any other reference as a key is refused.
+    """
+    ref = to_ref(value)
+    if ref is None:
+        return False
+    if ref.kind != OWN_REF or ref.data is not NO_DATA:
+        raise WireError(f"{type(value).__name__} cannot cross as a set member or dict key")
+    key_hash = None
+    if ref.local:
+        try:
+            key_hash = hash(value)
+        except Exception as exc:
+            raise WireError(f"unhashable {type(value).__name__} as a set member or dict key: "
+                            f"{type(exc).__name__}") from None  # fmt: skip
+    out += (b"k", _REF.pack(ref.kind, ref.id))
+    _encode(ref.meta, None, out, depth + 1, False, budget)
+    _encode(key_hash, None, out, depth + 1, False, budget)
     return True
 
 
@@ -740,9 +780,32 @@ class _Reader:
                 if type(ref.data) not in _READ_AS_BASE:
                     raise WireError(f"a view of {type(ref.data).__name__}, not of a data type")
             return ref if self.from_ref is None else self.from_ref(ref)
+        if tag == 0x6B:  # k
+            return self.key(pos, depth, hashed)
         if tag == 0x6F:  # o
             return self.stdlib(depth, hashed)
         raise WireError(f"unknown tag {bytes([tag])!r} at byte {pos}")
+
+    def key(self, pos: int, depth: int, hashed: bool) -> Any:
+        """A key or member that is the worker's object: `from_ref` turns it into one."""
+        if not hashed:
+            raise WireError("a key reference outside a set or dict key")
+        if self.from_ref is None:
+            raise WireError("a reference as a set member or dict key")
+        if depth >= MAX_DEPTH:
+            raise WireError(f"value nested deeper than {MAX_DEPTH}")
+        if pos + 1 + _REF.size > len(self.data):
+            raise WireError("payload ends inside a value")
+        kind, ident = _REF.unpack_from(self.data, pos + 1)
+        if kind != OWN_REF:
+            raise WireError(f"a reference of kind {kind} as a set member or dict key")
+        self.pos = pos + 1 + _REF.size
+        ref = Ref(kind, ident, self.value(depth + 1, False))
+        key_hash = self.value(depth + 1, False)
+        if key_hash is not None and type(key_hash) is not int:
+            raise WireError(f"a key's hash is a {type(key_hash).__name__}")
+        ref.hash = key_hash
+        return self.from_ref(ref)
 
     def stdlib(self, depth: int, hashed: bool) -> Any:
         code = self.take(1)[0]

@@ -248,7 +248,7 @@ class Table:
             self.by_identity[id(obj)] = ident
             self.counts[ident] = 0
         self.counts[ident] += 1
-        return wire.Ref(protocol.HANDLE, ident, _meta(obj))
+        return wire.Ref(protocol.HANDLE, ident, _meta(obj), local=True)
 
     def get(self, ident: int) -> Any:
         try:
