@@ -134,17 +134,20 @@ def _setup() -> None:
     if examples is not None:
         # Imported before the tested tree joins sys.path: a `hypothesis`
         # package in the patch's src/ must not stand in for the real one.
-        from hypothesis import HealthCheck, settings
+        from hypothesis import HealthCheck, Phase, settings
 
         # Nothing timed: a deterministic gate does not ask how loaded the machine
         # is. `too_slow` (inputs slow to draw: a busy CI runner, round trips out
-        # of process) would reject an honest patch by the clock.
+        # of process) would reject an honest patch by the clock. No explain
+        # phase: its comments are cut from the reason (failure.py) and its line
+        # tracer made a failing property's run 8x as long (docs/bench.md).
         settings.register_profile(
             "patchjudge",
             max_examples=int(examples),
             database=None,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow],
+            phases=[p for p in Phase if p is not Phase.explain],
             derandomize=False,
             print_blob=True,
         )

@@ -1,4 +1,4 @@
-"""The judge's hypothesis profile times nothing (a deterministic gate, issue 17).
+"""The judge's hypothesis profile times nothing and explains nothing (issues 17, 20).
 
 hypothesis' `deadline` and its `too_slow` health check answer how busy the
 machine is, not what the code does: on a loaded CI runner, or out of process
@@ -16,7 +16,7 @@ import pytest
 from tests.helpers import CALC, LEDGER, cli, commit, example_repo, write
 
 PROFILE = """
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from calc import total
 
@@ -27,6 +27,8 @@ def test_the_profile_times_nothing(x):
     assert total([x]) == x
     assert settings.default.deadline is None
     assert HealthCheck.too_slow in settings.default.suppress_health_check
+    # The explain phase's comments are cut from the reason; its tracer cost 8x.
+    assert Phase.explain not in settings.default.phases and Phase.shrink in settings.default.phases
 """
 
 
