@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -24,10 +25,32 @@ from tests.helpers import built_once, shared_dir
 # The gate's guard watches patchjudge's own package: a test's subprocess that
 # wrote bytecode there while another test's gate ran would read as tampering.
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
-# The judge's cache (issue 20): the suite's own, never the user's ~/.cache; one
-# a test process, so what a scenario finds there is what this suite wrote.
-os.environ["PATCHJUDGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="patchjudge-test-cache-")
-atexit.register(shutil.rmtree, os.environ["PATCHJUDGE_CACHE_DIR"], True)
+# The judge's cache (issue 20): the suite's own, never the user's ~/.cache.
+SUITE_CACHE = "PATCHJUDGE_SUITE_CACHE_DIR"
+
+
+def suite_cache(environ: Mapping[str, str]) -> str | None:
+    """The judge's cache dir this process inherits from its run's xdist controller, or None:
+    make one (and remove it at exit). Pure.
+
+    One a run, not one a worker: the base collections and the charmap one worker computed are
+    hits on the other (the controller makes it before its workers start; they inherit its
+    environment). Only an xdist worker inherits it, so what a scenario finds there is what
+    this run wrote: a value from a shell or an outer pytest is never reused.
+    """
+    inherited = environ.get(SUITE_CACHE, "")
+    if environ.get("PYTEST_XDIST_WORKER") and inherited and Path(inherited).is_absolute():
+        return inherited
+    return None
+
+
+if (_inherited := suite_cache(os.environ)) is not None and Path(_inherited).is_dir():
+    os.environ["PATCHJUDGE_CACHE_DIR"] = _inherited
+else:
+    # The maker's pid in its name: tests/unit/test_suite_cache.py checks who made it.
+    os.environ[SUITE_CACHE] = tempfile.mkdtemp(prefix=f"patchjudge-test-cache-{os.getpid()}-")
+    os.environ["PATCHJUDGE_CACHE_DIR"] = os.environ[SUITE_CACHE]
+    atexit.register(shutil.rmtree, os.environ[SUITE_CACHE], True)
 
 settings.register_profile("patchjudge-suite", deadline=None, print_blob=True)
 settings.register_profile(
