@@ -126,9 +126,14 @@ os.wait()
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     assert survivors == [], "a daemon of the code under test outlived the box"
-    # No lane fails; the daemon's lines, which no property runs, hold the merge (issue 18).
+    # No lane fails; the daemon's lines, which no property runs, hold the merge (issue 18),
+    # and so does its start of another interpreter (a probe since session 10's red team).
     assert judged.decision == "undecided", judged.explain()
-    assert judged.reasons == ["review: the properties never exercised src/calc/__init__.py:4-8"]
+    assert judged.reasons == [
+        "review: the properties never exercised src/calc/__init__.py:4-8",
+        "review: probe of the judge at src/calc/__init__.py:6: runs code the review does not"
+        " read (sys.executable)",
+    ]
     props = json.loads((judged.repo / ".patchjudge" / "properties.json").read_text())
     assert props["details"]["isolation"] == "sandbox"
     assert not outside.exists()

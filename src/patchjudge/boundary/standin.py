@@ -1942,13 +1942,16 @@ class StandinModule(types.ModuleType):
 def _module_handle(module: StandinModule) -> Handle:
     if _state is None:
         raise WorkerFailure("a stand-in module outside the judge's pytest")
-    name = module.__dict__["_pj_name"]
-    worker = _state.current()
+    return _imported(_state.current(), module.__dict__["_pj_name"], ImportError)
+
+
+def _imported(worker: Worker, name: str, error: type[Exception]) -> Handle:
+    """The worker's module `name`, imported there once per worker."""
     handle = worker.modules.get(name)
     if handle is None:
         found = worker.request("import", name)
         if not isinstance(found, Handle):
-            raise ImportError(f"the worker's {name} is not a module")
+            raise error(f"the worker's {name} is not a module")
         handle = worker.modules[name] = found
     return handle
 
@@ -2035,14 +2038,7 @@ def _worker_module(module: types.ModuleType) -> Any:
     name = module.__name__
     if name.partition(".")[0] not in sys.stdlib_module_names or _state.ours(name):
         raise TypeError("only the code's modules and the standard library's cross by name")
-    worker = _state.current()
-    handle = worker.modules.get(name)
-    if handle is None:
-        found = worker.request("import", name)
-        if not isinstance(found, Handle):
-            raise TypeError(f"the worker's {name} is not a module")
-        handle = worker.modules[name] = found
-    return handle
+    return _imported(_state.current(), name, TypeError)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
