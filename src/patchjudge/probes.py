@@ -34,6 +34,7 @@ _HOST = "reads the host's name"
 _ENV = "reads the runner's environment"
 _HEAP = "walks the interpreter's objects"
 _GATED = "branches on"
+_BOX = "reads what the sandbox changes"
 _LOADS = "runs code the review does not read"
 
 # Qualified names (after aliases) -> class. A name matches itself and anything under it.
@@ -100,6 +101,23 @@ _CALLS: dict[str, str] = {
         _HOST,
     ),
     **dict.fromkeys(["gc.get_objects", "gc.get_referrers", "gc.get_referents"], _HEAP),
+    # What the box makes differ from a user's own run in both of the judge's harnesses,
+    # so the differential run cannot tell (red team, session 11): the supplementary
+    # groups (a user namespace maps none), a login terminal, the worker's limits, and
+    # the process tree (psutil).
+    **dict.fromkeys(
+        [
+            "os.getgroups",
+            "os.getgrouplist",
+            "os.getlogin",
+            "os.ctermid",
+            "os.ttyname",
+            "resource.getrlimit",
+            "resource.prlimit",
+            "psutil",
+        ],
+        _BOX,
+    ),
     # Code from text, bytes or a path, or from a directory put on the import path: the
     # review reads the changed .py files the run imports, never what these load
     # (red team, session 10).
@@ -161,16 +179,59 @@ _ENV_FAMILY = re.compile(
     r"(PYTEST|HYPOTHESIS|PATCHJUDGE|GITHUB_|GITLAB_|CI_|RUNNER_|ACTIONS_|BUILDKITE|TRAVIS|"
     r"CIRCLE|JENKINS|TEAMCITY|APPVEYOR|DRONE|TF_BUILD|BITBUCKET_|COV_CORE|COVERAGE_|TOX_|NOX_)"
 )
-# ... and a few short names that are only a probe as an environment key.
+# ... and a few short names that are only a probe as an environment key: a runner's,
+# and a login session's, which the box never passes (a shell, a desktop, ssh, an
+# activated venv, the hash seed it sets; red team, session 11).
 _ENV_NAMES = frozenset(
-    {"CI", "USER", "USERNAME", "LOGNAME", "HOSTNAME", "COMPUTERNAME", "BUILD_ID", "BUILD_NUMBER"}
-)
+    {"CI", "USER", "USERNAME", "LOGNAME", "HOSTNAME", "COMPUTERNAME", "BUILD_ID", "BUILD_NUMBER",
+     "SHELL", "SHLVL", "OLDPWD", "MAIL", "DISPLAY", "WAYLAND_DISPLAY", "TERM_PROGRAM",
+     "COLORTERM", "LS_COLORS", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONHASHSEED",
+     "XDG_RUNTIME_DIR", "XDG_SESSION_ID", "XDG_SESSION_TYPE", "DBUS_SESSION_BUS_ADDRESS",
+     "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY", "SSH_AUTH_SOCK"}
+)  # fmt: skip
 # A string that is a test tool's name or module path ("pytest", "_pytest.main"), not
 # one that mentions it in passing (a message, a temporary directory's path).
 _TOOL_NAME = re.compile(
     r"_?(pytest|py\.test|hypothesis|patchjudge|xdist|pluggy|coverage)([._-]\w*)*", re.IGNORECASE
 )
 _ENVIRON = ("os.environ", "os.environb", "posix.environ")
+# Calls that count or list the environment's names (`dict(os.environ)`, a copy for a
+# subprocess, is not one).
+_ENV_SCANS = frozenset(
+    f"{b}{f}"
+    for b in ("", "builtins.")
+    for f in ("len", "sorted", "list", "set", "tuple", "frozenset")
+)
+# The box is pid 2 in a namespace of its own, its parent 1, its session 1: the process
+# id is a tell as any value (`xs[os.getpid() - 2:]`), not only in a condition; only
+# naming something by it (an f-string, `str()`, a signal to itself) is not.
+_PIDS = frozenset(["os.getpid", "os.getppid", "os.getpgid", "os.getpgrp", "os.getsid"])
+_PID_NAMES = frozenset(["str", "repr", "builtins.str", "builtins.repr", "os.kill", "os.killpg"])
+# Calls that look a path up or read it: with an absolute literal path they look at the
+# machine (the box's root holds only the system, the interpreter and its own tree:
+# no /var, /home, /run, /etc beyond a short list).
+_PATH_QUERIES = frozenset(
+    [
+        *(
+            f"os.path.{f}"
+            for f in ("exists", "lexists", "isdir", "isfile", "islink", "ismount", "getsize",
+                      "getmtime", "getatime", "getctime", "samefile")
+        ),
+        *(f"os.{f}" for f in ("listdir", "scandir", "stat", "lstat", "access", "statvfs",
+                              "readlink", "walk")),
+        "glob.glob", "glob.iglob", "shutil.disk_usage",
+        "open", "io.open", "builtins.open", "codecs.open",
+    ]
+)  # fmt: skip
+_PATH_METHODS = frozenset(
+    {"exists", "is_dir", "is_file", "is_symlink", "is_mount", "iterdir", "stat", "lstat",
+     "glob", "rglob", "read_text", "read_bytes", "open", "owner", "group"}
+)  # fmt: skip
+# Devices every box and every machine has alike.
+_SAME_EVERYWHERE = frozenset(
+    {"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/stdin", "/dev/stdout",
+     "/dev/stderr"}
+)  # fmt: skip
 _ENV_READS = ("get", "pop", "setdefault", "__getitem__", "__contains__")
 _GETENV = (*(f"{e}.{m}" for e in _ENVIRON for m in _ENV_READS), "os.getenv", "os.getenvb")
 _GATES = {
@@ -390,6 +451,7 @@ def _scan(tree: ast.Module, names: _Names, parts: Sequence[ast.stmt]) -> Iterato
             yield Hit(_lines(node), f"{_SOURCE} (__loader__)")
         elif isinstance(node, ast.Call):
             yield from _calls(node, names)
+            yield from _process_id(node, names, parents)
         elif isinstance(node, ast.Compare):
             yield from _compare(node, names)
         elif isinstance(node, ast.Constant | ast.BinOp | ast.JoinedStr) and id(node) not in (
@@ -480,12 +542,10 @@ def _calls(node: ast.Call, names: _Names) -> Iterator[Hit]:
     key = _literal(args[0]) if args else None
     if func in _GETENV and key is not None and _env_key(key):
         yield Hit(_lines(node), f"{_ENV} ({key})")
-    elif func.startswith(tuple(f"{e}." for e in _ENVIRON)) and func.rpartition(".")[2] in (
-        "keys",
-        "items",
-        "values",
-    ):
+    elif _scans_environ(func, args, names):
         yield Hit(_lines(node), f"{_ENV} (scans os.environ)")
+    elif func in _PATH_QUERIES and key is not None and _machine_path(key):
+        yield Hit(_lines(node), f"{_BOX} (a path of the machine: {key[:40]!r})")
     elif func in ("importlib.util.find_spec", "pkgutil.find_loader") and key is not None:
         if key.partition(".")[0] in _TOOLS | {"coverage"}:
             yield Hit(_lines(node), f"{_TOOL} (find_spec({key!r}))")
@@ -505,6 +565,44 @@ def _calls(node: ast.Call, names: _Names) -> Iterator[Hit]:
             and _is_own_file(target.args[0], names)
         ):
             yield Hit(_lines(node), f"{_SOURCE} (Path(__file__).{node.func.attr}())")
+    if isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_METHODS:
+        target = node.func.value
+        if (
+            isinstance(target, ast.Call)
+            and names.qualified(target.func) in ("pathlib.Path", "Path", "pathlib.PosixPath")
+            and target.args
+            and (path := _literal(target.args[0])) is not None
+            and _machine_path(path)
+        ):
+            yield Hit(_lines(node), f"{_BOX} (a path of the machine: {path[:40]!r})")
+
+
+def _scans_environ(func: str, args: Sequence[ast.expr], names: _Names) -> bool:
+    if func.startswith(tuple(f"{e}." for e in _ENVIRON)):
+        return func.rpartition(".")[2] in ("keys", "items", "values")
+    return func in _ENV_SCANS and len(args) == 1 and names.qualified(args[0]) in _ENVIRON
+
+
+def _machine_path(path: str) -> bool:
+    """An absolute path whose presence or content differs between the box and the machine
+    (/proc has its own class)."""
+    return (
+        path.startswith("/")
+        and path.rstrip("/") not in _SAME_EVERYWHERE
+        and not (path == "/proc" or path.startswith("/proc/"))
+    )
+
+
+def _process_id(node: ast.Call, names: _Names, parents: dict[int, ast.AST]) -> Iterator[Hit]:
+    func = names.qualified(node.func)
+    if func not in _PIDS:
+        return
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.FormattedValue):
+        return
+    if isinstance(parent, ast.Call) and names.qualified(parent.func) in _PID_NAMES:
+        return
+    yield Hit(_lines(node), f"{_BOX} (the process id as a value: {func})")
 
 
 def _shown(key: str | None) -> str:

@@ -151,6 +151,26 @@ PROBES = {
         ["2: runs code the review does not read (sys.executable)"],
     ),
     "exec by getattr": ('import builtins\ngetattr(builtins, "exec")("x = 1")\n', ["runs code the review does not read (builtins.exec)"]),
+    # what the box changes in both harnesses (red team, session 11)
+    "pid as an index": ("import os\ndef f(xs):\n    return xs[os.getpid() - 2 :]\n", ["3: reads what the sandbox changes (the process id as a value: os.getpid)"]),
+    "parent pid in arithmetic": ("import os\nX = 1 - os.getppid()\n", ["2: reads what the sandbox changes (the process id as a value: os.getppid)"]),
+    "pid in a variable": ("import os\nP = os.getsid(0)\n", ["(the process id as a value: os.getsid)"]),
+    "groups": ("import os\nN = len(os.getgroups())\n", ["2: reads what the sandbox changes (os.getgroups)"]),
+    "login": ("import os\nU = os.getlogin()\n", ["(os.getlogin)"]),
+    "rlimit": ("import resource\nL = resource.getrlimit(resource.RLIMIT_AS)\n", ["2: reads what the sandbox changes (resource.getrlimit)"]),
+    "rlimit from": ("from resource import prlimit\n", ["(from resource import prlimit)"]),
+    "psutil": ("import psutil\nP = psutil.Process().parent()\n", ["(import psutil)"]),
+    "a machine path exists": ('import os\nV = os.path.isdir("/var")\n', ["2: reads what the sandbox changes (a path of the machine: '/var')"]),
+    "the root listed": ('import os\nR = os.listdir("/")\n', ["(a path of the machine: '/')"]),
+    "a pathlib query": ('from pathlib import Path\nH = Path("/home").exists()\n', ["2: reads what the sandbox changes (a path of the machine: '/home')"]),
+    "an /etc file read": ('M = open("/etc/machine-id").read()\n', ["(a path of the machine: '/etc/machine-id')"]),
+    "glob of the machine": ('import glob\nG = glob.glob("/run/*")\n', ["(a path of the machine: '/run/*')"]),
+    "a session variable": ('import os\nS = "SHELL" in os.environ\n', ["2: reads the runner's environment (SHELL)"]),
+    "an ssh variable": ('import os\nS = os.environ.get("SSH_CONNECTION")\n', ["(SSH_CONNECTION)"]),
+    "the hash seed variable": ('import os\nS = os.getenv("PYTHONHASHSEED")\n', ["(PYTHONHASHSEED)"]),
+    "an activated venv": ('import os\nS = os.environ["VIRTUAL_ENV"]\n', ["(VIRTUAL_ENV)"]),
+    "environ counted": ("import os\nN = len(os.environ)\n", ["2: reads the runner's environment (scans os.environ)"]),
+    "environ sorted": ("import os\nN = sorted(os.environ)\n", ["(scans os.environ)"]),
 }  # fmt: skip
 
 
@@ -193,6 +213,14 @@ HONEST = {
     "a path or message that mentions a tool": (
         'LOG = "/tmp/pytest-of-ci/run.log"\nWHY = "the hypothesis does not hold"\n'
     ),
+    "pid named in a string": "import os\nA = str(os.getpid())\nB = repr(os.getppid())\n",
+    "a signal to itself": "import os, signal\nos.kill(os.getpid(), signal.SIGCONT)\n",
+    "the null device": "import os\nA = open('/dev/null', 'w')\nB = open(os.devnull)\n",
+    "a relative data file": "import os\nA = os.path.exists('data/table.json')\nB = open('table.json')\n",
+    "a path from a parameter": "import os\ndef f(p):\n    return os.path.isdir(p)\n",
+    "a URL path": 'ROUTE = "/home"\nAPI = "/var/api"\n',
+    "an XDG config directory": 'import os\nC = os.environ.get("XDG_CONFIG_HOME", "~/.config")\n',
+    "an environment copy": "import os, subprocess\nsubprocess.run(['ls'], env={**os.environ, 'A': '1'})\n",
 }
 
 
