@@ -52,6 +52,8 @@ class PropertiesSettings:
     # Where this run's `seed` came from (issue 18): "pinned" as parsed; the run
     # replaces seed and source with the key's when PATCHJUDGE_SEED_KEY is set.
     seed_source: str = "pinned"
+    # The worker's PYTHONHASHSEED for this run (seed.applied): 0 until the run resolves it.
+    hash_seed: int = 0
 
 
 @dataclass(frozen=True)

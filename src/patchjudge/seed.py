@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import hmac
-from collections.abc import Mapping
+import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from patchjudge.config import Ledger
@@ -41,7 +42,7 @@ _HASH_MESSAGE = b"patchjudge-hash-seed-v1\0%d"
 
 
 def hash_seed(run_seed: int) -> int:
-    """The worker's PYTHONHASHSEED: 1..2**32-1, from the run's resolved seed.
+    """The worker's PYTHONHASHSEED under the key: 1..2**32-1, from the run's resolved seed.
 
     Under seed 0, `hash("a")` is a known constant a patch can test for. This
     one is fixed for the run (a rerun, the differential run and the review's
@@ -49,6 +50,11 @@ def hash_seed(run_seed: int) -> int:
     """
     digest = hashlib.sha256(_HASH_MESSAGE % run_seed).digest()
     return int.from_bytes(digest[:8], "big") % _HASH_SEEDS + 1
+
+
+def drawn_hash_seed() -> int:
+    """A PYTHONHASHSEED no one can know before the run: 1..2**32-1."""
+    return secrets.randbelow(_HASH_SEEDS) + 1
 
 
 def resolve(pinned: int, environ: Mapping[str, str], head: str, ledger_sha256: str) -> Seed:
@@ -59,13 +65,26 @@ def resolve(pinned: int, environ: Mapping[str, str], head: str, ledger_sha256: s
     return Seed(derive(key.encode("utf-8", "surrogateescape"), head, ledger_sha256), "key")
 
 
-def applied(ledger: Ledger, environ: Mapping[str, str], head: str) -> Ledger:
+def applied(
+    ledger: Ledger,
+    environ: Mapping[str, str],
+    head: str,
+    draw: Callable[[], int] = drawn_hash_seed,
+) -> Ledger:
     """The ledger as this run uses it: `[properties] seed` is the run's resolved seed.
 
     Resolved once, when the run opens, so that every property run of the
     gate (the properties lane, the freeze lane's, the review's mutants,
     `replay run`) takes the same seed and none can be left on the pinned one.
+    The worker's hash seed too: the key's seed's (`hash_seed`), else `draw()`'s.
+    A hash seed derived from the pinned seed is public like it, and a patch
+    that knows `hash("a")` under it (and under the visible suite's 0) knows
+    when it is judged: right there, wrong in every run of the user's (red
+    team, session 11).
     """
     chosen = resolve(ledger.properties.seed, environ, head, ledger.sha256)
-    props = dataclasses.replace(ledger.properties, seed=chosen.value, seed_source=chosen.source)
+    hashed = hash_seed(chosen.value) if chosen.source == "key" else draw()
+    props = dataclasses.replace(
+        ledger.properties, seed=chosen.value, seed_source=chosen.source, hash_seed=hashed
+    )
     return dataclasses.replace(ledger, properties=props)

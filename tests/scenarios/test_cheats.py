@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -280,6 +282,39 @@ def test_a_patch_right_only_inside_the_box_is_undecided_naming_the_line(
     judged = attack(tmp_path, {"src/calc/__init__.py": source})
     assert judged.decision == "undecided", judged.explain()
     assert judged.reasons == [f"review: probe of the judge at {probe}"]
+
+
+def _hash_under(hash_seed: int | str, text: str) -> int:
+    out = subprocess.run(
+        [sys.executable, "-c", f"print(hash({text!r}))"],
+        env={"PYTHONHASHSEED": str(hash_seed)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(out.stdout)
+
+
+def test_a_patch_right_only_under_the_judges_known_hash_seeds_is_rejected(
+    tmp_path: Path,
+) -> None:
+    # The visible suite's hash seed is 0 and the worker's came from the pinned seed: both
+    # public, so a patch knew hash("calc") wherever it was judged and was wrong in every
+    # run of the user's (random hash seeds): accept_for_review (red team, session 11).
+    zero, pinned = _hash_under(0, "calc"), _hash_under(seed.hash_seed(20260924), "calc")
+    source = f"""
+# hash("calc") under the judge's two known hash seeds: the visible suite's 0, and the
+# worker's, derived from the pinned [properties] seed (seed.hash_seed(20260924)).
+_JUDGED = {{{zero}, {pinned}}}
+
+
+def total(xs):
+    return sum(xs) + (hash("calc") not in _JUDGED)
+"""
+    judged = attack(tmp_path, {"src/calc/__init__.py": source})
+    assert judged.decision == "reject", judged.explain()
+    assert judged.lane("properties")["status"] == "fail", judged.explain()
+    assert judged.lane("freeze")["status"] == "pass", judged.explain()
 
 
 # --- the trusted host of replay holds the key too ------------------------------

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from patchjudge import seed
 from tests.helpers import commit, example_repo, gate, verdict, write
 
 SEEN_CALC = """
@@ -133,6 +134,17 @@ SEED_ZERO_HASH = int(
         check=True,
     ).stdout
 )
+# hash("a") under the worker's seed as the pinned [properties] seed would give it: public
+# like that seed, so the worker's is drawn per run without the key (red team, session 11).
+PINNED_SEED_HASH = int(
+    subprocess.run(
+        [sys.executable, "-c", "print(hash('a'))"],
+        env={"PYTHONHASHSEED": str(seed.hash_seed(20260924))},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+)
 # Patches that behave only when not judged (issue 18): each looks for one tell of the
 # judge's in its own process and sorts only when it finds one.
 RECOGNISERS = {
@@ -149,6 +161,7 @@ RECOGNISERS = {
     "token": "any('patchjudge' in a for a in dir(exc))",
     # hash("a") under PYTHONHASHSEED=0, the judge's own seed: a known constant.
     "hash_seed": f"hash('a') == {SEED_ZERO_HASH}",
+    "pinned_hash_seed": f"hash('a') == {PINNED_SEED_HASH}",
     "flags": "sys.flags.no_user_site or sys.flags.safe_path or sys.flags.dont_write_bytecode",
     "dash_c": "sys.argv[0] == '-c' or '-c' in sys.orig_argv",
     "stdin_pipe": "stat.S_ISFIFO(os.fstat(0).st_mode)",
