@@ -104,9 +104,19 @@ _CALLS: dict[str, str] = {
     # What the box makes differ from a user's own run in both of the judge's harnesses,
     # so the differential run cannot tell (red team, session 11): the supplementary
     # groups (a user namespace maps none), a login terminal, the worker's limits, and
-    # the process tree (psutil).
+    # the process tree (psutil), the network (none in the box: a line a property ran
+    # that reaches it cannot have reached anything).
     **dict.fromkeys(
         [
+            "socket.socket",
+            "socket.create_connection",
+            "socket.getaddrinfo",
+            "socket.gethostbyname",
+            "socket.gethostbyname_ex",
+            "socket.gethostbyaddr",
+            "socket.if_nameindex",
+            "urllib.request.urlopen",
+            "http.client",
             "os.getgroups",
             "os.getgrouplist",
             "os.getlogin",

@@ -266,6 +266,10 @@ BOX_TELLS = {
         'import os\n\n\ndef total(xs):\n    return sum(xs) - ("SHELL" in os.environ)\n',
         "src/calc/__init__.py:5: reads the runner's environment (SHELL)",
     ),
+    "no network": (
+        'import socket\n\n\ndef total(xs):\n    return sum(xs) - (socket.socket().connect_ex(("192.0.2.1", 53)) == 0)\n',
+        "src/calc/__init__.py:5: reads what the sandbox changes (socket.socket)",
+    ),
     "no /var": (
         'import os\n\n\ndef total(xs):\n    return sum(xs) - os.path.isdir("/var")\n',
         "src/calc/__init__.py:5: reads what the sandbox changes (a path of the machine: '/var')",

@@ -159,6 +159,9 @@ PROBES = {
     "login": ("import os\nU = os.getlogin()\n", ["(os.getlogin)"]),
     "rlimit": ("import resource\nL = resource.getrlimit(resource.RLIMIT_AS)\n", ["2: reads what the sandbox changes (resource.getrlimit)"]),
     "rlimit from": ("from resource import prlimit\n", ["(from resource import prlimit)"]),
+    "a connection tried": ('import socket\nUP = socket.socket().connect_ex(("192.0.2.1", 53)) == 0\n', ["2: reads what the sandbox changes (socket.socket)"]),
+    "a name resolved": ('import socket\nA = socket.getaddrinfo("example.com", 80)\n', ["(socket.getaddrinfo)"]),
+    "a url opened": ('from urllib.request import urlopen\nR = urlopen("http://example.com")\n', ["(from urllib.request import urlopen)"]),
     "psutil": ("import psutil\nP = psutil.Process().parent()\n", ["(import psutil)"]),
     "a machine path exists": ('import os\nV = os.path.isdir("/var")\n', ["2: reads what the sandbox changes (a path of the machine: '/var')"]),
     "the root listed": ('import os\nR = os.listdir("/")\n', ["(a path of the machine: '/')"]),
@@ -220,6 +223,7 @@ HONEST = {
     "a path from a parameter": "import os\ndef f(p):\n    return os.path.isdir(p)\n",
     "a URL path": 'ROUTE = "/home"\nAPI = "/var/api"\n',
     "an XDG config directory": 'import os\nC = os.environ.get("XDG_CONFIG_HOME", "~/.config")\n',
+    "a local socket pair": "import socket\nA, B = socket.socketpair()\n",
     "an environment copy": "import os, subprocess\nsubprocess.run(['ls'], env={**os.environ, 'A': '1'})\n",
 }
 
