@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.helpers import cli, commit, example_repo, gate, init_repo, verdict, write
+from tests.init_helpers import spec
 
 PYPROJECT = """\
 [build-system]
@@ -186,7 +187,9 @@ def test_a_backend_missing_here_still_gives_every_lane_its_version_file(tmp_path
     assert not (repo / "src" / "calc" / "_version.py").exists()
 
 
-def test_init_starts_green_where_the_backend_writes_the_version_file(tmp_path: Path) -> None:
+def test_init_starts_green_where_the_backend_writes_the_version_file(
+    tmp_path: Path, judge_wheel: Path
+) -> None:
     # Before: a red start ("No module named 'calc._version'") on a tree every
     # lane would have given the file; init refused a project the gate judges.
     repo = init_repo(
@@ -198,7 +201,7 @@ def test_init_starts_green_where_the_backend_writes_the_version_file(tmp_path: P
             "tests/test_version.py": TUPLE_TEST,
         },
     )
-    result = cli(repo, "init")
+    result = cli(repo, "init", *spec(judge_wheel))
     assert result.code == 0, result.err
     assert "the starter passes at this commit (2 names)" in result.out, result.out
     assert not (repo / "src" / "calc" / "_version.py").exists(), "the checkout is not written"

@@ -24,6 +24,7 @@ from tests.init_helpers import (
     run,
     sdist,
     six_sdist,
+    spec,
     src_project,
     tracked,
     unmapped_tracked,
@@ -62,7 +63,7 @@ def _adopt(repo: Path, *args: str, replay: str = "", ledger_extra: str = "") -> 
 
 
 @pytest.mark.long
-def test_init_on_a_real_third_party_project_then_a_trivial_patch_is_accepted(tmp_path):
+def test_init_on_a_real_third_party_project_then_a_trivial_patch_is_accepted(tmp_path, judge_wheel):
     # One test for both patches: the sdist download and its metadata build cost ~15 s.
     repo = repo_from_tree(six_sdist(tmp_path / "sdist"), tmp_path / "six")
     # six's suite imports dbm.ndbm, which a host's Python may lack: the freeze
@@ -71,7 +72,10 @@ def test_init_on_a_real_third_party_project_then_a_trivial_patch_is_accepted(tmp
     # says so, on such a host: adopted with --allow-red-suite, as a team would.
     no_ndbm = importlib.util.find_spec("_dbm") is None
     out = _adopt(
-        repo, "--allow-red-suite", replay='nodeids = ["test_six.py::test_move_items*dbm_ndbm*"]'
+        repo,
+        *spec(judge_wheel),
+        "--allow-red-suite",
+        replay='nodeids = ["test_six.py::test_move_items*dbm_ndbm*"]',
     )
     if no_ndbm:
         assert out.splitlines()[-2:] == [
@@ -117,11 +121,11 @@ def test_init_on_a_real_third_party_project_then_a_trivial_patch_is_accepted(tmp
     ]
 
 
-def test_src_layout_fixtures_and_default_branch_are_detected(tmp_path):
+def test_src_layout_fixtures_and_default_branch_are_detected(tmp_path, judge_wheel):
     upstream = src_project(tmp_path / "upstream")
     repo = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(upstream), str(repo))
-    out = _adopt(repo)
+    out = _adopt(repo, *spec(judge_wheel))
     ledger = parse_ledger((repo / LEDGER).read_bytes())
     assert ledger.gate.base == "origin/main"
     assert "--base origin/main" in out
@@ -151,38 +155,38 @@ def test_src_layout_fixtures_and_default_branch_are_detected(tmp_path):
     assert v["lanes"]["fixtures"]["reasons"] == ["changed: tests/fixtures/expected.json"]
 
 
-def test_init_refuses_to_overwrite_without_force(tmp_path):
+def test_init_refuses_to_overwrite_without_force(tmp_path, judge_wheel):
     repo = flat_project(tmp_path / "calc")
-    assert cli(repo, "init").code == 0
+    assert cli(repo, "init", *spec(judge_wheel)).code == 0
     (repo / "eval/gate.toml").write_text("# my edits\n")
-    again = cli(repo, "init")
+    again = cli(repo, "init", *spec(judge_wheel))
     assert again.code == 2
     assert again.err.count("\n") == 1
     assert "already exists" in again.err and "--force" in again.err
     assert (repo / "eval/gate.toml").read_text() == "# my edits\n"
-    forced = cli(repo, "init", "--force")
+    forced = cli(repo, "init", "--force", *spec(judge_wheel))
     assert forced.code == 0, forced.err
     assert (repo / "eval/gate.toml").read_text().startswith("# The judge's ledger")
     assert (repo / ".gitignore").read_text().count(".patchjudge/") == 1
 
 
-def test_init_refuses_to_overwrite_a_noxfile_the_project_already_has(tmp_path):
+def test_init_refuses_to_overwrite_a_noxfile_the_project_already_has(tmp_path, judge_wheel):
     repo = init_repo(
         tmp_path / "r", {"noxfile.py": "# ours\n", "tests/test_a.py": "def test_a():\n    pass\n"}
     )
-    result = cli(repo, "init")
+    result = cli(repo, "init", *spec(judge_wheel))
     assert result.code == 2
     assert "noxfile.py: already exists" in result.err
     assert not (repo / "eval").exists()
 
 
-def test_a_project_with_nothing_importable_gets_a_starter_that_fails(tmp_path):
+def test_a_project_with_nothing_importable_gets_a_starter_that_fails(tmp_path, judge_wheel):
     files = {
         "calc/__init__.py": "def _private():\n    return 1\n",
         "tests/test_a.py": "def test_a():\n    assert 1\n",
     }
     repo = init_repo(tmp_path / "r", files)
-    out = _adopt(repo)
+    out = _adopt(repo, *spec(judge_wheel))
     assert "FAILS until you write a real property" in out
     assert out.strip().splitlines()[-1] == (
         "warning: init found no public name to record, so eval/properties/test_public_api.py is"
@@ -288,13 +292,13 @@ def test_the_generated_noxfile_gates_a_patch_without_patchjudges_source_tree(tmp
         assert "/constraints/" in line or line.endswith(str(repo)), line
 
 
-def test_a_symlinked_fixture_stops_init_before_it_writes_anything(tmp_path):
+def test_a_symlinked_fixture_stops_init_before_it_writes_anything(tmp_path, judge_wheel):
     repo = flat_project(tmp_path / "calc")
     (repo / "tests/fixtures").mkdir(parents=True)
     (repo / "tests/fixtures/real.json").write_text("{}\n")
     (repo / "tests/fixtures/link.json").symlink_to("real.json")
     commit(repo, "fixtures")
-    result = cli(repo, "init")
+    result = cli(repo, "init", *spec(judge_wheel))
     assert result.code == 2
     assert result.err.startswith("patchjudge: tests/fixtures/link.json: a fixture must be")
     assert not (repo / "eval").exists()
@@ -332,9 +336,9 @@ def _surface(repo: Path) -> dict[str, dict[str, bool]]:
 
 
 @pytest.mark.long
-def test_a_flat_package_whose_root_is_empty_is_adopted_with_no_edit(tmp_path):
+def test_a_flat_package_whose_root_is_empty_is_adopted_with_no_edit(tmp_path, judge_wheel):
     repo = _pyflakes_repo(tmp_path)
-    out = _adopt(repo)
+    out = _adopt(repo, *spec(judge_wheel))
     surface = _surface(repo)
     # The root holds only __version__: the API is the submodules', __all__ where declared.
     assert "pyflakes" not in surface
@@ -366,9 +370,9 @@ def test_a_flat_package_whose_root_is_empty_is_adopted_with_no_edit(tmp_path):
     ]
 
 
-def test_a_src_layout_with_two_top_level_packages_is_adopted_with_no_edit(tmp_path):
+def test_a_src_layout_with_two_top_level_packages_is_adopted_with_no_edit(tmp_path, judge_wheel):
     repo = _cachetools_repo(tmp_path)
-    out = _adopt(repo)
+    out = _adopt(repo, *spec(judge_wheel))
     surface = _surface(repo)
     # Its root names its API (__all__), so the root is the surface; the team's empty root is walked.
     assert set(surface) == {"cachetools", "cachestats.counters"}
@@ -423,7 +427,7 @@ def test_the_noxfile_init_wrote_gates_a_strangers_repository(
     tmp_path, judge_wheel, make, benign, removal
 ):
     repo = make(tmp_path)
-    _adopt(repo, "--patchjudge-spec", str(judge_wheel))
+    _adopt(repo, *spec(judge_wheel))
     _edit(repo, *benign, "benign")
     result = _nox_gate(repo)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

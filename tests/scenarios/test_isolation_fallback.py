@@ -21,7 +21,7 @@ import pytest
 from patchjudge.git import no_git_env
 from tests.attack_helpers import require_sandbox
 from tests.helpers import Result, cli, commit, example_repo, gate, verdict, write
-from tests.init_helpers import ROOT, flat_project
+from tests.init_helpers import ROOT, flat_project, spec
 
 BENIGN = {"src/calc/__init__.py": "def total(xs):\n    return sum(list(xs))\n"}
 
@@ -180,18 +180,18 @@ def _nox(noxfile: Path, cwd: Path, envdir: Path, *args: str, boxed: bool) -> Res
     return Result(done.returncode, done.stdout, done.stderr)
 
 
-def _noxfiles(tmp_path: Path) -> list[tuple[str, Path]]:
+def _noxfiles(tmp_path: Path, wheel: Path) -> list[tuple[str, Path]]:
     """The noxfile init writes (in an adopted project) and this repository's own."""
     project = flat_project(tmp_path / "calc")
-    assert cli(project, "init").code == 0
+    assert cli(project, "init", *spec(wheel)).code == 0
     commit(project, "Adopt patchjudge")
     return [("init", project / "noxfile.py"), ("this repository", ROOT / "noxfile.py")]
 
 
 def test_nox_gate_with_sandbox_and_no_user_namespaces_stops_before_any_venv(
-    tmp_path: Path,
+    tmp_path: Path, judge_wheel: Path
 ) -> None:
-    for which, noxfile in _noxfiles(tmp_path):
+    for which, noxfile in _noxfiles(tmp_path, judge_wheel):
         envdir = tmp_path / f"envs-{which.replace(' ', '-')}"
         args = ("-s", "gate", "--", "--base", "main", "--isolation", "sandbox")
         result = _nox(noxfile, noxfile.parent, envdir, *args, boxed=True)
@@ -205,10 +205,12 @@ def test_nox_gate_with_sandbox_and_no_user_namespaces_stops_before_any_venv(
         assert not envdir.exists() or list(envdir.iterdir()) == [], which
 
 
-def test_nox_isolation_check_passes_where_a_sandbox_starts(tmp_path: Path) -> None:
+def test_nox_isolation_check_passes_where_a_sandbox_starts(
+    tmp_path: Path, judge_wheel: Path
+) -> None:
     """The honest look-alike: the same check where bubblewrap works lets the lanes run."""
     require_sandbox()
-    for which, noxfile in _noxfiles(tmp_path):
+    for which, noxfile in _noxfiles(tmp_path, judge_wheel):
         envdir = tmp_path / f"envs-{which.replace(' ', '-')}"
         args = ("-s", "isolation", "--", "--isolation", "sandbox")
         result = _nox(noxfile, noxfile.parent, envdir, *args, boxed=False)
@@ -216,10 +218,12 @@ def test_nox_isolation_check_passes_where_a_sandbox_starts(tmp_path: Path) -> No
         assert "Session isolation was successful" in result.err
 
 
-def test_init_writes_isolation_explicitly_sandbox_where_a_box_starts(tmp_path: Path) -> None:
+def test_init_writes_isolation_explicitly_sandbox_where_a_box_starts(
+    tmp_path: Path, judge_wheel: Path
+) -> None:
     require_sandbox()
     project = flat_project(tmp_path / "calc")
-    result = cli(project, "init")
+    result = cli(project, "init", *spec(judge_wheel))
     assert result.code == 0, result.err
     ledger = (project / "eval" / "gate.toml").read_text()
     assert '\nisolation = "sandbox"\n' in ledger
@@ -227,9 +231,11 @@ def test_init_writes_isolation_explicitly_sandbox_where_a_box_starts(tmp_path: P
     assert '[gate] isolation = "sandbox": the patch\'s code runs under bubblewrap' in result.out
 
 
-def test_init_writes_auto_and_the_reason_where_no_box_starts(tmp_path: Path) -> None:
+def test_init_writes_auto_and_the_reason_where_no_box_starts(
+    tmp_path: Path, judge_wheel: Path
+) -> None:
     project = flat_project(tmp_path / "calc")
-    result = _no_userns(project, "init")
+    result = _no_userns(project, "init", *spec(judge_wheel))
     assert result.code == 0, result.err
     ledger = (project / "eval" / "gate.toml").read_text()
     assert '\nisolation = "auto"\n' in ledger

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.helpers import cli, commit, example_repo, gate, init_repo, verdict, write
-from tests.init_helpers import src_project
+from tests.init_helpers import spec, src_project
 
 # A project's own module under a name the judge's runner keeps (as a monorepo vendors it).
 OWN_COVERAGE = (
@@ -42,11 +42,13 @@ def test_without_python_a_suite_on_the_runners_copy_holds_the_merge_and_says_why
     assert SAID not in result.err, result.err
 
 
-def test_init_says_how_a_project_the_runner_keeps_is_judged_for_real(tmp_path: Path) -> None:
+def test_init_says_how_a_project_the_runner_keeps_is_judged_for_real(
+    tmp_path: Path, judge_wheel: Path
+) -> None:
     repo = src_project(tmp_path / "tally")
     write(repo, {"src/coverage/__init__.py": OWN_COVERAGE})
     commit(repo, "a coverage module of its own")
-    result = cli(repo, "init", "--base", "main")
+    result = cli(repo, "init", "--base", "main", *spec(judge_wheel))
     assert result.code == 0, result.err
     (said,) = [line for line in result.out.splitlines() if line.startswith("coverage: ")]
     assert "--python VENV/bin/python" in said and "nox -s gate" in said, said
@@ -54,7 +56,9 @@ def test_init_says_how_a_project_the_runner_keeps_is_judged_for_real(tmp_path: P
     assert f"{step}   (or: patchjudge gate --base main --python VENV/bin/python)" in result.out
 
 
-def test_init_offers_the_plain_cli_where_the_tree_owns_what_it_provides(tmp_path: Path) -> None:
+def test_init_offers_the_plain_cli_where_the_tree_owns_what_it_provides(
+    tmp_path: Path, judge_wheel: Path
+) -> None:
     # packaging's (or pluggy's) tree is its tests' own in the judge's venv too.
     repo = init_repo(
         tmp_path / "versions",
@@ -65,7 +69,7 @@ def test_init_offers_the_plain_cli_where_the_tree_owns_what_it_provides(tmp_path
             ),
         },
     )
-    result = cli(repo, "init", "--base", "main")
+    result = cli(repo, "init", "--base", "main", *spec(judge_wheel))
     assert result.code == 0, result.err
     assert "(or: patchjudge gate --base main)" in result.out, result.out
     assert "--python" not in result.out, result.out

@@ -66,18 +66,22 @@ def test_a_property_failing_on_the_unmutated_code_is_a_usage_error(tmp_path: Pat
 
 @pytest.mark.long
 def test_runs_on_patchjudges_own_judge(tmp_path: Path) -> None:
-    """patchjudge's eval/properties at this checkout's HEAD, a few mutants each."""
+    """patchjudge's eval/properties at this checkout's HEAD, two mutants each.
+
+    Two, not four (issue 20): each mutant is a judge pytest run of a whole property file
+    (~3 CPU-s); at this seed the evenly spaced pair still holds a mutant test_paths kills.
+    """
     here = Path(__file__).resolve().parents[2]
     if not (here / ".git").exists():
         pytest.skip("not a git checkout of patchjudge")
     reports = tmp_path / "reports"
-    args = ("oracle", "--limit", "4", "--max-examples", "10", "--reports", str(reports))
+    args = ("oracle", "--limit", "2", "--max-examples", "10", "--reports", str(reports))
     result = cli(here, *args)
     assert result.code in (0, 1), result
     doc = json.loads((reports / "oracle.json").read_text())
     files = {nodeid.split("::")[0] for nodeid in doc["properties"]}
     assert files == {"eval/properties/test_paths.py", "eval/properties/test_verdict.py"}
-    assert all(p["mutants"] == 4 for p in doc["properties"].values())
+    assert all(p["mutants"] == 2 for p in doc["properties"].values())
     assert (
         doc["properties"]["eval/properties/test_paths.py::test_every_path_is_mapped_or_reported"][
             "killed"

@@ -11,15 +11,15 @@ import pytest
 from patchjudge.config import LEDGER, parse_ledger
 from tests.attack_helpers import require_sandbox
 from tests.helpers import cli, commit, git, verdict, write
-from tests.init_helpers import flat_project, run, unmapped_tracked
+from tests.init_helpers import flat_project, run, spec, unmapped_tracked
 
 TOX = [sys.executable, "-m", "tox"]
 LANES = ("pathfilter", "fixtures", "freeze", "properties", "replay")
 
 
-def test_tox_ini_holds_every_lane_the_gate_and_flakes_and_is_protected(tmp_path):
+def test_tox_ini_holds_every_lane_the_gate_and_flakes_and_is_protected(tmp_path, judge_wheel):
     repo = flat_project(tmp_path / "calc")
-    result = cli(repo, "init", "--runner", "tox")
+    result = cli(repo, "init", "--runner", "tox", *spec(judge_wheel))
     assert result.code == 0, result.err
     assert "tox -e gate -- --base main" in result.out
     assert not (repo / "noxfile.py").exists()
@@ -45,9 +45,9 @@ def test_tox_ini_holds_every_lane_the_gate_and_flakes_and_is_protected(tmp_path)
     assert unmapped_tracked(repo) == []
 
 
-def test_tox_resolves_flakes_and_lane_commands_without_building_anything(tmp_path):
+def test_tox_resolves_flakes_and_lane_commands_without_building_anything(tmp_path, judge_wheel):
     repo = flat_project(tmp_path / "calc")
-    assert cli(repo, "init", "--runner", "tox").code == 0
+    assert cli(repo, "init", "--runner", "tox", *spec(judge_wheel)).code == 0
     listed = run([*TOX, "list", "--no-desc"], repo)
     assert listed.returncode == 0, listed.stderr
     assert set(listed.stdout.split()) == {"gate", "flakes", *LANES}
@@ -61,7 +61,7 @@ def test_tox_resolves_flakes_and_lane_commands_without_building_anything(tmp_pat
 def test_tox_e_gate_judges_a_patch_from_constraints(tmp_path, judge_wheel):
     wheel = judge_wheel
     repo = flat_project(tmp_path / "calc")
-    result = cli(repo, "init", "--runner", "tox", "--patchjudge-spec", str(wheel))
+    result = cli(repo, "init", "--runner", "tox", *spec(wheel))
     assert result.code == 0, result.err
     # The starter property checks names, it calls nothing: the changed line is never
     # exercised (issue 18). This test is about tox, so the ledger only reports it.
@@ -95,11 +95,11 @@ def _tox(repo, *args, boxed):
     return run(argv, repo, timeout=300)
 
 
-def test_tox_with_sandbox_and_no_user_namespaces_stops_before_any_env(tmp_path):
+def test_tox_with_sandbox_and_no_user_namespaces_stops_before_any_env(tmp_path, judge_wheel):
     # issue 19: as the nox `isolation` session does, toxfile.py (tox's inline
     # plugin) starts bwrap once before tox builds anything.
     repo = flat_project(tmp_path / "calc")
-    assert cli(repo, "init", "--runner", "tox").code == 0
+    assert cli(repo, "init", "--runner", "tox", *spec(judge_wheel)).code == 0
     assert "toxfile.py" in parse_ledger((repo / LEDGER).read_bytes()).gate.protected
     commit(repo, "Adopt patchjudge")
     result = _tox(repo, "-e", "gate", "--", "--base", "main", "--isolation", "sandbox", boxed=True)
@@ -112,11 +112,11 @@ def test_tox_with_sandbox_and_no_user_namespaces_stops_before_any_env(tmp_path):
     assert not (repo / ".tox").exists() or not any((repo / ".tox").glob("*/pyvenv.cfg"))
 
 
-def test_tox_lists_and_runs_where_a_sandbox_starts(tmp_path):
+def test_tox_lists_and_runs_where_a_sandbox_starts(tmp_path, judge_wheel):
     """The honest look-alike: the check passes where bubblewrap works, and listing never asks."""
     require_sandbox()
     repo = flat_project(tmp_path / "calc")
-    assert cli(repo, "init", "--runner", "tox").code == 0
+    assert cli(repo, "init", "--runner", "tox", *spec(judge_wheel)).code == 0
     commit(repo, "Adopt patchjudge")
     listed = _tox(repo, "list", "--no-desc", "--", "--isolation", "sandbox", boxed=True)
     assert listed.returncode == 0, listed.stderr
@@ -147,7 +147,7 @@ def test_tox_installs_the_project_into_the_codes_venv_never_the_judges(tmp_path,
     repo = flat_project(tmp_path / "calc")
     write(repo, {"pyproject.toml": PYPROJECT})
     commit(repo, "packaged")
-    result = cli(repo, "init", "--runner", "tox", "--patchjudge-spec", str(wheel))
+    result = cli(repo, "init", "--runner", "tox", *spec(wheel))
     assert result.code == 0, result.err
     with (repo / "eval" / "gate.toml").open("a") as fh:
         fh.write('\n[review]\nunexercised = "report"\n')
