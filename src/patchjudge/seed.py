@@ -13,8 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import hmac
-import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from patchjudge.config import Ledger
@@ -52,9 +51,21 @@ def hash_seed(run_seed: int) -> int:
     return int.from_bytes(digest[:8], "big") % _HASH_SEEDS + 1
 
 
-def drawn_hash_seed() -> int:
-    """A PYTHONHASHSEED no one can know before the run: 1..2**32-1."""
-    return secrets.randbelow(_HASH_SEEDS) + 1
+_COMMIT_HASH_MESSAGE = "patchjudge-hash-seed-v2\0{seed}\0{head}\0{ledger_sha256}"
+
+
+def commit_hash_seed(run_seed: int, head: str, ledger_sha256: str) -> int:
+    """The worker's PYTHONHASHSEED without the key: 1..2**32-1, from the seed, head and ledger.
+
+    The same for every run of one commit under one ledger (a rerun, each nox
+    lane's process, `replay run` hash alike, so the verdict stays one
+    commit's), and unknowable to the patch's code: the head's sha covers the
+    patch itself, so no file of it can hold the hash seed it will run under,
+    and the box's trees have no `.git` to compute it from (red team, session 11).
+    """
+    message = _COMMIT_HASH_MESSAGE.format(seed=run_seed, head=head, ledger_sha256=ledger_sha256)
+    digest = hashlib.sha256(message.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % _HASH_SEEDS + 1
 
 
 def resolve(pinned: int, environ: Mapping[str, str], head: str, ledger_sha256: str) -> Seed:
@@ -65,25 +76,23 @@ def resolve(pinned: int, environ: Mapping[str, str], head: str, ledger_sha256: s
     return Seed(derive(key.encode("utf-8", "surrogateescape"), head, ledger_sha256), "key")
 
 
-def applied(
-    ledger: Ledger,
-    environ: Mapping[str, str],
-    head: str,
-    draw: Callable[[], int] = drawn_hash_seed,
-) -> Ledger:
+def applied(ledger: Ledger, environ: Mapping[str, str], head: str) -> Ledger:
     """The ledger as this run uses it: `[properties] seed` is the run's resolved seed.
 
     Resolved once, when the run opens, so that every property run of the
     gate (the properties lane, the freeze lane's, the review's mutants,
     `replay run`) takes the same seed and none can be left on the pinned one.
-    The worker's hash seed too: the key's seed's (`hash_seed`), else `draw()`'s.
-    A hash seed derived from the pinned seed is public like it, and a patch
-    that knows `hash("a")` under it (and under the visible suite's 0) knows
-    when it is judged: right there, wrong in every run of the user's (red
-    team, session 11).
+    The worker's hash seed too: the key's seed's (`hash_seed`), else the
+    commit's (`commit_hash_seed`). One derived from the pinned seed alone is
+    public like it, and a patch that knows `hash("a")` under it (and under the
+    visible suite's 0) knows when it is judged: right there, wrong in every
+    run of the user's (red team, session 11).
     """
     chosen = resolve(ledger.properties.seed, environ, head, ledger.sha256)
-    hashed = hash_seed(chosen.value) if chosen.source == "key" else draw()
+    if chosen.source == "key":
+        hashed = hash_seed(chosen.value)
+    else:
+        hashed = commit_hash_seed(chosen.value, head, ledger.sha256)
     props = dataclasses.replace(
         ledger.properties, seed=chosen.value, seed_source=chosen.source, hash_seed=hashed
     )

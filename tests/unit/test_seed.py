@@ -78,18 +78,21 @@ def test_a_hash_seed_is_in_pythonhashseeds_range_and_never_zero(run_seed: int) -
     assert 1 <= seed.hash_seed(run_seed) <= 2**32 - 1
 
 
-def test_the_workers_hash_seed_is_the_keys_or_drawn_never_the_pinned_seeds() -> None:
-    # A hash seed derived from the pinned seed is public: a patch that knows hash("a")
-    # under it knows it is judged (red team, session 11). Drawn per run without the key.
+def test_the_workers_hash_seed_is_the_keys_or_the_commits_never_the_pinned_seeds() -> None:
+    # A hash seed derived from the pinned seed alone is public: a patch that knows hash("a")
+    # under it knows it is judged (red team, session 11). Without the key: the commit's.
     ledger = parse_ledger(b'[map]\n"src/**" = ["properties"]\n[properties]\nseed = 5\n')
-    pinned = seed.applied(ledger, {}, HEAD, draw=lambda: 77)
-    assert (pinned.properties.seed, pinned.properties.hash_seed) == (5, 77)
-    keyed = seed.applied(ledger, {"PATCHJUDGE_SEED_KEY": "k"}, HEAD, draw=lambda: 77)
+    pinned = seed.applied(ledger, {}, HEAD)
+    assert pinned.properties.seed == 5
+    assert pinned.properties.hash_seed == seed.commit_hash_seed(5, HEAD, ledger.sha256)
+    assert pinned.properties.hash_seed != seed.hash_seed(5)
+    assert seed.applied(ledger, {}, HEAD) == pinned  # every run of one commit alike
+    assert seed.applied(ledger, {}, "b" * 40).properties.hash_seed != pinned.properties.hash_seed
+    keyed = seed.applied(ledger, {"PATCHJUDGE_SEED_KEY": "k"}, HEAD)
     want = seed.hash_seed(seed.derive(b"k", HEAD, ledger.sha256))
-    assert keyed.properties.hash_seed == want != 77
+    assert keyed.properties.hash_seed == want
 
 
-def test_a_drawn_hash_seed_is_in_range_and_differs_between_runs() -> None:
-    drawn = {seed.drawn_hash_seed() for _ in range(20)}
-    assert all(1 <= s <= 2**32 - 1 for s in drawn)
-    assert len(drawn) > 1
+@given(st.integers(0, 2**64 - 1), st.text(), st.text())
+def test_a_commits_hash_seed_is_in_range_and_never_zero(run_seed: int, head: str, sha: str) -> None:
+    assert 1 <= seed.commit_hash_seed(run_seed, head, sha) <= 2**32 - 1
