@@ -25,6 +25,7 @@ LIB = '''
 import collections.abc
 import datetime
 import enum
+import io
 import re
 
 WORDS = re.compile("[a-z]+")
@@ -235,6 +236,19 @@ def dump(text, fp):
 
 def load(fp):
     return fp.read()
+
+
+def read_any(src):
+    """srt's parse: a file's text or the text itself, told apart by isinstance."""
+    if isinstance(src, io.IOBase):
+        src = src.read()
+    return src.upper()
+
+
+def stream_kind(fp):
+    if isinstance(fp, io.TextIOBase):
+        return "text"
+    return "binary" if isinstance(fp, io.BufferedIOBase) else "other"
 
 
 class Lines(list):
@@ -459,6 +473,15 @@ IDIOMS: dict[str, tuple[str, str]] = {
             buffer = io.StringIO()
             lib.dump("abc", buffer)
             assert buffer.getvalue() == "abc" and lib.load(io.StringIO("xyz")) == "xyz"
+        """,
+        "passed",
+    ),
+    "a stream the library tells from text by isinstance(io.IOBase)": (
+        """
+        def test_stream_told_apart_by_isinstance():
+            assert lib.read_any(io.StringIO("abc")) == "ABC" and lib.read_any("xyz") == "XYZ"
+            assert lib.stream_kind(io.StringIO()) == "text"
+            assert lib.stream_kind(io.BytesIO()) == "binary" and lib.stream_kind([]) == "other"
         """,
         "passed",
     ),

@@ -1064,13 +1064,17 @@ _CAPABILITIES = tuple(c for c in protocol.JUDGE_CAPABILITIES if c != "call")
 
 
 def judge_capabilities(obj: Any) -> tuple[str, ...]:
-    """Pure: the operations `obj`'s type defines itself (object's defaults are identity)."""
+    """Pure: the operations `obj`'s type defines itself (object's defaults are identity),
+    and for a stdlib stream the io ABC its worker proxy is registered with (JUDGE_STREAMS)."""
     cls = type(obj)
     found = ["call"] if callable(obj) else []
     for cap in _CAPABILITIES:
         own = getattr(cls, f"__{cap}__", None)
         if own is not None and own is not getattr(object, f"__{cap}__", None):
             found.append(cap)
+    stream = _STREAM_TYPES.get(cls)
+    if stream is not None:
+        found.append(stream)
     return tuple(sorted(found))
 
 
@@ -1083,10 +1087,12 @@ def _is_function(obj: Any) -> bool:
 # the stdlib's own stream types, exactly, and their reading and writing methods only, what the
 # test asked the code to do with it. Never `buffer`, `raw`, `fileno`, `name` nor `detach`: the
 # code may use the stream, not reach the judge's file descriptors, paths or other objects.
-_STREAM_TYPES = (
-    io.StringIO, io.BytesIO, io.TextIOWrapper, io.BufferedReader, io.BufferedWriter,
-    io.BufferedRandom,
-)  # fmt: skip
+# Each with the io ABC the worker's proxy for it is registered with (protocol.JUDGE_STREAMS).
+_STREAM_TYPES: dict[type, str] = {
+    io.StringIO: "TextIOBase", io.TextIOWrapper: "TextIOBase", io.BytesIO: "BufferedIOBase",
+    io.BufferedReader: "BufferedIOBase", io.BufferedWriter: "BufferedIOBase",
+    io.BufferedRandom: "BufferedIOBase",
+}  # fmt: skip
 STREAM_METHODS = frozenset(
     ("read", "read1", "readline", "readlines", "readinto", "write", "writelines", "flush",
      "readable", "writable", "seekable", "tell", "seek", "getvalue", "closed")
