@@ -251,6 +251,16 @@ def stream_kind(fp):
     return "binary" if isinstance(fp, io.BufferedIOBase) else "other"
 
 
+class Hex(bytes):
+    """hexbytes' HexBytes: a bytes subclass with its own repr and reduce."""
+
+    def __repr__(self):
+        return f"Hex({self.hex()!r})"
+
+    def __reduce__(self):
+        return (type(self), (bytes(self),))
+
+
 class Lines(list):
     """icalendar's Contentlines: a list subclass with methods of its own."""
 
@@ -482,6 +492,18 @@ IDIOMS: dict[str, tuple[str, str]] = {
             assert lib.read_any(io.StringIO("abc")) == "ABC" and lib.read_any("xyz") == "XYZ"
             assert lib.stream_kind(io.StringIO()) == "text"
             assert lib.stream_kind(io.BytesIO()) == "binary" and lib.stream_kind([]) == "other"
+        """,
+        "passed",
+    ),
+    "a library bytes subclass's own repr, reduce, copy and pickle": (
+        """
+        def test_library_bytes_subclass_repr_and_reduce():
+            h = lib.Hex(b"\\x0f")
+            assert repr(h) == "Hex('0f')" and h == b"\\x0f" and repr([h]) == "[Hex('0f')]"
+            fn, args = h.__reduce__()[:2]
+            assert fn(*args) == h and repr(fn(*args)) == "Hex('0f')"
+            assert repr(copy.copy(h)) == repr(copy.deepcopy(h)) == "Hex('0f')"
+            assert repr(pickle.loads(pickle.dumps(h))) == "Hex('0f')"
         """,
         "passed",
     ),
