@@ -1781,6 +1781,9 @@ def _view_class(base: type) -> type:
     # own `__repr__` (HexBytes('0x0f1a'), a namedtuple's fields), and `h.__reduce__()` or a
     # copy or pickle giving the subclass, not a view without its handle (held-out round 6).
     body["__repr__"] = _on_view_handle(Handle.__repr__, base.__repr__, "__repr__")
+    # str() stays the data's: for an int or float (no `__str__` of its own, object's would call
+    # the repr above) pytest's parametrize id is str(value), as in process.
+    body["__str__"] = base.__dict__.get("__str__", base.__repr__)
     body["__copy__"] = _on_view_handle(Handle.__copy__, None, "__copy__")
     body["__deepcopy__"] = _on_view_handle(Handle.__deepcopy__, None, "__deepcopy__")
     body["__reduce_ex__"] = _on_view_handle(Handle.__reduce_ex__, None, "__reduce_ex__")
