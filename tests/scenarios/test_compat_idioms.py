@@ -25,6 +25,7 @@ LIB = '''
 import collections.abc
 import datetime
 import enum
+import io
 import re
 
 WORDS = re.compile("[a-z]+")
@@ -235,6 +236,29 @@ def dump(text, fp):
 
 def load(fp):
     return fp.read()
+
+
+def read_any(src):
+    """srt's parse: a file's text or the text itself, told apart by isinstance."""
+    if isinstance(src, io.IOBase):
+        src = src.read()
+    return src.upper()
+
+
+def stream_kind(fp):
+    if isinstance(fp, io.TextIOBase):
+        return "text"
+    return "binary" if isinstance(fp, io.BufferedIOBase) else "other"
+
+
+class Hex(bytes):
+    """hexbytes' HexBytes: a bytes subclass with its own repr and reduce."""
+
+    def __repr__(self):
+        return f"Hex({self.hex()!r})"
+
+    def __reduce__(self):
+        return (type(self), (bytes(self),))
 
 
 class Lines(list):
@@ -459,6 +483,27 @@ IDIOMS: dict[str, tuple[str, str]] = {
             buffer = io.StringIO()
             lib.dump("abc", buffer)
             assert buffer.getvalue() == "abc" and lib.load(io.StringIO("xyz")) == "xyz"
+        """,
+        "passed",
+    ),
+    "a stream the library tells from text by isinstance(io.IOBase)": (
+        """
+        def test_stream_told_apart_by_isinstance():
+            assert lib.read_any(io.StringIO("abc")) == "ABC" and lib.read_any("xyz") == "XYZ"
+            assert lib.stream_kind(io.StringIO()) == "text"
+            assert lib.stream_kind(io.BytesIO()) == "binary" and lib.stream_kind([]) == "other"
+        """,
+        "passed",
+    ),
+    "a library bytes subclass's own repr, reduce, copy and pickle": (
+        """
+        def test_library_bytes_subclass_repr_and_reduce():
+            h = lib.Hex(b"\\x0f")
+            assert repr(h) == "Hex('0f')" and h == b"\\x0f" and repr([h]) == "[Hex('0f')]"
+            fn, args = h.__reduce__()[:2]
+            assert fn(*args) == h and repr(fn(*args)) == "Hex('0f')"
+            assert repr(copy.copy(h)) == repr(copy.deepcopy(h)) == "Hex('0f')"
+            assert repr(pickle.loads(pickle.dumps(h))) == "Hex('0f')"
         """,
         "passed",
     ),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from patchjudge.boundary import standin
+from patchjudge.boundary import protocol, standin, wire, worker
 from tests.unit.test_standin import outcomes, run_judge
 
 LIBRARY = """
@@ -619,3 +619,45 @@ def test_judge_capabilities_are_what_the_type_defines(
     obj: object, capabilities: tuple[str, ...]
 ) -> None:
     assert standin.judge_capabilities(obj) == capabilities
+
+
+class MyStream(io.StringIO):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("obj", "stream"),
+    [
+        (io.StringIO(), "TextIOBase"),
+        (io.TextIOWrapper(io.BytesIO()), "TextIOBase"),
+        (io.BytesIO(), "BufferedIOBase"),
+        (io.BufferedReader(io.BytesIO()), "BufferedIOBase"),
+        (MyStream(), None),  # the stdlib's exact types only, as judge_attribute's stream methods
+        ([], None),
+    ],
+)
+def test_a_judge_stream_names_the_io_abc_of_its_proxy(obj: object, stream: str | None) -> None:
+    """srt's `isinstance(src, io.IOBase)` (issue 17, held-out round 6): a stdlib stream's
+    capabilities name the io ABC the worker registers its proxy class with."""
+    found = set(standin.judge_capabilities(obj)) & set(protocol.JUDGE_STREAMS)
+    assert found == ({stream} if stream else set())
+
+
+def test_the_workers_stream_proxies_are_io_streams_and_nothing_more(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(worker, "wire", wire)  # as main() loads them in a worker
+    monkeypatch.setattr(worker, "protocol", protocol)
+    assert set(worker._STREAM_ABCS) == set(protocol.JUDGE_STREAMS)
+    text = worker._proxy_class(("TextIOBase", "iter", "next"))
+    binary = worker._proxy_class(("BufferedIOBase",))
+    plain = worker._proxy_class(("iter", "next"))
+    assert issubclass(text, io.TextIOBase) and issubclass(text, io.IOBase)
+    assert issubclass(binary, io.BufferedIOBase) and not issubclass(binary, io.TextIOBase)
+    assert not issubclass(plain, io.IOBase)
+    # A name, not a method: the proxy has no `__TextIOBase__` nor io's own methods.
+    assert not hasattr(text, "__TextIOBase__") and not hasattr(text, "readline")
+    conn = object.__new__(worker.Connection)
+    for caps in (("TextIOBase", "BufferedIOBase"), ("IOBase",), ("RawIOBase",)):
+        with pytest.raises(wire.WireError):
+            conn.judge_proxy(wire.Ref(protocol.JUDGE_OBJ, 1, caps))

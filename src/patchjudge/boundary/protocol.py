@@ -150,6 +150,11 @@ JUDGE_CAPABILITIES = ("call", "iter", "next", "len", "getitem", "contains", "eq"
                       "lt", "le", "gt", "ge", "hash", "bool")  # fmt: skip
 # What a JUDGE_OP may name ("call" is a CALLBACK): a public attribute it has itself too.
 JUDGE_OPERATIONS = frozenset({*JUDGE_CAPABILITIES, "str", "repr", "getattr", "setattr"} - {"call"})
+# A judge object that is one of the stdlib's stream types (standin.STREAM_METHODS) says which
+# io ABC its proxy is registered with, among its capabilities, so the code's
+# `isinstance(src, io.IOBase)` ("a path or a file?": srt's parse, issue 17) holds for it as
+# in process. The name only: the proxy still offers the stream methods and nothing else.
+JUDGE_STREAMS = ("TextIOBase", "BufferedIOBase")
 
 # --- references (wire.Ref.kind) ---------------------------------------------------
 

@@ -1064,13 +1064,17 @@ _CAPABILITIES = tuple(c for c in protocol.JUDGE_CAPABILITIES if c != "call")
 
 
 def judge_capabilities(obj: Any) -> tuple[str, ...]:
-    """Pure: the operations `obj`'s type defines itself (object's defaults are identity)."""
+    """Pure: the operations `obj`'s type defines itself (object's defaults are identity),
+    and for a stdlib stream the io ABC its worker proxy is registered with (JUDGE_STREAMS)."""
     cls = type(obj)
     found = ["call"] if callable(obj) else []
     for cap in _CAPABILITIES:
         own = getattr(cls, f"__{cap}__", None)
         if own is not None and own is not getattr(object, f"__{cap}__", None):
             found.append(cap)
+    stream = _STREAM_TYPES.get(cls)
+    if stream is not None:
+        found.append(stream)
     return tuple(sorted(found))
 
 
@@ -1083,10 +1087,12 @@ def _is_function(obj: Any) -> bool:
 # the stdlib's own stream types, exactly, and their reading and writing methods only, what the
 # test asked the code to do with it. Never `buffer`, `raw`, `fileno`, `name` nor `detach`: the
 # code may use the stream, not reach the judge's file descriptors, paths or other objects.
-_STREAM_TYPES = (
-    io.StringIO, io.BytesIO, io.TextIOWrapper, io.BufferedReader, io.BufferedWriter,
-    io.BufferedRandom,
-)  # fmt: skip
+# Each with the io ABC the worker's proxy for it is registered with (protocol.JUDGE_STREAMS).
+_STREAM_TYPES: dict[type, str] = {
+    io.StringIO: "TextIOBase", io.TextIOWrapper: "TextIOBase", io.BytesIO: "BufferedIOBase",
+    io.BufferedReader: "BufferedIOBase", io.BufferedWriter: "BufferedIOBase",
+    io.BufferedRandom: "BufferedIOBase",
+}  # fmt: skip
 STREAM_METHODS = frozenset(
     ("read", "read1", "readline", "readlines", "readinto", "write", "writelines", "flush",
      "readable", "writable", "seekable", "tell", "seek", "getvalue", "closed")
@@ -1771,7 +1777,37 @@ def _view_class(base: type) -> type:
     """
     doc = f"A {base.__name__} of the code under test: its data here, its other attributes there."
     body = {"__getattr__": _view_getattr, "__module__": __name__, "__doc__": doc}
+    # Its repr and its copies are the worker's object's, as in process: a library subclass's
+    # own `__repr__` (HexBytes('0x0f1a'), a namedtuple's fields), and `h.__reduce__()` or a
+    # copy or pickle giving the subclass, not a view without its handle (held-out round 6).
+    body["__repr__"] = _on_view_handle(Handle.__repr__, base.__repr__, "__repr__")
+    # str() stays the data's: for an int or float (no `__str__` of its own, object's would call
+    # the repr above) pytest's parametrize id is str(value), as in process.
+    body["__str__"] = base.__dict__.get("__str__", base.__repr__)
+    body["__copy__"] = _on_view_handle(Handle.__copy__, None, "__copy__")
+    body["__deepcopy__"] = _on_view_handle(Handle.__deepcopy__, None, "__deepcopy__")
+    body["__reduce_ex__"] = _on_view_handle(Handle.__reduce_ex__, None, "__reduce_ex__")
+    body["__reduce__"] = _on_view_handle(
+        lambda handle: Handle.__reduce_ex__(handle, 2), None, "__reduce__"
+    )
     return type(f"{base.__name__}_view", (base,), body)
+
+
+def _on_view_handle(
+    fn: Callable[..., Any], alone: Callable[..., Any] | None, name: str
+) -> Callable[..., Any]:
+    """`fn` applied to a view's handle; `alone` (or a TypeError) for a view without one."""
+
+    def method(self: Any, *args: Any) -> Any:
+        handle = self.__dict__.get("_pj_handle")
+        if handle is None:
+            if alone is None:
+                raise TypeError(f"{name}: a view of the code's object without its handle")
+            return alone(self, *args)
+        return fn(handle, *args)
+
+    method.__name__ = name
+    return method
 
 
 _VIEW_OF = {
@@ -1821,6 +1857,8 @@ def _held_class(base: type) -> type:
     body["__copy__"] = base
     body["__deepcopy__"] = lambda self, memo: copy.deepcopy(base(self), memo)
     body["__reduce_ex__"] = lambda self, proto: (base, (base(self),))
+    body["__reduce__"] = lambda self: (base, (base(self),))
+    body["__repr__"] = base.__repr__  # a plain container's: the data's, no round trip
     body["__module__"] = __name__
     return type(f"{base.__name__}_held", (_VIEW_OF[base],), body)  # type: ignore[index]
 

@@ -31,6 +31,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import inspect
+import io
 import itertools
 import operator
 import os
@@ -433,18 +434,29 @@ def _call(self: JudgeObject, *args: Any, **kwargs: Any) -> Any:
 _proxy_classes: dict[tuple[str, ...], type] = {}
 
 
+# The io ABCs a judge stream's proxy is registered with (protocol.JUDGE_STREAMS), as this
+# module found them before the code ran.
+_STREAM_ABCS: dict[str, Any] = {"TextIOBase": io.TextIOBase, "BufferedIOBase": io.BufferedIOBase}
+
+
 def _proxy_class(capabilities: tuple[str, ...]) -> type:
     """The proxy class for one set of capabilities, built once."""
     cls = _proxy_classes.get(capabilities)
     if cls is None:
         body: dict[str, Any] = {"__slots__": ()}
         for cap in capabilities:
-            body[f"__{cap}__"] = _call if cap == "call" else _forward(cap)
+            if cap not in _STREAM_ABCS:
+                body[f"__{cap}__"] = _call if cap == "call" else _forward(cap)
         if "hash" not in capabilities:
             # Unhashable unless it has a hash of its own or keeps identity equality.
             body["__hash__"] = None if "eq" in capabilities else object.__hash__
         # The base's name, which the loader made this run's own (issue 18).
         cls = _proxy_classes[capabilities] = type(JudgeObject.__name__, (JudgeObject,), body)
+        for cap in capabilities:
+            if cap in _STREAM_ABCS:
+                # `isinstance(fp, io.IOBase)` holds, as for the judge's stream in process; its
+                # attributes are still the judge's stream methods only (standin.STREAM_METHODS).
+                _STREAM_ABCS[cap].register(cls)
     return cls
 
 
@@ -535,7 +547,11 @@ class Connection:
         if ref.kind == protocol.JUDGE_FN:
             return JudgeFunction(self, ref.id)
         caps = ref.meta
-        if type(caps) is not tuple or not set(caps) <= set(protocol.JUDGE_CAPABILITIES):
+        if (
+            type(caps) is not tuple
+            or not set(caps) <= {*protocol.JUDGE_CAPABILITIES, *protocol.JUDGE_STREAMS}
+            or len(set(caps) & set(protocol.JUDGE_STREAMS)) > 1
+        ):
             raise wire.WireError(f"judge object {ref.id} with capabilities {caps!r}")
         proxy: Any = object.__new__(_proxy_class(tuple(sorted(caps))))
         object.__setattr__(proxy, "_conn", self)
