@@ -463,10 +463,15 @@ class Connection:
         self.tree = ""
         self.context = ""  # the node id running now, as the judge names it
         self.dunders: dict[str, set[str]] = {}  # node id -> "module.Class.__eq__", ...
+        # Link id -> [this worker's copy of a judge container the code kept, its snapshot]
+        # (protocol.py, "links"): what changed on either side since is sent to the other.
+        self.links: dict[int, list[Any]] = {}
+        self.next_link = 1
         # The judge's messages and requests, by protocol.py's names: a kind or request the
         # protocol declares and this table lacks is refused, as is one it does not declare.
         self.handlers: dict[str, Callable[..., None]] = {
             protocol.QUERY: self.answer, protocol.RELEASE: self.release, protocol.BYE: self.bye,
+            protocol.SYNC: self.sync,
         }  # fmt: skip
         self.requests: dict[str, Callable[..., Any]] = {
             protocol.IMPORT: importlib.import_module,
@@ -626,9 +631,20 @@ class Connection:
                     if keep == [protocol.KEEP]:
                         self.answer_kept(ident, target, call_args, call_kwargs)
                         return
+                watched = _watch(call_args, call_kwargs)
                 result = target(*call_args, **call_kwargs)
-                mutated = _containers(call_args, call_kwargs)
+                kept = _kept(watched, result)
+                mutated = self.link(_containers(call_args, call_kwargs), kept)
                 result = _as_argument(result, call_args, call_kwargs)
+            elif op in (protocol.SETATTR, protocol.OP) and len(args) == 3:
+                # `f.flags = flags`, `store[k] = d`: the value or operands the code may keep.
+                operands = (args[2],) if op == protocol.SETATTR else args[2]
+                watched = _watch(operands, {}) if type(operands) is tuple else []
+                result = self.operation(op, args)
+                kept = _kept(watched, result)
+                mutated = self.link(
+                    tuple(p for p in _containers(operands, {}) if p[0] in kept), kept
+                )
             else:
                 result = self.operation(op, args)
                 if op == protocol.GETATTR and type(result) in (list, dict, set):
@@ -637,9 +653,73 @@ class Connection:
             self.reply_error(ident, exc)
             return
         try:
-            self.send((protocol.OK, ident, result, mutated))
+            self.send((protocol.OK, ident, result, mutated + self.link_changes()))
         except (wire.WireError, RecursionError) as exc:
             self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
+
+    # --- links (protocol.py): judge containers the code kept ---
+    def link(self, pairs: tuple[Any, ...], kept: list[Any]) -> tuple[Any, ...]:
+        """`pairs` (key, value), a kept plain container as (key, value, link): linked now."""
+        if not kept:
+            return pairs
+        out: list[Any] = []
+        for key, value in pairs:
+            snapshot = self.snapshot(value) if key in kept and type(value) in _MUTABLE else None
+            if snapshot is None or len(self.links) >= protocol.LINKS:
+                out.append((key, value))
+                continue
+            link = self.next_link
+            self.next_link += 1
+            self.links[link] = [value, snapshot]
+            out.append((key, value, link))
+        return tuple(out)
+
+    def snapshot(self, value: Any) -> bytes | None:
+        """`value`'s state as bytes (its non-data parts by identity), or None past the cap."""
+        try:
+            data = wire.encode(value, _by_identity)
+        except (wire.WireError, RecursionError):
+            return None
+        return data if len(data) <= protocol.LINK_BYTES else None
+
+    def link_changes(self) -> tuple[Any, ...]:
+        """Each linked copy the code changed since it was last sent, or let go (None)."""
+        if not self.links:
+            return ()
+        out: list[Any] = []
+        for link, entry in list(self.links.items()):
+            if sys.getrefcount(entry[0]) <= _LINK_ALONE:  # the table's only
+                del self.links[link]
+                out.append((None, link, None))
+                continue
+            snapshot = self.snapshot(entry[0])
+            if snapshot is None:  # grown past the cap: the judge's stays as it was sent
+                del self.links[link]
+                out.append((None, link, None))
+            elif snapshot != entry[1]:
+                entry[1] = snapshot
+                out.append((None, link, entry[0]))
+        return tuple(out)
+
+    def sync(self, links: Any) -> None:
+        """The judge's containers that changed since: merged into the linked copies."""
+        if type(links) is not tuple:
+            raise SystemExit("patchjudge worker: the judge synced links that are not a tuple")
+        for pair in links:
+            link, data = pair if type(pair) is tuple and len(pair) == 2 else (0, None)
+            entry = self.links.get(link) if type(link) is int else None
+            if entry is None:
+                raise SystemExit(f"patchjudge worker: the judge synced link {link!r}, not made")
+            if data is None:
+                del self.links[link]
+                continue
+            try:
+                wire.merge(entry[0], data)
+            except wire.WireError as exc:
+                raise SystemExit(
+                    f"patchjudge worker: the judge synced link {link}: {exc}"
+                ) from None
+            entry[1] = self.snapshot(entry[0]) or b""
 
     def held(self, container: Any) -> Any:
         """An attribute's list, dict or set as a view: the judge changes this one in place."""
@@ -657,15 +737,16 @@ class Connection:
         """
         mutated: tuple[Any, ...] = ()
         try:
+            watched = _watch(call_args, call_kwargs)
             result = target(*call_args, **call_kwargs)
-            mutated = _containers(call_args, call_kwargs)
+            mutated = self.link(_containers(call_args, call_kwargs), _kept(watched, result))
             outcome: tuple[Any, ...] = (
                 target, protocol.KEPT_OK, _as_argument(result, call_args, call_kwargs)
             )  # fmt: skip
         except BaseException as exc:
             outcome = (target, protocol.KEPT_ERR, self.describe(exc))
         try:
-            self.send((protocol.OK, ident, outcome, mutated))
+            self.send((protocol.OK, ident, outcome, mutated + self.link_changes()))
         except (wire.WireError, RecursionError) as exc:
             self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
 
@@ -697,7 +778,7 @@ class Connection:
                 data = data[os.write(self.fd_out, data) :]
             if sent >= protocol.BATCH_BYTES:
                 break
-        self.send((protocol.OK, ident, None, ()))
+        self.send((protocol.OK, ident, None, self.link_changes()))
 
     def operation(self, op: Any, args: tuple[Any, ...]) -> Any:
         answer = self.requests.get(op) if type(op) is str else None
@@ -1001,14 +1082,80 @@ def _safe_str(exc: BaseException) -> str:
 
 
 def _containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    """The list, dict and set arguments as they are after the call: the judge copies them back."""
-    if not kwargs and not any(type(a) in _MUTABLE for a in args):
+    """The list, dict, set and bytearray arguments as they are after the call: the judge
+    copies them back. A subclass of one (the code's own, a handle judge side) too: the
+    judge refreshes its view's data (issue 17)."""
+    if not kwargs and not any(isinstance(a, _MUTABLE) for a in args):
         return ()  # the common call, answered without building the pairs
     pairs = [(i, a) for i, a in enumerate(args)] + list(kwargs.items())
-    return tuple((key, value) for key, value in pairs if type(value) in _MUTABLE)
+    return tuple((key, value) for key, value in pairs if isinstance(value, _MUTABLE))
 
 
-_MUTABLE = (list, dict, set)
+_MUTABLE = (list, dict, set, bytearray)
+_WATCHED = 256  # containers of one call's arguments whose references are counted
+# sys.getrefcount of a linked copy nothing but the link table holds, read in link_changes:
+# the table's entry (a list) and getrefcount's own argument.
+_LINK_ALONE = 2
+
+
+def _by_identity(obj: Any) -> Any:
+    """A snapshot's reference: a non-data part by identity (nothing is added to the table)."""
+    return wire.Ref(protocol.HANDLE, id(obj) & 0xFFFFFFFFFFFFFFFF)
+
+
+def _watch(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    """The plain containers of the arguments, each with its reference count before the call.
+
+    [(key, [containers of that argument, its own first], [their counts])]; nested ones
+    too (a dict in a list), to _WATCHED in all: the code may keep a part alone. The
+    counts are read where _kept reads them again (a list, a name, the argument).
+    """
+    if not kwargs and not any(type(a) in _MUTABLE for a in args):
+        return []
+    budget = [_WATCHED]
+    found: list[Any] = []
+    for key in (*range(len(args)), *kwargs):
+        value = args[key] if type(key) is int else kwargs[key]
+        if type(value) in _MUTABLE and budget[0] > 0:
+            found.append((key, _parts(value, [], budget, 0)))
+    value = None
+    return [(key, parts, [sys.getrefcount(p) for p in parts]) for key, parts in found]
+
+
+def _parts(value: Any, into: list[Any], budget: list[int], depth: int) -> list[Any]:
+    into.append(value)
+    budget[0] -= 1
+    if type(value) in (list, dict) and depth < 8:
+        for item in value.values() if type(value) is dict else value:
+            if type(item) in _MUTABLE and budget[0] > 0:
+                _parts(item, into, budget, depth + 1)
+    return into
+
+
+def _kept(watched: list[Any], result: Any) -> list[Any]:
+    """The keys of the arguments the call left referenced beyond it (the code kept them).
+
+    A count that grew, less what the result holds of it: the result as itself (this
+    frame's name and the caller's) or as an item of a list, tuple or dict it returned.
+    """
+    kept: list[Any] = []
+    for key, parts, counts in watched:
+        for i in range(len(parts)):  # no zip: its reused tuple would hold a part
+            part = parts[i]
+            held = 2 if result is part else _items_are(result, part)
+            if sys.getrefcount(part) - held > counts[i]:
+                kept.append(key)
+                break
+        part = None
+    return kept
+
+
+def _items_are(result: Any, part: Any) -> int:
+    if type(result) in (list, tuple):
+        return sum(1 for item in result if item is part)
+    if type(result) is dict:
+        return sum(1 for item in result.values() if item is part)
+    return 0
 
 
 def _as_argument(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
