@@ -9,8 +9,12 @@ write (a SYNC) and in the reply (`changed`), never as a round trip of its own.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import pytest
+
+from patchjudge.boundary import protocol, standin, wire
 from tests.unit.test_standin import outcomes, run_judge
 
 LIBRARY = """
@@ -240,3 +244,104 @@ def test_kept_containers_are_kept_in_step(tmp_path: Path) -> None:
     assert len(got) == 10 and set(got.values()) == {"PASSED"}, (
         proc.stdout[-8000:] + proc.stderr[-3000:]
     )
+
+
+def test_a_key_of_the_workers_without_its_hash_is_refused_by_the_judge() -> None:
+    """A worker that sends a key in the judge's form (wire `k`, no hash) is refused by the
+    judge's decoder: it would otherwise hash its handle, a round trip, while decoding
+    (session 10's left item). The worker's form is decoded with its hash."""
+    spec = protocol.WorkerSpec(python=sys.executable, tree="/nonexistent", home="/nonexistent",
+                               names=())  # fmt: skip
+    judge = standin.Worker(spec, "forged", [])  # never started: its decoder alone
+    forged = wire.encode({Symbol("x"): 1}, lambda o: wire.Ref(protocol.HANDLE, 7))
+    with pytest.raises(wire.WireError, match="a key of the worker's without its hash"):
+        wire.decode(forged, judge._from_ref)
+    honest = wire.encode({Symbol("x"): 1}, lambda o: wire.Ref(protocol.HANDLE, 7, local=True))
+    got = wire.decode(honest, judge._from_ref)
+    assert judge.hashes == {7: hash("x")} and len(got) == 1
+
+
+class Symbol:
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def __hash__(self) -> int:
+        return hash(self.label)
+
+
+HOSTILE = """
+import gc
+
+
+def _forge(changed):
+    # The worker's own end of the wire, found as code in it can find it (issue 18): its
+    # reply to this call carries `changed` instead of what the worker computed.
+    conn = next(o for o in gc.get_objects() if hasattr(o, "fd_out") and hasattr(o, "table"))
+    real = conn.send
+
+    def once(message):
+        del conn.send
+        real((*message[:3], changed))
+
+    conn.send = once
+
+
+def changes_a_link_never_made(xs):
+    _forge(((None, 777, [1, 2]),))
+
+
+def links_twice(xs):
+    _forge(((0, xs, 5), (0, xs, 5)))
+
+
+def links_a_number(n):
+    _forge(((0, [n], 6),))
+
+
+def links_what_is_not_a_container(s):
+    _forge(((0, s, 8),))
+"""
+
+HOSTILE_FILES = {
+    "test_never_made.py": """
+import mylib
+
+
+def test_a_link_never_made():
+    mylib.changes_a_link_never_made([1])
+""",
+    "test_twice.py": """
+import mylib
+
+
+def test_linked_twice():
+    mylib.links_twice([1])
+""",
+    "test_number.py": """
+import mylib
+from patchjudge.boundary import standin
+
+
+def test_a_link_claimed_for_a_number_is_refused_and_let_go():
+    w = standin._state.current()
+    mylib.links_a_number(3)  # the worker's word about a number: the judge links nothing
+    mylib.links_what_is_not_a_container("text")
+    # 6 went in the SYNC of the next request (the stand-in module's read of the name).
+    assert w.links == {} and w.unlinks == [8]
+    assert mylib.links_a_number.__name__ == "links_a_number" and w.unlinks == []
+""",
+}
+
+
+def test_a_worker_that_lies_about_links_fails_the_property_or_is_ignored(tmp_path: Path) -> None:
+    """A link the judge never made, or made twice, is a protocol violation; a claim for
+    what is not the judge's own plain container links nothing (the judge sends no data)."""
+    proc = run_judge(tmp_path, HOSTILE_FILES, HOSTILE)
+    got = outcomes(proc)
+    assert got == {
+        "test_a_link_never_made": "FAILED",
+        "test_linked_twice": "FAILED",
+        "test_a_link_claimed_for_a_number_is_refused_and_let_go": "PASSED",
+    }, proc.stdout[-6000:]
+    assert "broke the protocol: changed link 777, never made" in proc.stdout
+    assert "broke the protocol: linked a container as 5 twice" in proc.stdout

@@ -706,13 +706,13 @@ class Connection:
         if type(links) is not tuple:
             raise SystemExit("patchjudge worker: the judge synced links that are not a tuple")
         for pair in links:
-            link, data = pair if type(pair) is tuple and len(pair) == 2 else (0, None)
+            link, data = pair if type(pair) is tuple and len(pair) == 2 else (0, 0)
+            if type(link) is int and data is None:
+                self.links.pop(link, None)  # let go: the judge refused it or holds it alone
+                continue
             entry = self.links.get(link) if type(link) is int else None
             if entry is None:
                 raise SystemExit(f"patchjudge worker: the judge synced link {link!r}, not made")
-            if data is None:
-                del self.links[link]
-                continue
             try:
                 wire.merge(entry[0], data)
             except wire.WireError as exc:
