@@ -268,6 +268,15 @@ class Store:
 
 def extend(xs, more):
     xs.extend(more)
+
+
+def walk(node):
+    """dpath's walk: the paths and values of a nested node, from the node itself."""
+    for key, value in node.items():
+        yield (key,), value
+        if isinstance(value, dict):
+            for path, inner in walk(value):
+                yield (key, *path), inner
 '''
 
 HEADER = """
@@ -561,6 +570,20 @@ IDIOMS: dict[str, tuple[str, str]] = {
             reader = lib.Store(buffer)
             reader.trim(2)
             assert buffer == b"cdef" and reader.size() == 4
+        """,
+        "passed",
+    ),
+    "a part of the test's data the library hands back is the test's own": (
+        """
+        @given(st.dictionaries(st.text(max_size=3), st.integers() | st.text(), max_size=4))
+        def test_parts_of_the_tests_data_keep_their_identity(leaves):
+            node = {"top": dict(leaves), "n": -6}
+            for path, value in lib.walk(node):
+                assert lib.Store(node).get(*path) is value
+                inner = node
+                for key in path:
+                    inner = inner[key]
+                assert inner is value
         """,
         "passed",
     ),

@@ -80,6 +80,17 @@ def sort_in_place(xs):
     xs.sort()
 
 
+def items(d):
+    for k, v in d.items():
+        yield k, v
+
+
+def get(node, *path):
+    for key in path:
+        node = node[key]
+    return node
+
+
 class Lines(list):
     def render(self):
         return "|".join(self)
@@ -230,6 +241,21 @@ def test_a_drawn_list_the_library_keeps_and_changes_is_not_overwritten(xs):
     assert store.get(-1) == 7 and store.size() == len(drawn) + 1  # the judge's state wins
 
 
+def test_parts_of_the_propertys_data_come_back_as_themselves():
+    node = {"a": [-6, "word", 10**20], "b": {"c": 2.5}, "d": (1, [2])}
+    for k, v in mylib.items(node):  # a generator over the linked copy, stepped
+        assert node[k] is v
+    assert all(node[k] is v for k, v in list(mylib.items(node)))  # drained: a batch
+    assert mylib.get(node, "a", 0) is node["a"][0] and mylib.get(node, "a") is node["a"]
+    assert mylib.get(node, "b", "c") is node["b"]["c"] and mylib.get(node, "d") is node["d"]
+    d = {}
+    store = mylib.Store(d)
+    assert store.data is d  # the linked copy, read as an attribute: the property's own
+    d["x"] = [1]
+    assert store.get("x") is d["x"]
+    assert mylib.get([[1, 2]], 0) == [1, 2]  # a temporary's part: equal data, as it was
+
+
 def test_a_library_list_subclass_changed_by_the_library_is_refreshed():
     lines = mylib.Lines()
     lines.append("a")
@@ -241,7 +267,7 @@ def test_a_library_list_subclass_changed_by_the_library_is_refreshed():
 def test_kept_containers_are_kept_in_step(tmp_path: Path) -> None:
     proc = run_judge(tmp_path, PROPERTIES, LIBRARY)
     got = outcomes(proc)
-    assert len(got) == 10 and set(got.values()) == {"PASSED"}, (
+    assert len(got) == 11 and set(got.values()) == {"PASSED"}, (
         proc.stdout[-8000:] + proc.stderr[-3000:]
     )
 

@@ -186,7 +186,13 @@ PURE_BUILTINS = frozenset(
      "format", "hash", "hex", "id", "isinstance", "issubclass", "iter", "len", "max", "min",
      "next", "oct", "ord", "pow", "repr", "round", "sorted", "sum"}
 )  # fmt: skip
-REF_KINDS = frozenset({HANDLE, JUDGE_FN, JUDGE_OBJ, ARGUMENT, BUILTIN})
+# A part of the judge's own data, named where it lies (issue 17, dpath's `api.get(node, k) is
+# v`): meta (("a", argument key) or ("l", link), path of list indexes and dict keys), data the
+# value itself. The judge puts its own object there when what lies at that path is the same
+# data (wire.same), else the data: the worker's word can only choose between equal values.
+PART = 6
+PART_ARGUMENT, PART_LINK = "a", "l"
+REF_KINDS = frozenset({HANDLE, JUDGE_FN, JUDGE_OBJ, ARGUMENT, BUILTIN, PART})
 
 
 def builtin_name(obj: Any) -> str | None:

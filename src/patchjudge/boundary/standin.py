@@ -736,6 +736,8 @@ class Worker:
             raise wire.WireError(f"judge object {ref.id} was never given to this worker")
         if ref.kind == ARGUMENT:
             return self._argument(ref.meta)
+        if ref.kind == protocol.PART:
+            return self._part(ref.meta, ref.data)
         if ref.kind == BUILTIN:
             found = getattr(builtins, ref.meta, None) if type(ref.meta) is str else None
             if found is None or protocol.builtin_name(found) != ref.meta:
@@ -816,6 +818,31 @@ class Worker:
             if type(key) is str and key in kwargs:
                 return kwargs[key]
         raise wire.WireError(f"argument {key!r} was not passed to the call in flight")
+
+    def _part(self, meta: Any, data: Any) -> Any:
+        """A part of the judge's own data the worker names (protocol.PART): the judge's object
+        at that path when it is the same data as the worker sent, else the data itself."""
+        if not (type(meta) is tuple and len(meta) == 2 and type(meta[1]) is tuple):
+            raise wire.WireError("a part named without its root and path")
+        if data is wire.NO_DATA:
+            raise wire.WireError("a part named without its data")
+        (root, key), path = meta if type(meta[0]) is tuple and len(meta[0]) == 2 else ((0, 0), ())
+        node: Any = None
+        if root == protocol.PART_LINK and type(key) is int and key in self.links:
+            node = self.links[key][0]
+        elif root == protocol.PART_ARGUMENT:
+            call = self.frames[-1].call if self.frames else None
+            args, kwargs = (call[1], call[2]) if call is not None else ((), {})
+            if type(key) is int and 0 <= key < len(args):
+                node = args[key]
+            elif type(key) is str and key in kwargs:
+                node = kwargs[key]
+        for step in path:
+            listed = type(node) is list and type(step) is int and -len(node) <= step < len(node)
+            if not (listed or (type(node) is dict and type(step) in _PATH_KEYS and step in node)):
+                return data
+            node = node[step]
+        return node if node is not None and _same(node, data) else data
 
     def _forget(self, ident: int) -> None:
         self.iterators.pop(ident, None)
@@ -1984,6 +2011,8 @@ def _own_view_class(base: type) -> type:
 
 _OWN_VIEW_OF = {base: _own_view_class(base) for base in _MUTATORS}
 _OWN_VIEWS = tuple(_OWN_VIEW_OF.values())
+# A path's steps into the judge's data (protocol.PART): data keys only, hashed in the judge.
+_PATH_KEYS = (int, str, bytes, float, type(None), bool)
 
 
 class TzinfoView(datetime.tzinfo):

@@ -635,7 +635,9 @@ class Connection:
                 result = target(*call_args, **call_kwargs)
                 kept = _kept(watched, result)
                 mutated = self.link(_containers(call_args, call_kwargs), kept)
-                result = _as_argument(result, call_args, call_kwargs)
+                result = self.named(
+                    _as_argument(result, call_args, call_kwargs), call_args, call_kwargs
+                )
             elif op in (protocol.SETATTR, protocol.OP) and len(args) == 3:
                 # `f.flags = flags`, `store[k] = d`: the value or operands the code may keep.
                 operands = (args[2],) if op == protocol.SETATTR else args[2]
@@ -645,10 +647,13 @@ class Connection:
                 mutated = self.link(
                     tuple(p for p in _containers(operands, {}) if p[0] in kept), kept
                 )
+                result = self.named(result, operands if type(operands) is tuple else (), {})
             else:
                 result = self.operation(op, args)
                 if op == protocol.GETATTR and type(result) in (list, dict, set):
-                    result = self.held(result)
+                    result = self.named(result, (), {}, top=False) or self.held(result)
+                else:
+                    result = self.named(result, (), {})
         except BaseException as exc:
             self.reply_error(ident, exc)
             return
@@ -673,6 +678,31 @@ class Connection:
             self.links[link] = [value, snapshot]
             out.append((key, value, link))
         return tuple(out)
+
+    def named(
+        self, result: Any, args: tuple[Any, ...], kwargs: dict[str, Any], top: bool = True
+    ) -> Any:
+        """`result` with each part of the judge's data it holds as itself named (PART).
+
+        The parts are the nested values of this call's container arguments and every
+        value of the linked copies, the linked copy itself included (`store.data is d`);
+        with `top` False, only a result that is one of them as a whole, else None.
+        """
+        if not self.links and not any(type(a) in _MUTABLE for a in (*args, *kwargs.values())):
+            return result if top else None
+        if result is None or type(result) is bool or (type(result) is int and -5 <= result <= 256):
+            return result if top else None
+        index: dict[int, Any] = {}
+        budget = [_INDEXED]
+        for key, value in (*enumerate(args), *kwargs.items()):
+            if type(value) in _MUTABLE:
+                _index(value, (protocol.PART_ARGUMENT, key), (), index, budget, own=False)
+        for link, entry in self.links.items():
+            _index(entry[0], (protocol.PART_LINK, link), (), index, budget, own=True)
+        if not top:
+            where = index.get(id(result))
+            return None if where is None else wire.Ref(protocol.PART, 0, where[0], where[1])
+        return _name_parts(result, index, 4, [wire.ARGUMENT_SCAN]) if index else result
 
     def snapshot(self, value: Any) -> bytes | None:
         """`value`'s state as bytes (its non-data parts by identity), or None past the cap."""
@@ -740,8 +770,9 @@ class Connection:
             watched = _watch(call_args, call_kwargs)
             result = target(*call_args, **call_kwargs)
             mutated = self.link(_containers(call_args, call_kwargs), _kept(watched, result))
+            result = _as_argument(result, call_args, call_kwargs)
             outcome: tuple[Any, ...] = (
-                target, protocol.KEPT_OK, _as_argument(result, call_args, call_kwargs)
+                target, protocol.KEPT_OK, self.named(result, call_args, call_kwargs)
             )  # fmt: skip
         except BaseException as exc:
             outcome = (target, protocol.KEPT_ERR, self.describe(exc))
@@ -769,6 +800,7 @@ class Connection:
                 self.reply_error(ident, exc)
                 return
             try:
+                item = self.named(item, (), {})
                 data = wire.frame(wire.encode((protocol.ITEM, ident, item), self.to_ref))
             except (wire.WireError, RecursionError) as exc:
                 self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
@@ -1096,6 +1128,56 @@ _WATCHED = 256  # containers of one call's arguments whose references are counte
 # sys.getrefcount of a linked copy nothing but the link table holds, read in link_changes:
 # the table's entry (a list) and getrefcount's own argument.
 _LINK_ALONE = 2
+
+
+_INDEXED = 1024  # parts of the judge's data a reply may name (PART), all containers together
+
+
+def _index(  # noqa: PLR0917  (recursive; the state rides along)
+    value: Any, root: Any, path: tuple[Any, ...], into: dict[int, Any], budget: list[int], own: bool
+) -> None:
+    """id -> ((root, path), the object) for `value` (if `own`) and everything in it."""
+    if own and not _trivial(value):
+        into.setdefault(id(value), ((root, path), value))
+    budget[0] -= 1
+    if budget[0] <= 0 or len(path) >= 16:
+        return
+    if type(value) is list:
+        items: Any = enumerate(value)
+    elif type(value) is dict:
+        items = ((k, v) for k, v in value.items() if type(k) in _PATH_KEYS)
+    else:
+        return
+    for step, item in items:
+        if budget[0] <= 0:
+            return
+        _index(item, root, (*path, step), into, budget, own=True)
+
+
+_PATH_KEYS = (int, str, bytes, float, type(None), bool)
+
+
+def _trivial(value: Any) -> bool:
+    """A value no reply needs to name: a singleton, a cached small int."""
+    return value is None or type(value) is bool or (type(value) is int and -5 <= value <= 256)
+
+
+def _name_parts(value: Any, index: dict[int, Any], depth: int, budget: list[int]) -> Any:
+    found = index.get(id(value))
+    if found is not None and found[1] is value:
+        (root, path), _ = found
+        return wire.Ref(protocol.PART, 0, (root, path), value)
+    kind = type(value)
+    if depth == 0 or budget[0] <= 0 or kind not in (tuple, list, dict):
+        return value
+    items = list(value.values()) if kind is dict else value
+    budget[0] -= len(items)
+    named = [_name_parts(v, index, depth - 1, budget) for v in items]
+    if all(a is b for a, b in zip(named, items, strict=True)):
+        return value
+    if kind is dict:
+        return dict(zip(value, named, strict=True))
+    return tuple(named) if kind is tuple else named
 
 
 def _by_identity(obj: Any) -> Any:
