@@ -255,6 +255,13 @@ def test_parts_of_the_propertys_data_come_back_as_themselves():
     assert store.get("x") is d["x"]
     assert mylib.get([[1, 2]], 0) == [1, 2]  # a temporary's part: equal data, as it was
 
+    class Mine:
+        pass
+
+    mine = Mine()
+    assert mylib.get([mine, (mine, 1)], 0) is mine  # a judge object is a reference already
+    assert mylib.get([mine, (mine, 1)], 1)[0] is mine
+
 
 def test_a_library_list_subclass_changed_by_the_library_is_refreshed():
     lines = mylib.Lines()

@@ -1136,7 +1136,10 @@ _INDEXED = 1024  # parts of the judge's data a reply may name (PART), all contai
 def _index(  # noqa: PLR0917  (recursive; the state rides along)
     value: Any, root: Any, path: tuple[Any, ...], into: dict[int, Any], budget: list[int], own: bool
 ) -> None:
-    """id -> ((root, path), the object) for `value` (if `own`) and everything in it."""
+    """id -> ((root, path), the object) for `value` (if `own`) and the data in it: only
+    data, since the code's objects and the judge's cross as references already."""
+    if type(value) not in wire.DATA_TYPES:
+        return
     if own and not _trivial(value):
         into.setdefault(id(value), ((root, path), value))
     budget[0] -= 1
