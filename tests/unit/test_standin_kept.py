@@ -85,6 +85,10 @@ def items(d):
         yield k, v
 
 
+def pairs(xs):
+    return zip(range(len(xs)), xs)  # dpath's make_walkable of a tuple: an iterator keeps it
+
+
 def get(node, *path):
     for key in path:
         node = node[key]
@@ -254,6 +258,10 @@ def test_parts_of_the_propertys_data_come_back_as_themselves():
     d["x"] = [1]
     assert store.get("x") is d["x"]
     assert mylib.get([[1, 2]], 0) == [1, 2]  # a temporary's part: equal data, as it was
+    t = (-6, "word", [1])
+    for k, v in mylib.pairs(t):  # a tuple kept by an iterator: linked for identity alone
+        assert t[k] is v
+    assert mylib.get(t, 2) is t[2] and mylib.get({"t": t}, "t", 0) is t[0]
 
     class Mine:
         pass

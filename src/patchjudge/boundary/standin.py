@@ -474,15 +474,17 @@ class Worker:
         container and the caps allow; else the worker is told to let the link go."""
         if type(link) is not int or link in self.links or link in self.unlinks:
             raise self.fail(Cause.PROTOCOL, f"linked a container as {link!r} twice")
-        snapshot = self._snapshot(original) if type(original) in wire.MERGEABLE else None
+        snapshot = self._snapshot(original) if _linkable(original) else None
         if snapshot is None or len(self.links) >= protocol.LINKS:
             self.unlinks.append(link)
-            if type(original) in wire.MERGEABLE and _state is not None:
+            if _linkable(original) and _state is not None:
                 _state.unlinked.append(type(original).__name__)
             return
         self.links[link] = [original, snapshot]
 
     def _snapshot(self, value: Any) -> bytes | None:
+        if type(value) is tuple:
+            return b""  # linked for its parts' identity alone, never changed
         try:
             data = wire.encode(value, self._to_ref)
         except (wire.WireError, RecursionError):
@@ -500,7 +502,7 @@ class Worker:
             del self.links[link]
             return
         original = entry[0]
-        if type(data) is not type(original):
+        if type(data) is not type(original) or type(original) is tuple:
             raise self.fail(Cause.PROTOCOL, f"changed link {link} to another type")
         if _state is not None and _state.drawn.get(id(original)) is original:
             # Issue 18: the code never overwrites what hypothesis drew; it is reported.
@@ -520,6 +522,8 @@ class Worker:
             if sys.getrefcount(entry[0]) <= 2:  # the link's and the argument's: no one else
                 del self.links[link]
                 out.append((link, None))
+                continue
+            if type(entry[0]) is tuple:
                 continue
             snapshot = self._snapshot(entry[0])
             if snapshot is None:  # grown past the cap: the worker's copy stays as it was
@@ -838,7 +842,8 @@ class Worker:
             elif type(key) is str and key in kwargs:
                 node = kwargs[key]
         for step in path:
-            listed = type(node) is list and type(step) is int and -len(node) <= step < len(node)
+            listed = type(node) in (list, tuple) and type(step) is int
+            listed = listed and -len(node) <= step < len(node)
             if not (listed or (type(node) is dict and type(step) in _PATH_KEYS and step in node)):
                 return data
             node = node[step]
@@ -2013,6 +2018,11 @@ _OWN_VIEW_OF = {base: _own_view_class(base) for base in _MUTATORS}
 _OWN_VIEWS = tuple(_OWN_VIEW_OF.values())
 # A path's steps into the judge's data (protocol.PART): data keys only, hashed in the judge.
 _PATH_KEYS = (int, str, bytes, float, type(None), bool)
+
+
+def _linkable(value: Any) -> bool:
+    """The judge's own plain container, linkable: a mutable one, or a non-empty tuple."""
+    return type(value) in wire.MERGEABLE or (type(value) is tuple and len(value) > 0)
 
 
 class TzinfoView(datetime.tzinfo):

@@ -634,7 +634,7 @@ class Connection:
                 watched = _watch(call_args, call_kwargs)
                 result = target(*call_args, **call_kwargs)
                 kept = _kept(watched, result)
-                mutated = self.link(_containers(call_args, call_kwargs), kept)
+                mutated = self.link(_containers(call_args, call_kwargs, kept), kept)
                 result = self.named(
                     _as_argument(result, call_args, call_kwargs), call_args, call_kwargs
                 )
@@ -669,7 +669,7 @@ class Connection:
             return pairs
         out: list[Any] = []
         for key, value in pairs:
-            snapshot = self.snapshot(value) if key in kept and type(value) in _MUTABLE else None
+            snapshot = self.snapshot(value) if key in kept and _linkable(value) else None
             if snapshot is None or len(self.links) >= protocol.LINKS:
                 out.append((key, value))
                 continue
@@ -688,14 +688,14 @@ class Connection:
         value of the linked copies, the linked copy itself included (`store.data is d`);
         with `top` False, only a result that is one of them as a whole, else None.
         """
-        if not self.links and not any(type(a) in _MUTABLE for a in (*args, *kwargs.values())):
+        if not self.links and not any(_linkable(a) for a in (*args, *kwargs.values())):
             return result if top else None
         if result is None or type(result) is bool or (type(result) is int and -5 <= result <= 256):
             return result if top else None
         index: dict[int, Any] = {}
         budget = [_INDEXED]
         for key, value in (*enumerate(args), *kwargs.items()):
-            if type(value) in _MUTABLE:
+            if _linkable(value):
                 _index(value, (protocol.PART_ARGUMENT, key), (), index, budget, own=False)
         for link, entry in self.links.items():
             _index(entry[0], (protocol.PART_LINK, link), (), index, budget, own=True)
@@ -705,7 +705,11 @@ class Connection:
         return _name_parts(result, index, 4, [wire.ARGUMENT_SCAN]) if index else result
 
     def snapshot(self, value: Any) -> bytes | None:
-        """`value`'s state as bytes (its non-data parts by identity), or None past the cap."""
+        """`value`'s state as bytes (its non-data parts by identity), or None past the cap.
+
+        A tuple's is b"": it is linked for its parts' identity alone, never changed."""
+        if type(value) is tuple:
+            return b""
         try:
             data = wire.encode(value, _by_identity)
         except (wire.WireError, RecursionError):
@@ -721,6 +725,8 @@ class Connection:
             if sys.getrefcount(entry[0]) <= _LINK_ALONE:  # the table's only
                 del self.links[link]
                 out.append((None, link, None))
+                continue
+            if type(entry[0]) is tuple:
                 continue
             snapshot = self.snapshot(entry[0])
             if snapshot is None:  # grown past the cap: the judge's stays as it was sent
@@ -769,7 +775,8 @@ class Connection:
         try:
             watched = _watch(call_args, call_kwargs)
             result = target(*call_args, **call_kwargs)
-            mutated = self.link(_containers(call_args, call_kwargs), _kept(watched, result))
+            kept = _kept(watched, result)
+            mutated = self.link(_containers(call_args, call_kwargs, kept), kept)
             result = _as_argument(result, call_args, call_kwargs)
             outcome: tuple[Any, ...] = (
                 target, protocol.KEPT_OK, self.named(result, call_args, call_kwargs)
@@ -1113,17 +1120,31 @@ def _safe_str(exc: BaseException) -> str:
         return f"<{type(exc).__name__}: unprintable>"
 
 
-def _containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+def _containers(
+    args: tuple[Any, ...], kwargs: dict[str, Any], kept: list[Any] | None = None
+) -> tuple[Any, ...]:
     """The list, dict, set and bytearray arguments as they are after the call: the judge
     copies them back. A subclass of one (the code's own, a handle judge side) too: the
-    judge refreshes its view's data (issue 17)."""
-    if not kwargs and not any(isinstance(a, _MUTABLE) for a in args):
+    judge refreshes its view's data (issue 17). A tuple the code kept (`kept`) too: linked
+    for its parts' identity (PART)."""
+    if not kwargs and not kept and not any(isinstance(a, _MUTABLE) for a in args):
         return ()  # the common call, answered without building the pairs
     pairs = [(i, a) for i, a in enumerate(args)] + list(kwargs.items())
-    return tuple((key, value) for key, value in pairs if isinstance(value, _MUTABLE))
+    return tuple(
+        (key, value)
+        for key, value in pairs
+        if isinstance(value, _MUTABLE) or (kept and key in kept and _linkable(value))
+    )
 
 
 _MUTABLE = (list, dict, set, bytearray)
+
+
+def _linkable(value: Any) -> bool:
+    """A plain container the code may keep: a mutable one, or a tuple (its parts' identity)."""
+    return type(value) in _MUTABLE or (type(value) is tuple and len(value) > 0)
+
+
 _WATCHED = 256  # containers of one call's arguments whose references are counted
 # sys.getrefcount of a linked copy nothing but the link table holds, read in link_changes:
 # the table's entry (a list) and getrefcount's own argument.
@@ -1145,7 +1166,7 @@ def _index(  # noqa: PLR0917  (recursive; the state rides along)
     budget[0] -= 1
     if budget[0] <= 0 or len(path) >= 16:
         return
-    if type(value) is list:
+    if type(value) in (list, tuple):
         items: Any = enumerate(value)
     elif type(value) is dict:
         items = ((k, v) for k, v in value.items() if type(k) in _PATH_KEYS)
@@ -1195,13 +1216,13 @@ def _watch(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
     too (a dict in a list), to _WATCHED in all: the code may keep a part alone. The
     counts are read where _kept reads them again (a list, a name, the argument).
     """
-    if not kwargs and not any(type(a) in _MUTABLE for a in args):
+    if not kwargs and not any(_linkable(a) for a in args):
         return []
     budget = [_WATCHED]
     found: list[Any] = []
     for key in (*range(len(args)), *kwargs):
         value = args[key] if type(key) is int else kwargs[key]
-        if type(value) in _MUTABLE and budget[0] > 0:
+        if _linkable(value) and budget[0] > 0:
             found.append((key, _parts(value, [], budget, 0)))
     value = None
     return [(key, parts, [sys.getrefcount(p) for p in parts]) for key, parts in found]
@@ -1210,9 +1231,9 @@ def _watch(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
 def _parts(value: Any, into: list[Any], budget: list[int], depth: int) -> list[Any]:
     into.append(value)
     budget[0] -= 1
-    if type(value) in (list, dict) and depth < 8:
+    if type(value) in (list, dict, tuple) and depth < 8:
         for item in value.values() if type(value) is dict else value:
-            if type(item) in _MUTABLE and budget[0] > 0:
+            if _linkable(item) and budget[0] > 0:
                 _parts(item, into, budget, depth + 1)
     return into
 
