@@ -266,6 +266,41 @@ class Lines(list):
 
     def render(self):
         return "|".join(self)
+
+
+class Store:
+    """A library object that keeps the container it is handed (h2's frames, dpath's nodes)."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def get(self, *path):
+        node = self.data
+        for key in path:
+            node = node[key]
+        return node
+
+    def size(self):
+        return len(self.data)
+
+    def push(self, x):
+        self.data.append(x)
+
+    def trim(self, n):
+        del self.data[:n]
+
+
+def extend(xs, more):
+    xs.extend(more)
+
+
+def walk(node):
+    """dpath's walk: the paths and values of a nested node, from the node itself."""
+    for key, value in node.items():
+        yield (key,), value
+        if isinstance(value, dict):
+            for path, inner in walk(value):
+                yield (key, *path), inner
 '''
 
 HEADER = """
@@ -517,6 +552,93 @@ IDIOMS: dict[str, tuple[str, str]] = {
             mine = copy.copy(lines)
             mine.append("c")
             assert lines.render() == "a|b" and mine.render() == "a|b|c"
+        """,
+        "passed",
+    ),
+    # Issue 17, session 11: a container the property hands the library, which keeps it.
+    "a dict the library keeps, changed by the test": (
+        """
+        @given(st.integers())
+        def test_a_kept_dict_changed_by_the_test(n):
+            d = {}
+            store = lib.Store(d)
+            d["k"] = n
+            assert store.get("k") == n and store.size() == 1
+            del d["k"]
+            assert store.size() == 0
+        """,
+        "passed",
+    ),
+    "a list the library keeps, changed by the test": (
+        """
+        @given(st.lists(st.integers(), max_size=3))
+        def test_a_kept_list_changed_by_the_test(more):
+            xs = []
+            store = lib.Store(xs)
+            xs.append(3)
+            xs += more
+            assert store.size() == 1 + len(more) and store.get(0) == 3
+        """,
+        "passed",
+    ),
+    "a set the test assigns to a library object, then changes": (
+        """
+        def test_an_assigned_set_changed_by_the_test():
+            f = lib.Frame()
+            flags = {"END_STREAM"}
+            f.flags = flags
+            flags.add("PADDED")
+            assert f.has("PADDED") and f.has("END_STREAM")
+        """,
+        "passed",
+    ),
+    "a nested dict the library keeps, changed inside by the test": (
+        """
+        def test_a_kept_nested_dict_changed_inside():
+            outer = {"a": {}}
+            inner = outer["a"]
+            store = lib.Store(outer)
+            outer["a"]["b"] = 2
+            inner["c"] = 3
+            assert store.get("a", "b") == 2 and store.get("a", "c") == 3
+        """,
+        "passed",
+    ),
+    "a kept container changed by the library, read back by the test": (
+        """
+        def test_a_kept_container_changed_by_the_library():
+            xs = [1]
+            store = lib.Store(xs)
+            store.push(2)
+            assert xs == [1, 2]
+            buffer = bytearray(b"abcdef")
+            reader = lib.Store(buffer)
+            reader.trim(2)
+            assert buffer == b"cdef" and reader.size() == 4
+        """,
+        "passed",
+    ),
+    "a part of the test's data the library hands back is the test's own": (
+        """
+        @given(st.dictionaries(st.text(max_size=3), st.integers() | st.text(), max_size=4))
+        def test_parts_of_the_tests_data_keep_their_identity(leaves):
+            node = {"top": dict(leaves), "n": -6}
+            for path, value in lib.walk(node):
+                assert lib.Store(node).get(*path) is value
+                inner = node
+                for key in path:
+                    inner = inner[key]
+                assert inner is value
+        """,
+        "passed",
+    ),
+    "a library list subclass changed in place by the library": (
+        """
+        def test_a_library_list_subclass_changed_by_the_library():
+            lines = lib.Lines()
+            lines.append("a")
+            lib.extend(lines, ["b"])
+            assert lines == ["a", "b"] and lines.render() == "a|b"
         """,
         "passed",
     ),

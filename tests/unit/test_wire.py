@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import collections.abc
+import copy
 import datetime
 import decimal
 import http
@@ -679,3 +680,44 @@ class Flaky(Keyed):
         if self.ok:
             return 1
         raise ZeroDivisionError
+
+
+@pytest.mark.parametrize(
+    ("target", "data"),
+    [
+        ([1, [2], {"a": 3}], [1, [2, 5], {"a": 3, "b": 4}]),
+        ([1, 2, 3], [1]),
+        ([], [[1], {"x": 2}]),
+        ({"a": [1], "b": {"c": 1}}, {"b": {"c": 2}, "a": [1]}),  # another key order
+        ({"a": [1], "b": 2}, {"a": [1, 2]}),
+        ({1, 2, 3}, {2, 3, 4}),
+        (bytearray(b"abcdef"), bytearray(b"cdef")),
+        ([float("nan"), (1, [2])], [float("nan"), (1, [2])]),
+        ([1, "x"], ["x", 1]),
+    ],
+)
+def test_merge_makes_the_target_equal_in_place_keeping_its_objects(target: Any, data: Any) -> None:
+    """The other side's container, as it came back: the target is changed, not replaced, and
+    what it held where the data holds the same stays itself (issue 17, session 11)."""
+    before = {
+        key: value
+        for key, value in (target.items() if type(target) is dict else enumerate(target))
+        if type(target) is not set and type(target) is not bytearray
+    }
+    got = wire.merge(target, copy.deepcopy(data))
+    assert got is target and wire.same(target, data)
+    if type(target) is dict:
+        assert list(target) == list(data)  # the other side's order
+    for key, value in before.items():
+        new = data[key] if type(data) is dict and key in data else None
+        if type(data) is list and key < len(data):
+            new = data[key]
+        if type(new) is type(value) and (type(value) in wire.MERGEABLE or wire.same(value, new)):
+            assert target[key] is value, (key, value)
+
+
+def test_merge_refuses_another_type_and_a_frozen_container() -> None:
+    with pytest.raises(wire.WireError, match="a dict cannot be merged into a list"):
+        wire.merge([1], {"a": 1})
+    with pytest.raises(wire.WireError, match="cannot be merged into a tuple"):
+        wire.merge((1,), (2,))

@@ -8,7 +8,8 @@ loader sends this file down the worker's stdin too, under a random name.
     judge                                        worker
     QUERY  ("q", id, request, *args)  ------->   answers with OK or ERR,
     RELEASE ("rel", ((handle, times), ...)) -->  ITEM ("it", id, item) first
-    BYE    ("bye",)                   ------->     for a BATCH request
+    SYNC   ("sync", ((link, data), ...)) ---->     for a BATCH request
+    BYE    ("bye",)                   ------->
     OK     ("ok", id, result, changed)  <---->   OK   (both ways: a reply to the
     ERR    ("err", id, error)           <---->   ERR   call in flight)
     the judge answers OK or ERR  <-------------  CALLBACK ("cb", id, fn, args, kwargs)
@@ -41,7 +42,7 @@ from typing import Any, NamedTuple
 
 # --- messages ------------------------------------------------------------------
 
-QUERY, RELEASE, BYE = "q", "rel", "bye"
+QUERY, RELEASE, BYE, SYNC = "q", "rel", "bye", "sync"
 OK, ERR = "ok", "err"
 ITEM, CALLBACK, JUDGE_OP = "it", "cb", "jop"
 
@@ -61,6 +62,7 @@ MESSAGES: dict[str, Message] = {
     QUERY: Message(frozenset({WORKER}), ("id", "request"), more=True),
     RELEASE: Message(frozenset({WORKER}), ("released",)),
     BYE: Message(frozenset({WORKER}), ()),
+    SYNC: Message(frozenset({WORKER}), ("links",)),
     OK: Message(frozenset({WORKER, JUDGE}), ("id", "result", "changed")),
     ERR: Message(frozenset({WORKER, JUDGE}), ("id", "error")),
     ITEM: Message(frozenset({JUDGE}), ("id", "item")),
@@ -141,6 +143,22 @@ DUNDER_OPS = frozenset(
 BATCH_ITEMS = 256
 BATCH_BYTES = 4 << 20
 
+# --- links: containers the code keeps (issue 17, session 11) -------------------------
+
+# A call's plain list, dict, set or bytearray argument crosses as data: the worker decodes a
+# copy. When the call leaves the copy referenced (the code kept it: an attribute, a closure,
+# a generator's frame; the worker sees its reference count grow), the two are *linked*: an
+# OK's `changed` then names the argument (key, value, link) instead of (key, value), and
+# from then on each side sends the other the container's new state when it changed:
+# the judge in a SYNC before its next request's QUERY (the same write), (link, data), or
+# (link, None) when it no longer holds the container; the worker in each OK's `changed`,
+# (None, link, data), or (None, link, None) when the code let its copy go. Each side merges
+# what comes into its own container in place (wire.merge). The judge links its own plain
+# containers only, at most LINKS per worker and LINK_BYTES of encoded data each: the
+# worker's word that it keeps something can only make the judge send data it could send.
+LINKS = 256
+LINK_BYTES = 1 << 20
+
 # --- judge objects: what the worker may ask of the judge ---------------------------
 
 # The protocol operations a duck-typed library uses, and only those (issue 17): no
@@ -173,7 +191,13 @@ PURE_BUILTINS = frozenset(
      "format", "hash", "hex", "id", "isinstance", "issubclass", "iter", "len", "max", "min",
      "next", "oct", "ord", "pow", "repr", "round", "sorted", "sum"}
 )  # fmt: skip
-REF_KINDS = frozenset({HANDLE, JUDGE_FN, JUDGE_OBJ, ARGUMENT, BUILTIN})
+# A part of the judge's own data, named where it lies (issue 17, dpath's `api.get(node, k) is
+# v`): meta (("a", argument key) or ("l", link), path of list indexes and dict keys), data the
+# value itself. The judge puts its own object there when what lies at that path is the same
+# data (wire.same), else the data: the worker's word can only choose between equal values.
+PART = 6
+PART_ARGUMENT, PART_LINK = "a", "l"
+REF_KINDS = frozenset({HANDLE, JUDGE_FN, JUDGE_OBJ, ARGUMENT, BUILTIN, PART})
 
 
 def builtin_name(obj: Any) -> str | None:

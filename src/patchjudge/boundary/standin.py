@@ -157,6 +157,10 @@ class Worker:
         # then -> what the worker read (StoredMethod below), kept while the stand-in lives.
         self.stored: dict[int, tuple[Handle, str]] = {}
         self.kept: dict[int, Any] = {}
+        # Link id -> [the judge's container the code kept a copy of, its snapshot] (protocol.py,
+        # "links"): before each request the ones that changed go to the worker (issue 17).
+        self.links: dict[int, list[Any]] = {}
+        self.unlinks: list[int] = []  # links the judge refused or let go: said in the next SYNC
 
     # --- lifetime ---
     def start(self) -> None:
@@ -308,6 +312,10 @@ class Worker:
             if op == protocol.CALL
             else (args[0], *args[2:4])  # a kept call's KEEP is no argument
             if op == protocol.CALL_METHOD
+            else (args[0], (args[2],), {})  # the value the code may keep (a link)
+            if op == protocol.SETATTR
+            else (args[1], tuple(args[2]), {})
+            if op == protocol.OP and type(args[2]) is tuple
             else None
         )
         frame = _Frame(self.next_id, call=call, items=into, kept=kept)
@@ -326,11 +334,14 @@ class Worker:
                 payload = wire.encode((protocol.QUERY, frame.ident, op, *args), self._to_ref)
             except wire.WireError as exc:
                 raise TypeError(f"cannot cross to the code under test: {exc}") from None
-            if not (unclaimed or self.released):
+            synced = self._sync() if self.links or self.unlinks else None
+            if not (unclaimed or self.released or synced):
                 self._send(payload)  # the common request: one frame, nothing to ask first
                 return self._await(frame, call)
             frames = [payload]
             claims = self._ask_claims(unclaimed, frames)
+            if synced:
+                frames.insert(0, synced)  # the worker's copies as the judge's are, first
             if self.released:
                 released, self.released = self.released, []
                 frames.insert(0, wire.encode((protocol.RELEASE, tuple(released))))
@@ -439,9 +450,93 @@ class Worker:
                 raise self._exception(result)
             if status != protocol.KEPT_OK:
                 raise self.fail(Cause.PROTOCOL, "a kept method call's answer has no outcome")
-        if call is not None:
-            self._copy_back(call, changed)
+        if changed != ():
+            self._changed(call, changed)
         return True, result
+
+    # --- links (protocol.py): the judge's containers the code kept ---
+    def _changed(self, call: Any, changed: Any) -> None:
+        """An OK's `changed`: the call's arguments as the code left them, and the linked
+        copies the code changed since (or let go)."""
+        if type(changed) is not tuple:
+            raise self.fail(Cause.PROTOCOL, "changed arguments are not a tuple")
+        links = [e for e in changed if type(e) is tuple and len(e) == 3 and e[0] is None]
+        arguments = tuple(e for e in changed if not (type(e) is tuple and e[:1] == (None,)))
+        if arguments:
+            if call is None:
+                raise self.fail(Cause.PROTOCOL, "changed arguments of a request with none")
+            self._copy_back(call, arguments)
+        for _, link, data in links:
+            self._link_changed(link, data)
+
+    def _link(self, link: Any, original: Any) -> None:
+        """The worker keeps its copy of `original`: linked, if it is the judge's own plain
+        container and the caps allow; else the worker is told to let the link go."""
+        if type(link) is not int or link in self.links or link in self.unlinks:
+            raise self.fail(Cause.PROTOCOL, f"linked a container as {link!r} twice")
+        snapshot = self._snapshot(original) if _linkable(original) else None
+        if snapshot is None or len(self.links) >= protocol.LINKS:
+            self.unlinks.append(link)
+            if _linkable(original) and _state is not None:
+                _state.unlinked.append(type(original).__name__)
+            return
+        self.links[link] = [original, snapshot]
+
+    def _snapshot(self, value: Any) -> bytes | None:
+        if type(value) is tuple:
+            return b""  # linked for its parts' identity alone, never changed
+        try:
+            data = wire.encode(value, self._to_ref)
+        except (wire.WireError, RecursionError):
+            return None
+        return data if len(data) <= protocol.LINK_BYTES else None
+
+    def _link_changed(self, link: Any, data: Any) -> None:
+        """The worker's copy changed (merged into the judge's container) or was let go."""
+        entry = self.links.get(link) if type(link) is int else None
+        if entry is None:
+            if link in self.unlinks:
+                return  # refused here; the worker has not read the SYNC saying so yet
+            raise self.fail(Cause.PROTOCOL, f"changed link {link!r}, never made")
+        if data is None:
+            del self.links[link]
+            return
+        original = entry[0]
+        if type(data) is not type(original) or type(original) is tuple:
+            raise self.fail(Cause.PROTOCOL, f"changed link {link} to another type")
+        if _state is not None and _state.drawn.get(id(original)) is original:
+            # Issue 18: the code never overwrites what hypothesis drew; it is reported.
+            if not _same(original, data):
+                _state.mutations.append("a kept argument")
+            return
+        wire.merge(original, data)
+        entry[1] = self._snapshot(original) or b""
+
+    def _sync(self) -> bytes | None:
+        """The SYNC for the next request: each linked container that changed since it was
+        last sent, and each link let go (the judge alone holds the container, or refused)."""
+        out: list[Any] = [(link, None) for link in self.unlinks]
+        self.unlinks = []
+        for link in list(self.links):
+            entry = self.links[link]
+            if sys.getrefcount(entry[0]) <= 2:  # the link's and the argument's: no one else
+                del self.links[link]
+                out.append((link, None))
+                continue
+            if type(entry[0]) is tuple:
+                continue
+            snapshot = self._snapshot(entry[0])
+            if snapshot is None:  # grown past the cap: the worker's copy stays as it was
+                del self.links[link]
+                out.append((link, None))
+                if _state is not None:
+                    _state.unlinked.append(type(entry[0]).__name__)
+            elif snapshot != entry[1]:
+                entry[1] = snapshot
+                out.append((link, entry[0]))
+        if not out:
+            return None
+        return wire.encode((protocol.SYNC, tuple(out)), self._to_ref)
 
     def _on_err(self, frame: _Frame, call: Any, ident: int, error: Any) -> Any:
         raise self._exception(error)
@@ -542,30 +637,37 @@ class Worker:
         if type(mutated) is not tuple:
             raise self.fail(Cause.PROTOCOL, "changed arguments are not a tuple")
         for pair in mutated:
-            if not (type(pair) is tuple and len(pair) == 2):
+            if not (type(pair) is tuple and len(pair) in (2, 3)):
                 raise self.fail(Cause.PROTOCOL, "a changed argument is not a pair")
-            key, value = pair
+            key, value = pair[:2]
             if type(key) is int and 0 <= key < len(args):
                 original = args[key]
             elif type(key) is str and key in kwargs:
                 original = kwargs[key]
             else:
                 raise self.fail(Cause.PROTOCOL, f"changed argument {key!r} was not passed")
+            if len(pair) == 3:
+                self._link(pair[2], original)  # before the drawn rule: the judge's changes go
             if isinstance(original, _HELD_VIEWS) and type(value) is _data_type(original):
                 _refill(original, value)  # the object's own container, as the code left it
                 continue
-            if type(original) is not type(value):
+            if (
+                isinstance(original, _OWN_VIEWS)
+                and isinstance(value, _OWN_VIEWS)
+                and _data_type(value) is _data_type(original)
+                and _owner(original) == _owner(value)
+            ):
+                _refill(original, value)  # a subclass of the code's, changed there (issue 17)
+                continue
+            if type(original) is not type(value) or type(original) not in wire.MERGEABLE:
                 continue
             if _state is not None and _state.drawn.get(id(original)) is original:
                 # Issue 18: a callee never overwrites what hypothesis drew; it is reported.
                 if not _same(original, value):
                     _state.mutations.append(f"argument {key!r}")
                 continue
-            if type(original) is list:
-                original[:] = value
-            elif type(original) in (dict, set):
-                original.clear()
-                original.update(value)
+            # In place, keeping the judge's nested objects where they stand (wire.merge).
+            wire.merge(original, value)
 
     def _exception(self, desc: Any) -> BaseException:
         if type(desc) is not tuple or not desc or type(desc[0]) is not str:
@@ -638,6 +740,8 @@ class Worker:
             raise wire.WireError(f"judge object {ref.id} was never given to this worker")
         if ref.kind == ARGUMENT:
             return self._argument(ref.meta)
+        if ref.kind == protocol.PART:
+            return self._part(ref.meta, ref.data)
         if ref.kind == BUILTIN:
             found = getattr(builtins, ref.meta, None) if type(ref.meta) is str else None
             if found is None or protocol.builtin_name(found) != ref.meta:
@@ -718,6 +822,32 @@ class Worker:
             if type(key) is str and key in kwargs:
                 return kwargs[key]
         raise wire.WireError(f"argument {key!r} was not passed to the call in flight")
+
+    def _part(self, meta: Any, data: Any) -> Any:
+        """A part of the judge's own data the worker names (protocol.PART): the judge's object
+        at that path when it is the same data as the worker sent, else the data itself."""
+        if not (type(meta) is tuple and len(meta) == 2 and type(meta[1]) is tuple):
+            raise wire.WireError("a part named without its root and path")
+        if data is wire.NO_DATA:
+            raise wire.WireError("a part named without its data")
+        (root, key), path = meta if type(meta[0]) is tuple and len(meta[0]) == 2 else ((0, 0), ())
+        node: Any = None
+        if root == protocol.PART_LINK and type(key) is int and key in self.links:
+            node = self.links[key][0]
+        elif root == protocol.PART_ARGUMENT:
+            call = self.frames[-1].call if self.frames else None
+            args, kwargs = (call[1], call[2]) if call is not None else ((), {})
+            if type(key) is int and 0 <= key < len(args):
+                node = args[key]
+            elif type(key) is str and key in kwargs:
+                node = kwargs[key]
+        for step in path:
+            listed = type(node) in (list, tuple) and type(step) is int
+            listed = listed and -len(node) <= step < len(node)
+            if not (listed or (type(node) is dict and type(step) in _PATH_KEYS and step in node)):
+                return data
+            node = node[step]
+        return node if node is not None and _same(node, data) else data
 
     def _forget(self, ident: int) -> None:
         self.iterators.pop(ident, None)
@@ -1923,6 +2053,14 @@ def _own_view_class(base: type) -> type:
 
 
 _OWN_VIEW_OF = {base: _own_view_class(base) for base in _MUTATORS}
+_OWN_VIEWS = tuple(_OWN_VIEW_OF.values())
+# A path's steps into the judge's data (protocol.PART): data keys only, hashed in the judge.
+_PATH_KEYS = (int, str, bytes, float, type(None), bool)
+
+
+def _linkable(value: Any) -> bool:
+    """The judge's own plain container, linkable: a mutable one, or a non-empty tuple."""
+    return type(value) in wire.MERGEABLE or (type(value) is tuple and len(value) > 0)
 
 
 class TzinfoView(datetime.tzinfo):
@@ -2114,6 +2252,9 @@ class _State:
         self.evaluator: evaluate.Evaluator | None = None  # the judge files' eval (evaluate.py)
         self.drawn: dict[int, Any] = {}  # what hypothesis drew for the example running now
         self.mutations: list[str] = []  # drawn arguments the code changed in place
+        # Containers the code kept that the judge did not link (past protocol.LINKS or
+        # LINK_BYTES), in the test running now: a failure says so (issue 17).
+        self.unlinked: list[str] = []
         # Opaque per-run names for the tests the worker measures: a node id sent in
         # clear told the patch which property was watching (issue 18).
         self.tokens: dict[str, str] = {}
@@ -2498,9 +2639,18 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     seen = len(_state.incidents)
     _record_drawn(item)
     _state.mutations = []
+    _state.unlinked = []
     try:
         result = yield
     except BaseException as exc:
+        if _state.unlinked:
+            exc.add_note(
+                f"note: the code under test kept {len(_state.unlinked)} container(s) the"
+                f" property passed it ({', '.join(sorted(set(_state.unlinked)))}) past the"
+                f" boundary's cap ({protocol.LINKS} kept, {protocol.LINK_BYTES} bytes each):"
+                " a change made to one on either side afterwards is not seen by the other;"
+                " keep kept containers small, or list the file in [properties] in_process"
+            )
         if _state.mutations:
             exc.add_note(
                 "note: the code under test changed "

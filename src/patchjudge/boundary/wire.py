@@ -358,6 +358,60 @@ def returned_arguments(
     return walk(result, _ARGUMENT_DEPTH)
 
 
+# The containers whose changes in place are carried back (a call's arguments) and kept in
+# step while the code keeps one (a link, issue 17): exact types only.
+MERGEABLE = (list, dict, set, bytearray)
+
+
+def merge(target: Any, data: Any, depth: int = 0) -> Any:
+    """Make the container `target` equal to `data` in place, keeping `target`'s own objects.
+
+    Where a position (a list index, a dict key) holds a value of the same exact
+    type in both, `target`'s object stays: a nested container is merged in turn,
+    anything else equal to the new value (`same`) is kept as itself. So `inner =
+    outer["a"]` is still `outer["a"]` after the other side's change came back,
+    and a value taken out earlier keeps its identity (issue 17). A list whose
+    items moved keeps its objects by position, not by item. Only `target` changes.
+    """
+    kind = type(target)
+    if kind is not type(data) or kind not in MERGEABLE:
+        raise WireError(f"a {type(data).__name__} cannot be merged into a {kind.__name__}")
+    if kind is bytearray:
+        if target != data:
+            target[:] = data
+    elif kind is set:
+        target.difference_update(target - data)
+        target.update(data - target)
+    elif kind is list:
+        kept = [_kept(old, new, depth) for old, new in zip(target, data, strict=False)]
+        merged = kept + list(data[len(target) :])
+        if len(merged) != len(target) or any(
+            a is not b for a, b in zip(merged, target, strict=True)
+        ):
+            target[:] = merged
+    else:
+        pairs = {k: _kept(target[k], v, depth) if k in target else v for k, v in data.items()}
+        if list(target) == list(pairs):
+            for k, v in pairs.items():
+                if target[k] is not v:
+                    target[k] = v
+        else:
+            target.clear()
+            target.update(pairs)
+    return target
+
+
+def _kept(old: Any, new: Any, depth: int) -> Any:
+    """`old` where it can stand for `new` (merged into, or the same value), else `new`."""
+    if old is new or type(old) is not type(new):
+        return new
+    if type(old) in MERGEABLE:
+        return merge(old, new, depth + 1) if depth < MAX_DEPTH else new
+    if type(old) in DATA_TYPES and same(old, new):
+        return old
+    return new
+
+
 # --- encoding -----------------------------------------------------------------
 
 # None: no reference, the value crosses as data if it can (a judge-side list subclass).

@@ -475,10 +475,15 @@ class Connection:
         self.tree = ""
         self.context = ""  # the node id running now, as the judge names it
         self.dunders: dict[str, set[str]] = {}  # node id -> "module.Class.__eq__", ...
+        # Link id -> [this worker's copy of a judge container the code kept, its snapshot]
+        # (protocol.py, "links"): what changed on either side since is sent to the other.
+        self.links: dict[int, list[Any]] = {}
+        self.next_link = 1
         # The judge's messages and requests, by protocol.py's names: a kind or request the
         # protocol declares and this table lacks is refused, as is one it does not declare.
         self.handlers: dict[str, Callable[..., None]] = {
             protocol.QUERY: self.answer, protocol.RELEASE: self.release, protocol.BYE: self.bye,
+            protocol.SYNC: self.sync,
         }  # fmt: skip
         self.requests: dict[str, Callable[..., Any]] = {
             protocol.IMPORT: importlib.import_module,
@@ -642,20 +647,131 @@ class Connection:
                     if keep == [protocol.KEEP]:
                         self.answer_kept(ident, target, call_args, call_kwargs)
                         return
+                watched = _watch(call_args, call_kwargs)
                 result = target(*call_args, **call_kwargs)
-                mutated = _containers(call_args, call_kwargs)
-                result = _as_argument(result, call_args, call_kwargs)
+                kept = _kept(watched, result)
+                mutated = self.link(_containers(call_args, call_kwargs, kept), kept)
+                result = self.named(
+                    _as_argument(result, call_args, call_kwargs), call_args, call_kwargs
+                )
+            elif op in (protocol.SETATTR, protocol.OP) and len(args) == 3:
+                # `f.flags = flags`, `store[k] = d`: the value or operands the code may keep.
+                operands = (args[2],) if op == protocol.SETATTR else args[2]
+                watched = _watch(operands, {}) if type(operands) is tuple else []
+                result = self.operation(op, args)
+                kept = _kept(watched, result)
+                mutated = self.link(
+                    tuple(p for p in _containers(operands, {}) if p[0] in kept), kept
+                )
+                result = self.named(result, operands if type(operands) is tuple else (), {})
             else:
                 result = self.operation(op, args)
                 if op == protocol.GETATTR and type(result) in (list, dict, set):
-                    result = self.held(result)
+                    result = self.named(result, (), {}, top=False) or self.held(result)
+                else:
+                    result = self.named(result, (), {})
         except BaseException as exc:
             self.reply_error(ident, exc)
             return
         try:
-            self.send((protocol.OK, ident, result, mutated))
+            self.send((protocol.OK, ident, result, mutated + self.link_changes()))
         except (wire.WireError, RecursionError) as exc:
             self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
+
+    # --- links (protocol.py): judge containers the code kept ---
+    def link(self, pairs: tuple[Any, ...], kept: list[Any]) -> tuple[Any, ...]:
+        """`pairs` (key, value), a kept plain container as (key, value, link): linked now."""
+        if not kept:
+            return pairs
+        out: list[Any] = []
+        for key, value in pairs:
+            snapshot = self.snapshot(value) if key in kept and _linkable(value) else None
+            if snapshot is None or len(self.links) >= protocol.LINKS:
+                out.append((key, value))
+                continue
+            link = self.next_link
+            self.next_link += 1
+            self.links[link] = [value, snapshot]
+            out.append((key, value, link))
+        return tuple(out)
+
+    def named(
+        self, result: Any, args: tuple[Any, ...], kwargs: dict[str, Any], top: bool = True
+    ) -> Any:
+        """`result` with each part of the judge's data it holds as itself named (PART).
+
+        The parts are the nested values of this call's container arguments and every
+        value of the linked copies, the linked copy itself included (`store.data is d`);
+        with `top` False, only a result that is one of them as a whole, else None.
+        """
+        if not self.links and not any(_linkable(a) for a in (*args, *kwargs.values())):
+            return result if top else None
+        if result is None or type(result) is bool or (type(result) is int and -5 <= result <= 256):
+            return result if top else None
+        index: dict[int, Any] = {}
+        budget = [_INDEXED]
+        for key, value in (*enumerate(args), *kwargs.items()):
+            if _linkable(value):
+                _index(value, (protocol.PART_ARGUMENT, key), (), index, budget, own=False)
+        for link, entry in self.links.items():
+            _index(entry[0], (protocol.PART_LINK, link), (), index, budget, own=True)
+        if not top:
+            where = index.get(id(result))
+            return None if where is None else wire.Ref(protocol.PART, 0, where[0], where[1])
+        return _name_parts(result, index, 4, [wire.ARGUMENT_SCAN]) if index else result
+
+    def snapshot(self, value: Any) -> bytes | None:
+        """`value`'s state as bytes (its non-data parts by identity), or None past the cap.
+
+        A tuple's is b"": it is linked for its parts' identity alone, never changed."""
+        if type(value) is tuple:
+            return b""
+        try:
+            data = wire.encode(value, _by_identity)
+        except (wire.WireError, RecursionError):
+            return None
+        return data if len(data) <= protocol.LINK_BYTES else None
+
+    def link_changes(self) -> tuple[Any, ...]:
+        """Each linked copy the code changed since it was last sent, or let go (None)."""
+        if not self.links:
+            return ()
+        out: list[Any] = []
+        for link, entry in list(self.links.items()):
+            if sys.getrefcount(entry[0]) <= _LINK_ALONE:  # the table's only
+                del self.links[link]
+                out.append((None, link, None))
+                continue
+            if type(entry[0]) is tuple:
+                continue
+            snapshot = self.snapshot(entry[0])
+            if snapshot is None:  # grown past the cap: the judge's stays as it was sent
+                del self.links[link]
+                out.append((None, link, None))
+            elif snapshot != entry[1]:
+                entry[1] = snapshot
+                out.append((None, link, entry[0]))
+        return tuple(out)
+
+    def sync(self, links: Any) -> None:
+        """The judge's containers that changed since: merged into the linked copies."""
+        if type(links) is not tuple:
+            raise SystemExit("patchjudge worker: the judge synced links that are not a tuple")
+        for pair in links:
+            link, data = pair if type(pair) is tuple and len(pair) == 2 else (0, 0)
+            if type(link) is int and data is None:
+                self.links.pop(link, None)  # let go: the judge refused it or holds it alone
+                continue
+            entry = self.links.get(link) if type(link) is int else None
+            if entry is None:
+                raise SystemExit(f"patchjudge worker: the judge synced link {link!r}, not made")
+            try:
+                wire.merge(entry[0], data)
+            except wire.WireError as exc:
+                raise SystemExit(
+                    f"patchjudge worker: the judge synced link {link}: {exc}"
+                ) from None
+            entry[1] = self.snapshot(entry[0]) or b""
 
     def held(self, container: Any) -> Any:
         """An attribute's list, dict or set as a view: the judge changes this one in place."""
@@ -673,15 +789,18 @@ class Connection:
         """
         mutated: tuple[Any, ...] = ()
         try:
+            watched = _watch(call_args, call_kwargs)
             result = target(*call_args, **call_kwargs)
-            mutated = _containers(call_args, call_kwargs)
+            kept = _kept(watched, result)
+            mutated = self.link(_containers(call_args, call_kwargs, kept), kept)
+            result = _as_argument(result, call_args, call_kwargs)
             outcome: tuple[Any, ...] = (
-                target, protocol.KEPT_OK, _as_argument(result, call_args, call_kwargs)
+                target, protocol.KEPT_OK, self.named(result, call_args, call_kwargs)
             )  # fmt: skip
         except BaseException as exc:
             outcome = (target, protocol.KEPT_ERR, self.describe(exc))
         try:
-            self.send((protocol.OK, ident, outcome, mutated))
+            self.send((protocol.OK, ident, outcome, mutated + self.link_changes()))
         except (wire.WireError, RecursionError) as exc:
             self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
 
@@ -704,6 +823,7 @@ class Connection:
                 self.reply_error(ident, exc)
                 return
             try:
+                item = self.named(item, (), {})
                 data = wire.frame(wire.encode((protocol.ITEM, ident, item), self.to_ref))
             except (wire.WireError, RecursionError) as exc:
                 self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
@@ -713,7 +833,7 @@ class Connection:
                 data = data[os.write(self.fd_out, data) :]
             if sent >= protocol.BATCH_BYTES:
                 break
-        self.send((protocol.OK, ident, None, ()))
+        self.send((protocol.OK, ident, None, self.link_changes()))
 
     def operation(self, op: Any, args: tuple[Any, ...]) -> Any:
         answer = self.requests.get(op) if type(op) is str else None
@@ -1016,15 +1136,148 @@ def _safe_str(exc: BaseException) -> str:
         return f"<{type(exc).__name__}: unprintable>"
 
 
-def _containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    """The list, dict and set arguments as they are after the call: the judge copies them back."""
-    if not kwargs and not any(type(a) in _MUTABLE for a in args):
+def _containers(
+    args: tuple[Any, ...], kwargs: dict[str, Any], kept: list[Any] | None = None
+) -> tuple[Any, ...]:
+    """The list, dict, set and bytearray arguments as they are after the call: the judge
+    copies them back. A subclass of one (the code's own, a handle judge side) too: the
+    judge refreshes its view's data (issue 17). A tuple the code kept (`kept`) too: linked
+    for its parts' identity (PART)."""
+    if not kwargs and not kept and not any(isinstance(a, _MUTABLE) for a in args):
         return ()  # the common call, answered without building the pairs
     pairs = [(i, a) for i, a in enumerate(args)] + list(kwargs.items())
-    return tuple((key, value) for key, value in pairs if type(value) in _MUTABLE)
+    return tuple(
+        (key, value)
+        for key, value in pairs
+        if isinstance(value, _MUTABLE) or (kept and key in kept and _linkable(value))
+    )
 
 
-_MUTABLE = (list, dict, set)
+_MUTABLE = (list, dict, set, bytearray)
+
+
+def _linkable(value: Any) -> bool:
+    """A plain container the code may keep: a mutable one, or a tuple (its parts' identity)."""
+    return type(value) in _MUTABLE or (type(value) is tuple and len(value) > 0)
+
+
+_WATCHED = 256  # containers of one call's arguments whose references are counted
+# sys.getrefcount of a linked copy nothing but the link table holds, read in link_changes:
+# the table's entry (a list) and getrefcount's own argument.
+_LINK_ALONE = 2
+
+
+_INDEXED = 1024  # parts of the judge's data a reply may name (PART), all containers together
+
+
+def _index(  # noqa: PLR0917  (recursive; the state rides along)
+    value: Any, root: Any, path: tuple[Any, ...], into: dict[int, Any], budget: list[int], own: bool
+) -> None:
+    """id -> ((root, path), the object) for `value` (if `own`) and the data in it: only
+    data, since the code's objects and the judge's cross as references already."""
+    if type(value) not in wire.DATA_TYPES:
+        return
+    if own and not _trivial(value):
+        into.setdefault(id(value), ((root, path), value))
+    budget[0] -= 1
+    if budget[0] <= 0 or len(path) >= 16:
+        return
+    if type(value) in (list, tuple):
+        items: Any = enumerate(value)
+    elif type(value) is dict:
+        items = ((k, v) for k, v in value.items() if type(k) in _PATH_KEYS)
+    else:
+        return
+    for step, item in items:
+        if budget[0] <= 0:
+            return
+        _index(item, root, (*path, step), into, budget, own=True)
+
+
+_PATH_KEYS = (int, str, bytes, float, type(None), bool)
+
+
+def _trivial(value: Any) -> bool:
+    """A value no reply needs to name: a singleton, a cached small int."""
+    return value is None or type(value) is bool or (type(value) is int and -5 <= value <= 256)
+
+
+def _name_parts(value: Any, index: dict[int, Any], depth: int, budget: list[int]) -> Any:
+    found = index.get(id(value))
+    if found is not None and found[1] is value:
+        (root, path), _ = found
+        return wire.Ref(protocol.PART, 0, (root, path), value)
+    kind = type(value)
+    if depth == 0 or budget[0] <= 0 or kind not in (tuple, list, dict):
+        return value
+    items = list(value.values()) if kind is dict else value
+    budget[0] -= len(items)
+    named = [_name_parts(v, index, depth - 1, budget) for v in items]
+    if all(a is b for a, b in zip(named, items, strict=True)):
+        return value
+    if kind is dict:
+        return dict(zip(value, named, strict=True))
+    return tuple(named) if kind is tuple else named
+
+
+def _by_identity(obj: Any) -> Any:
+    """A snapshot's reference: a non-data part by identity (nothing is added to the table)."""
+    return wire.Ref(protocol.HANDLE, id(obj) & 0xFFFFFFFFFFFFFFFF)
+
+
+def _watch(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    """The plain containers of the arguments, each with its reference count before the call.
+
+    [(key, [containers of that argument, its own first], [their counts])]; nested ones
+    too (a dict in a list), to _WATCHED in all: the code may keep a part alone. The
+    counts are read where _kept reads them again (a list, a name, the argument).
+    """
+    if not kwargs and not any(_linkable(a) for a in args):
+        return []
+    budget = [_WATCHED]
+    found: list[Any] = []
+    for key in (*range(len(args)), *kwargs):
+        value = args[key] if type(key) is int else kwargs[key]
+        if _linkable(value) and budget[0] > 0:
+            found.append((key, _parts(value, [], budget, 0)))
+    value = None
+    return [(key, parts, [sys.getrefcount(p) for p in parts]) for key, parts in found]
+
+
+def _parts(value: Any, into: list[Any], budget: list[int], depth: int) -> list[Any]:
+    into.append(value)
+    budget[0] -= 1
+    if type(value) in (list, dict, tuple) and depth < 8:
+        for item in value.values() if type(value) is dict else value:
+            if _linkable(item) and budget[0] > 0:
+                _parts(item, into, budget, depth + 1)
+    return into
+
+
+def _kept(watched: list[Any], result: Any) -> list[Any]:
+    """The keys of the arguments the call left referenced beyond it (the code kept them).
+
+    A count that grew, less what the result holds of it: the result as itself (this
+    frame's name and the caller's) or as an item of a list, tuple or dict it returned.
+    """
+    kept: list[Any] = []
+    for key, parts, counts in watched:
+        for i in range(len(parts)):  # no zip: its reused tuple would hold a part
+            part = parts[i]
+            held = 2 if result is part else _items_are(result, part)
+            if sys.getrefcount(part) - held > counts[i]:
+                kept.append(key)
+                break
+        part = None
+    return kept
+
+
+def _items_are(result: Any, part: Any) -> int:
+    if type(result) in (list, tuple):
+        return sum(1 for item in result if item is part)
+    if type(result) is dict:
+        return sum(1 for item in result.values() if item is part)
+    return 0
 
 
 def _as_argument(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
