@@ -25,6 +25,8 @@ import tempfile
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 
+from patchjudge.report import RunKey
+
 # Beside the judge's own modules: what its records hold.
 _PLAIN = {
     "builtins": {"frozenset", "set", "tuple", "list", "dict", "bytes", "bytearray", "complex"},
@@ -41,17 +43,18 @@ class _JudgeRecords(pickle.Unpickler):
         raise pickle.UnpicklingError(f"{module}.{name} is not one of the judge's records")
 
 
-def dumps(entries: Mapping[Hashable, object]) -> bytes | None:
-    """The entries as bytes; None when one of them cannot be written (then nothing is shared)."""
+def dumps(run: RunKey, entries: Mapping[Hashable, object]) -> bytes | None:
+    """The entries of `run` as bytes; None when one cannot be written (then nothing is shared)."""
+    items = sorted(entries.items(), key=repr)
     try:
-        return pickle.dumps(sorted(entries.items(), key=repr), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps((run, items), protocol=pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError):
         return None
 
 
-def write(path: Path, entries: Mapping[Hashable, object]) -> str | None:
-    """Write `entries` to `path`; their sha256, or None when there was nothing to write."""
-    data = dumps(entries) if entries else None
+def write(path: Path, run: RunKey, entries: Mapping[Hashable, object]) -> str | None:
+    """Write `run`'s `entries` to `path`; their sha256, or None when there was nothing to write."""
+    data = dumps(run, entries) if entries else None
     if data is None:
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -62,8 +65,14 @@ def write(path: Path, entries: Mapping[Hashable, object]) -> str | None:
     return hashlib.sha256(data).hexdigest()
 
 
-def read(given: Sequence[tuple[Path, str]]) -> tuple[dict[Hashable, object], list[str]]:
-    """The entries of every file whose bytes have the digest given; what was refused, and why."""
+def read(
+    given: Sequence[tuple[Path, str]], run: RunKey
+) -> tuple[dict[Hashable, object], list[str]]:
+    """The entries of every file of `run` whose bytes have the digest given; what was refused.
+
+    A file of another run (merge base, head, ledger or run id) is refused too:
+    a key holds only what the run itself does not fix (workspace.Shared).
+    """
     found: dict[Hashable, object] = {}
     refused: list[str] = []
     for path, digest in given:
@@ -76,8 +85,12 @@ def read(given: Sequence[tuple[Path, str]]) -> tuple[dict[Hashable, object], lis
             refused.append(f"{path}: not the bytes its lane wrote (sha256 differs)")
             continue
         try:
-            items = _JudgeRecords(io.BytesIO(data)).load()
-            found.update(dict(items))
+            theirs, items = _JudgeRecords(io.BytesIO(data)).load()
         except (pickle.UnpicklingError, EOFError, TypeError, ValueError) as exc:
             refused.append(f"{path}: unreadable ({exc})")
+            continue
+        if theirs != run:
+            refused.append(f"{path}: written for another run ({theirs})")
+            continue
+        found.update(dict(items))
     return found, refused

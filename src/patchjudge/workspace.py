@@ -371,7 +371,7 @@ def _say_uncommitted(repo: Path, head: str, reports: Path) -> None:
         )
 
 
-def _handed_on(options: Options) -> Shared | None:
+def _handed_on(options: Options, run: RunKey) -> Shared | None:
     """A nox lane's Shared: what earlier lanes wrote (sharefile), when nox said to share.
 
     A file refused (its digest is not the one nox holds) is said on stderr and
@@ -381,7 +381,7 @@ def _handed_on(options: Options) -> Shared | None:
         return None
     from patchjudge import sharefile
 
-    found, refused = sharefile.read(options.share_in)
+    found, refused = sharefile.read(options.share_in, run)
     for problem in refused:
         print(f"patchjudge: shared results refused, computed here: {problem}", file=sys.stderr)
     return Shared(found)
@@ -428,7 +428,8 @@ def open_run(
     )
     # Once, before any lane: every process of this run is boxed alike (issue 10).
     isolation = sandbox.decide(ledger.gate.isolation, options.isolation)
-    handed = _handed_on(options) if isolation.value == "sandbox" and not shared else None
+    key = RunKey(mb, head, ledger.sha256, options.run_id)
+    handed = _handed_on(options, key) if isolation.value == "sandbox" and not shared else None
     return Run(
         repo=repo,
         base_ref=base_ref,

@@ -201,7 +201,7 @@ def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = 
         # What a later lane of this nox run may take instead of computing it (sharefile).
         from patchjudge import sharefile
 
-        digest = sharefile.write(options.share_out, run.shared.made())
+        digest = sharefile.write(options.share_out, run.key, run.shared.made())
         if digest is not None:
             print(f"shared: {options.share_out} sha256={digest}", file=out)
     # The last line: the noxfile keeps this digest in its own memory and hands
