@@ -19,19 +19,23 @@ from __future__ import annotations
 import ast
 import base64
 import gzip
-import importlib.metadata
 import json
 import os
 import sys
 import tempfile
 import unicodedata
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from patchjudge import cache, parsed, proc
 from patchjudge.errors import PatchjudgeError
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+# importlib.metadata and concurrent.futures only where used: every lane process
+# imports this module and most never ask (issue 19: ~50 ms a nox lane's start).
 _pool: ThreadPoolExecutor | None = None
 _future: Future[dict[str, bytes]] | None = None
 # Where this process's tables came from, for the properties report.
@@ -159,6 +163,8 @@ def _build_in_child() -> dict[str, bytes]:
 
 def cache_key() -> dict[str, str]:
     """What the tables depend on: the Unicode tables, hypothesis's writer, the interpreter."""
+    import importlib.metadata
+
     try:
         hypothesis = importlib.metadata.version("hypothesis")
     except importlib.metadata.PackageNotFoundError:
@@ -208,6 +214,8 @@ def prefetch(directory: Path | None = None) -> None:
     """Start building (or reading from `directory`) the tables in the background; once a process."""
     global _pool, _future  # noqa: PLW0603  (one set per process, like hypothesis's own)
     if _future is None:
+        from concurrent.futures import ThreadPoolExecutor
+
         _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="patchjudge-charmap")
         _future = _pool.submit(_cached_or_built, directory)
         _pool.shutdown(wait=False)
@@ -216,6 +224,8 @@ def prefetch(directory: Path | None = None) -> None:
 def provide(tables: dict[str, bytes]) -> None:
     """Tables another process built (a worker's parent): what prefetched() gives here."""
     global _future  # noqa: PLW0603  (one set per process)
+    from concurrent.futures import Future
+
     done: Future[dict[str, bytes]] = Future()
     done.set_result(dict(tables))
     _future = done

@@ -26,6 +26,13 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date like 2026-12-01") from None
 
 
+def _share(text: str) -> tuple[Path, str]:
+    path, sep, digest = text.rpartition("=")
+    if not sep or len(digest) != 64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not FILE=SHA256")
+    return Path(path), digest
+
+
 def _expectation(text: str) -> tuple[str, str]:
     lane, sep, digest = text.partition("=")
     if not sep or len(digest) != 64:
@@ -109,6 +116,9 @@ def _common(uses: frozenset[str] = _ALL) -> argparse.ArgumentParser:
         "--receipt", type=Path, help=shown("receipt", "a replay receipt from the trusted host")
     )
     p.add_argument("--run-id", default="", help=argparse.SUPPRESS)
+    # nox's lanes hand results on (sharefile): FILE=SHA256 of an earlier lane, and this lane's.
+    p.add_argument("--share-in", action="append", type=_share, default=[], help=argparse.SUPPRESS)
+    p.add_argument("--share-out", type=Path, help=argparse.SUPPRESS)
     p.add_argument(
         "--python",
         help=shown(
@@ -260,6 +270,8 @@ def options_from(args: argparse.Namespace) -> Options:
         "run_id": args.run_id,
         "isolation": args.isolation,
         "python": args.python,
+        "share_in": tuple(args.share_in),
+        "share_out": args.share_out,
     }
     if args.today is not None:
         kwargs["today"] = args.today

@@ -35,8 +35,10 @@ class Shared:
     (the run fixes the trees, the ledger and the seed): a miss computes.
     """
 
-    def __init__(self) -> None:
-        self._found: dict[Hashable, object] = {}
+    def __init__(self, found: Mapping[Hashable, object] | None = None) -> None:
+        # `found`: what earlier lanes of a nox run handed on (sharefile), digest-checked.
+        self._found: dict[Hashable, object] = dict(found or {})
+        self._made: dict[Hashable, object] = {}
 
     def get(self, key: Hashable, compute: Callable[[], object]) -> tuple[object, bool]:
         """(the value, whether an earlier lane computed it)."""
@@ -44,7 +46,12 @@ class Shared:
             return self._found[key], True
         value = compute()
         self._found[key] = value
+        self._made[key] = value
         return value, False
+
+    def made(self) -> dict[Hashable, object]:
+        """What this process computed (not what it was handed): a later lane's to share."""
+        return dict(self._made)
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,10 @@ class Options:
     run_id: str = ""
     isolation: str | None = None  # --isolation: may tighten [gate] isolation, never loosen it
     python: str | None = None  # --python: the venv the code under test runs in (issue 19)
+    # nox only (sharefile): earlier lanes' results, each file with the sha256 nox
+    # holds for it, and where this lane writes its own. Boxed runs only.
+    share_in: tuple[tuple[Path, str], ...] = ()
+    share_out: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -360,6 +371,22 @@ def _say_uncommitted(repo: Path, head: str, reports: Path) -> None:
         )
 
 
+def _handed_on(options: Options, run: RunKey) -> Shared | None:
+    """A nox lane's Shared: what earlier lanes wrote (sharefile), when nox said to share.
+
+    A file refused (its digest is not the one nox holds) is said on stderr and
+    left out: the lane computes that part itself, as a lane run alone does.
+    """
+    if not options.share_in and options.share_out is None:
+        return None
+    from patchjudge import sharefile
+
+    found, refused = sharefile.read(options.share_in, run)
+    for problem in refused:
+        print(f"patchjudge: shared results refused, computed here: {problem}", file=sys.stderr)
+    return Shared(found)
+
+
 def open_run(
     options: Options, environ: Mapping[str, str] = os.environ, *, shared: bool = False
 ) -> Run:
@@ -401,6 +428,8 @@ def open_run(
     )
     # Once, before any lane: every process of this run is boxed alike (issue 10).
     isolation = sandbox.decide(ledger.gate.isolation, options.isolation)
+    key = RunKey(mb, head, ledger.sha256, options.run_id)
+    handed = _handed_on(options, key) if isolation.value == "sandbox" and not shared else None
     return Run(
         repo=repo,
         base_ref=base_ref,
@@ -416,5 +445,5 @@ def open_run(
         isolation=isolation.value,
         isolation_fallback=isolation.fallback,
         code=codeenv.resolve(options.python, environ),
-        shared=Shared() if shared else None,
+        shared=Shared() if shared else handed,
     )

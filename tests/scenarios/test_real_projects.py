@@ -178,7 +178,10 @@ def _fresh_lane_venvs(repo: Path) -> Path:
         assert [p.name for p in site.iterdir()] == ["patchjudge-judge.pth"], session
         line = f"import site; site.addsitedir({str(judge_site)!r})\n"
         assert (site / "patchjudge-judge.pth").read_text() == line, session
-        assert not (venv / "tmp" / "code").exists(), session
+    # Every lane's copy of the code's venv (one path, each copied fresh) is gone once it ran.
+    codes = repo / ".nox" / "_code"
+    assert [p.name for p in codes.glob("*/code")] == ["code"], "one code venv for the run"
+    assert not list(codes.glob("lane/*")), "every lane's copy (one path) is gone"
     return judge
 
 
@@ -200,6 +203,9 @@ def test_a_judge_dependency_with_a_generated_version_file_through_nox(
     wheel_installs = [line for line in log.splitlines() if "iniconfig-0.1.dev" in line]
     assert wheel_installs and all("/.nox/_code/" in line for line in wheel_installs), log[-4000:]
     first = _fresh_lane_venvs(repo)
+    # Boxed, the freeze lane took pathfilter's suite pass, handed on by nox (sharefile).
+    freeze = json.loads((repo / ".patchjudge" / "freeze.json").read_text())
+    assert freeze["details"]["shared"] == {"suite_run": "pathfilter's"}, freeze
     git(repo, "checkout", "-q", "-b", "break")
     _edit(repo, *BREAK)
     result = _nox_gate(repo, "-R")  # the sessions' venvs reused; the judge's and code's rebuilt
@@ -281,7 +287,7 @@ def test_the_replay_lane_gets_a_code_venv_only_when_the_base_ledger_gives_it_one
     result = _nox_gate(repo, "-R")
     log = result.stdout + result.stderr
     (replay,) = _lane_commands(log, "replay")
-    assert "--python" in replay and "/tmp/code/bin/python" in replay, replay
+    assert "--python" in replay and "/lane/code/bin/python" in replay, replay
 
 
 def _nox_without_uv(dest: Path) -> Path:

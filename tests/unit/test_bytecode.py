@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import importlib.util
+import marshal
 import os
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import sysconfig
 from pathlib import Path
 
 import pluggy
+import pytest
 
 from patchjudge import bytecode, guard
 from tests.attack_helpers import require_sandbox
@@ -175,3 +177,77 @@ def test_unboxed_bytecode_rewritten_or_planted_in_the_judge_venv_is_seen_by_the_
     planted = pyc.parent / f"planted.{sys.implementation.cache_tag}.pyc"
     planted.write_bytes(b"evil")
     assert guard.changes(before, guard.walk(site)) == [f"added {planted}", f"changed {pyc}"]
+
+
+def test_the_codes_venv_takes_the_judges_bytecode_of_the_same_sources_and_compiles_the_rest(
+    tmp_path: Path,
+) -> None:
+    # The judge's venv compiled first; the code's holds the same wheels, but one
+    # source differs (a project pin that replaced it) and one has no donor at all.
+    judge = _site(tmp_path)
+    _compile(judge)
+    code = tmp_path / "code" / "lib" / "site-packages"
+    shutil.copytree(judge, code, ignore=shutil.ignore_patterns("__pycache__"))
+    changed = code / "pluggy" / "_result.py"
+    changed.write_text(changed.read_text() + "\nCHANGED = 1\n")
+    (code / "pluggy" / "_extra.py").write_text("EXTRA = 1\n")
+    _compile(code, "--code", "--from", str(judge))
+    for source in sorted((code / "pluggy").rglob("*.py")):
+        pyc = Path(importlib.util.cache_from_source(str(source))).read_bytes()
+        theirs = judge / source.relative_to(code)
+        donor = Path(importlib.util.cache_from_source(str(theirs)))
+        assert pyc[8:16] == importlib.util.source_hash(source.read_bytes()), source
+        if source in (changed, code / "pluggy" / "_extra.py"):
+            assert int.from_bytes(pyc[4:8], "little") == CHECKED_HASH, source
+            assert not donor.exists() or pyc != donor.read_bytes(), source
+        else:
+            assert pyc == donor.read_bytes(), source
+    assert not (code / "setuptools" / "__pycache__").exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "source", "reused"),
+    [
+        (CHECKED_HASH, b"X = 1\n", True),
+        (CHECKED_HASH, b"X = 2\n", False),  # the code's source is not the donor's
+        (0b01, b"X = 1\n", False),  # unchecked hash: the interpreter would believe it blindly
+        (0, b"X = 1\n", False),  # timestamp bytecode, as pip writes it
+    ],
+)
+def test_a_donor_pyc_is_reused_only_as_checked_bytecode_of_the_very_source(
+    flags: int, source: bytes, reused: bool
+) -> None:
+    code = compile(b"X = 1\n", "<x>", "exec")
+    pyc = b"".join(
+        (
+            importlib.util.MAGIC_NUMBER,
+            flags.to_bytes(4, "little"),
+            importlib.util.source_hash(b"X = 1\n"),
+            marshal.dumps(code),
+        )
+    )
+    assert bytecode.reusable(pyc, source) is reused
+    assert not bytecode.reusable(pyc[:16], b"X = 1\n")  # a header with no code
+
+
+def test_what_no_lane_imports_is_left_uncompiled(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    files = {
+        "hypothesis/__init__.py": True,
+        "hypothesis/extra/__init__.py": True,
+        "hypothesis/extra/pytestplugin.py": True,  # a suite that uses hypothesis loads it
+        "hypothesis/extra/ghostwriter.py": False,
+        "hypothesis/extra/django/_impl.py": False,
+        "patchjudge/cli.py": True,
+        "patchjudge/commands/gate.py": True,
+        "patchjudge/commands/init.py": False,
+        "patchjudge/scaffold.py": False,
+    }
+    for name in files:
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text("X = 1\n")
+    _compile(site)
+    compiled = {
+        name: Path(importlib.util.cache_from_source(str(site / name))).exists() for name in files
+    }
+    assert compiled == files

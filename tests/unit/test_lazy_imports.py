@@ -20,3 +20,13 @@ def test_the_review_phase_loads_coverage_only_to_read_statements() -> None:
     # that runs the review phase does not need coverage's parser, so it is not loaded.
     out = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "[1,", "2,", "3]", "True"]
+
+
+def test_a_lane_process_starts_without_importlib_metadata_or_a_thread_pool() -> None:
+    # Issue 19: a nox run starts six patchjudge processes; these two (and the logging
+    # and email packages they pull in) are needed only by a properties run's tables.
+    check = "import sys, patchjudge.cli; print(sorted({'importlib.metadata', 'concurrent.futures', 'email', 'logging'} & set(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", check], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"

@@ -172,9 +172,26 @@ def test_inits_code_venv_is_built_once_per_nox_run_and_copied_into_each_lane(
         if c["method"] == "run" and "venv" in c["args"][1:3] and "/_code/" in c["args"][-1]
     ]
     assert len(builds) == 1, builds
-    for name in ("gate-freeze", "gate-properties", "flakes"):
-        (python,) = {_code_python(a) for a in _commands(init_sessions[name])}
-        assert f"/.nox/{name}/tmp/code/bin/python" in python, python
+    # One path for every lane's copy (each lane removes its own after it): a lane
+    # hands its suite pass on (sharefile) and the interpreter is part of its key.
+    pythons = {
+        name: {_code_python(a) for a in _commands(init_sessions[name])}
+        for name in ("gate-freeze", "gate-properties", "flakes")
+    }
+    (python,) = set().union(*pythons.values())
+    assert "/.nox/_code/" in python and python.endswith("/lane/code/bin/python"), pythons
+
+
+def test_only_the_gates_lanes_hand_results_on(
+    init_sessions: dict[str, list[dict[str, Any]]],
+) -> None:
+    for name in ("pathfilter", "fixtures", "freeze", "properties", "replay"):
+        (gate_lane,) = _commands(init_sessions[f"gate-{name}"])
+        outs = [a for a in gate_lane if a.startswith("--share-out=")]
+        assert outs == [f"--share-out={outs[0].removeprefix('--share-out=')}"], gate_lane
+        assert outs[0].endswith(f"/_shared/{outs[0].split('/')[-2]}/{name}.pickle"), outs
+        (alone,) = _commands(init_sessions[name])
+        assert not [a for a in alone if a.startswith("--share")], alone
 
 
 def _bytecode_runs(calls: list[dict[str, Any]]) -> list[int]:

@@ -197,6 +197,13 @@ def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = 
     print(f"patchjudge {name}: {report.status.value}{first}", file=out)
     for reason in report.reasons[1:]:
         print(f"  {render.printable(reason)}", file=out)
+    if run.shared is not None and options.share_out is not None:
+        # What a later lane of this nox run may take instead of computing it (sharefile).
+        from patchjudge import sharefile
+
+        digest = sharefile.write(options.share_out, run.key, run.shared.made())
+        if digest is not None:
+            print(f"shared: {options.share_out} sha256={digest}", file=out)
     # The last line: the noxfile keeps this digest in its own memory and hands
     # it to `verdict --expect`, so a report rewritten afterwards is caught.
     print(f"report: {path} sha256={store.file_sha256(path)}", file=out)
