@@ -39,7 +39,10 @@ _PLAIN = {
 class _JudgeRecords(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> object:
         if module.startswith("patchjudge.") or name in _PLAIN.get(module, ()):
-            return super().find_class(module, name)
+            found = super().find_class(module, name)
+            # Classes only: a function of the judge's would be called with the file's arguments.
+            if isinstance(found, type):
+                return found
         raise pickle.UnpicklingError(f"{module}.{name} is not one of the judge's records")
 
 

@@ -71,3 +71,22 @@ def test_a_pickle_naming_anything_but_the_judges_records_is_refused_whatever_its
     found, refused = sharefile.read([(path, digest)], THIS)
     assert found == {}
     assert refused == [f"{path}: unreadable (posix.getcwd is not one of the judge's records)"]
+
+
+class PlantedJudgeCall:
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        from patchjudge import hashing
+
+        return (hashing.canonical_bytes, (b"x",))  # type: ignore[return-value]
+
+
+def test_a_pickle_calling_a_function_of_the_judges_is_refused(tmp_path: Path) -> None:
+    # Only the judge's classes are built: a function of its own would run with the file's args.
+    path = tmp_path / "planted.pickle"
+    path.write_bytes(pickle.dumps((THIS, [(KEY, PlantedJudgeCall())])))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    found, refused = sharefile.read([(path, digest)], THIS)
+    assert found == {}
+    assert refused == [
+        f"{path}: unreadable (patchjudge.hashing.canonical_bytes is not one of the judge's records)"
+    ]
