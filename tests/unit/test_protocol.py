@@ -80,10 +80,10 @@ def test_each_end_handles_exactly_the_kinds_it_may_receive() -> None:
 
 def test_each_end_answers_exactly_the_declared_requests_and_operations() -> None:
     conn = _connection(-1, -1)
-    # CALL, CALL_METHOD and BATCH are answered by `answer` itself (changed arguments, items).
-    assert {*conn.requests, protocol.CALL, protocol.CALL_METHOD, protocol.BATCH} == (
-        protocol.REQUESTS
-    )
+    # CALL, CALL_METHOD, BATCH and SEQ are answered by `answer` itself (changed arguments,
+    # items, calls in order).
+    answered = {protocol.CALL, protocol.CALL_METHOD, protocol.BATCH, protocol.SEQ}
+    assert {*conn.requests, *answered} == protocol.REQUESTS
     assert set(worker.OPS) == protocol.OPERATORS
     assert set(standin.JUDGE_OPS) == protocol.JUDGE_OPERATIONS
     assert set(protocol.JUDGE_CAPABILITIES) - {"call"} <= protocol.JUDGE_OPERATIONS

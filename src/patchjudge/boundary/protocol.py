@@ -109,9 +109,15 @@ CALL_METHOD = "callmethod"
 KEEP = True
 KEPT_OK, KEPT_ERR = "ok", "err"
 CONTEXT, EXECUTED, DUNDERS = "context", "executed", "dunders"
+# Calls whose results the property discards, sent together (issues 17 and 20): (calls,), each
+# call a CALL's or a CALL_METHOD's fields after a kind, (CALL, target, args, kwargs) or
+# (CALL_METHOD, target, name, args, kwargs). The worker runs them in order and stops at the
+# first that raises: the reply is that call's ERR, or an OK with None once every call returned.
+SEQ = "seq"
 REQUESTS = frozenset(
-    {IMPORT, GETATTR, SETATTR, DELATTR, CALL, CALL_METHOD, OP, BATCH, CONTEXT, EXECUTED, DUNDERS}
-)
+    {IMPORT, GETATTR, SETATTR, DELATTR, CALL, CALL_METHOD, OP, BATCH, SEQ, CONTEXT, EXECUTED,
+     DUNDERS}
+)  # fmt: skip
 
 _ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift",
                "and_", "or_", "xor", "matmul")  # fmt: skip

@@ -27,6 +27,7 @@ import importlib.abc
 import importlib.machinery
 import inspect
 import io
+import itertools
 import marshal
 import operator
 import os
@@ -161,6 +162,12 @@ class Worker:
         # "links"): before each request the ones that changed go to the worker (issue 17).
         self.links: dict[int, list[Any]] = {}
         self.unlinks: list[int] = []  # links the judge refused or let go: said in the next SYNC
+        # Calls whose results the test's frame discards, not sent yet (protocol.SEQ): each a
+        # CALL's or CALL_METHOD's fields after its kind; the frame; a SEQ's deadline factor.
+        self.pending: list[tuple[Any, ...]] = []
+        self.pending_frame: types.FrameType | None = None
+        self.hook: Callable[[types.FrameType, str, Any], None] | None = None
+        self.scale = 1
 
     # --- lifetime ---
     def start(self) -> None:
@@ -300,6 +307,8 @@ class Worker:
         # The judge's own slip, never sent: the worker would refuse it (protocol.py).
         if op not in protocol.REQUESTS or (op == protocol.OP and args[0] not in protocol.OPERATORS):
             raise protocol.ProtocolError(f"no request {op!r} {args[:1]!r} in the protocol")
+        if self.pending and op != protocol.SEQ:
+            self.flush()  # what was discarded runs first, and what it raises is raised here
         if self.proc is None:
             self.start()
             if self.context is not None and op != protocol.CONTEXT:
@@ -357,8 +366,9 @@ class Worker:
                 raise  # the end of an iteration the judge is stepping
             # Anywhere else it would silently end the judge's iteration around the call
             # (`all(map(f, xs))` is then True): as PEP 479 does for a generator body.
+            kind = _kind(args[0][0][0], ()) if op == protocol.SEQ else _kind(op, args)
             raise RuntimeError(
-                f"the code under test raised {type(exc).__name__} out of a {_kind(op, args)}"
+                f"the code under test raised {type(exc).__name__} out of a {kind}"
             ) from exc
         finally:
             self.frames.pop()
@@ -925,6 +935,76 @@ class Worker:
                 if owner is not None and owner[0] is self:
                     object.__setattr__(proxy, "_pj_id", owner[1])
 
+    # --- calls whose results nobody reads (issues 17 and 20) ---
+    def defer(self, frame: types.FrameType, op: str, call: tuple[Any, ...]) -> bool:
+        """Keep `op` (CALL or CALL_METHOD, its fields `call`) to send with the next request.
+
+        Only a call the test function's own frame makes as a statement (its result
+        popped, `p.insert(x)`), outside any `with` block, from code with no `try`
+        and no stores but to its own locals, with data and this worker's handles as
+        arguments, to a worker that holds no judge function it could call back and no
+        container linked (a change the frame made to one after the call would reach
+        the worker, in the next request's sync, before the call ran there). The
+        profile hook (_deferral_hook) sends them before the frame runs anything else
+        (a call of any other code, its return), so what one raised is raised in that
+        frame before anything the frame could observe has run; and the test's end
+        (_settled) raises it if it is not what the test raised. -> whether it was kept.
+        """
+        state = _state
+        if (
+            state is None
+            or frame.f_code is not state.test_code
+            or self.proc is None
+            or self.failure is not None
+            or self.functions
+            or self.links
+            or (self.pending and (self.pending_frame is not frame or self.pending[0][0] != op))
+            or (state.deferring is not None and state.deferring is not self)
+            or (state.deferring is None and sys.getprofile() is not None)
+            or frame.f_lasti not in _discarded(frame.f_code)
+            or not all(map(self._inert, call))
+        ):
+            return False
+        self.pending.append((op, *call))
+        self.drain = None  # as a request would: anything else asked ends a drain
+        self.last_iter = None
+        if state.deferring is None:
+            state.deferring, self.pending_frame = self, frame
+            self.hook = _deferral_hook(self, frame)
+            sys.setprofile(self.hook)
+        if len(self.pending) >= protocol.BATCH_ITEMS:
+            self.flush()
+        return True
+
+    def _inert(self, value: Any, depth: int = 0) -> bool:
+        """Data nothing can change in place, or this worker's own handle."""
+        kind = type(value)
+        if kind in _INERT:
+            return True
+        if kind is tuple:
+            return depth < 4 and all(self._inert(v, depth + 1) for v in value)
+        if kind is dict:  # a call's kwargs
+            return depth == 0 and all(self._inert(v, 1) for v in value.values())
+        if kind in HANDLE_TYPES:
+            owner = _owner(value)
+            return owner is not None and owner[0] is self and owner[1] != STORED
+        return False
+
+    def flush(self) -> None:
+        """Send the kept calls as one SEQ; what the first that raised raised, raised here."""
+        calls, self.pending, self.pending_frame = tuple(self.pending), [], None
+        if _state is not None and _state.deferring is self:
+            _state.deferring = None
+            if sys.getprofile() is self.hook:
+                sys.setprofile(None)
+            self.hook = None
+        if calls:
+            self.scale = len(calls)  # each call has the deadline it had alone
+            try:
+                self.request(protocol.SEQ, calls)
+            finally:
+                self.scale = 1
+
     # --- iteration (issue 20) ---
     def next_item(self, handle: Handle, ident: int) -> Any:
         """`next(handle)`: from what a drain fetched ahead, else one round trip (or a batch)."""
@@ -980,7 +1060,7 @@ class Worker:
             raise self.fail(Cause.GONE, str(exc.strerror)) from None
 
     def _receive(self) -> Any:
-        timeout = self.spec.call_timeout_s
+        timeout = self.spec.call_timeout_s * self.scale
         while True:
             try:
                 payload = wire.take_frame(self.buffer)
@@ -1363,6 +1443,12 @@ def _mutable_parts(value: Any, found: dict[int, Any], depth: int = 0) -> dict[in
     return found
 
 
+def _test_code(fn: Any) -> types.CodeType | None:
+    """The code of a test function (a bound method's too), or None."""
+    code = getattr(inspect.unwrap(fn), "__code__", None) if callable(fn) else None
+    return code if type(code) is types.CodeType else None
+
+
 def _record_drawn(item: pytest.Item) -> None:
     """Note the containers hypothesis draws for each example (its `inner_test` hook)."""
     handle = getattr(getattr(item, "obj", None), "hypothesis", None)
@@ -1381,10 +1467,21 @@ def _record_drawn(item: pytest.Item) -> None:
         for value in (*args, *kwargs.values()):
             if isinstance(value, DataObject):
                 _watch_draws(value)
+        outer, _state.test_code = _state.test_code, _test_code(inner)
         try:
-            return inner(*args, **kwargs)
+            result = inner(*args, **kwargs)
+        except BaseException as exc:
+            first = _settled(exc)
+            if first is None:
+                raise
+        else:
+            first = _settled(None)
+            if first is None:
+                return result
         finally:
             _state.drawn = {}
+            _state.test_code = outer
+        raise first
 
     test._pj_drawn = True  # type: ignore[attr-defined]
     handle.inner_test = test  # type: ignore[union-attr]
@@ -1496,6 +1593,97 @@ def _is_module_meta(meta: Any) -> bool:
 
 # An iterator's own steps: StopIteration out of them is their answer, not a leak.
 _STEP_METHODS = frozenset({"__next__", "send", "throw", "__anext__", "asend", "athrow"})
+
+
+# What a kept call's arguments may be, beside tuples of them and handles (Worker._inert).
+_INERT = frozenset({int, float, complex, str, bytes, bool, type(None)})
+_discarded_calls: dict[types.CodeType, frozenset[int]] = {}
+_NO_KEEP = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def discarded_calls(code: types.CodeType) -> frozenset[int]:
+    """Pure: the offsets of the CALLs in `code` whose result is popped, outside any `with`.
+
+    None at all for code that has a `try` (a handler that is not a `with`'s exit),
+    a `with` entered without a call first (nothing would send the kept calls
+    before its body), a store that is not to a plain local, cells, or that is a
+    generator or coroutine: there a call sent late could be caught, or what ran
+    before it seen, where it would not have been.
+    """
+    instructions = [
+        ins for ins in dis.get_instructions(code) if ins.opname not in ("CACHE", "EXTENDED_ARG")
+    ]
+    if code.co_flags & _NO_KEEP or code.co_cellvars:
+        return frozenset()
+    for before, ins, after in zip(instructions, instructions[1:], instructions[2:], strict=False):
+        if ins.opname == "PUSH_EXC_INFO" and after.opname != "WITH_EXCEPT_START":
+            return frozenset()
+        if ins.opname == "BEFORE_WITH" and before.opname != "CALL":
+            return frozenset()
+    if instructions and instructions[0].opname == "BEFORE_WITH":
+        return frozenset()
+    if any(
+        (ins.opname.startswith(("STORE_", "DELETE_")) and ins.opname != "STORE_FAST")
+        or ins.opname in ("IMPORT_STAR", "BEFORE_ASYNC_WITH")
+        for ins in instructions
+    ):
+        return frozenset()
+    entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]
+    guarded = [(e.start, e.end) for e in entries]
+    return frozenset(
+        ins.offset
+        for ins, after in itertools.pairwise(instructions)
+        if ins.opname == "CALL"
+        and after.opname == "POP_TOP"
+        and not any(start <= ins.offset < end for start, end in guarded)
+    )
+
+
+def _discarded(code: types.CodeType) -> frozenset[int]:
+    found = _discarded_calls.get(code)
+    if found is None:
+        found = _discarded_calls[code] = discarded_calls(code)
+    return found
+
+
+def _deferral_hook(
+    worker: Worker, at: types.FrameType
+) -> Callable[[types.FrameType, str, Any], None]:
+    """The profile hook while `at`'s calls wait: sent before `at` runs anything but a handle.
+
+    Anything: a call to any other code (a Python function, a builtin), and
+    its return. What the first of them raised is then raised in that frame.
+    """
+
+    def hook(frame: types.FrameType, event: str, arg: Any) -> None:
+        if event == "call":
+            if frame.f_back is not at or frame.f_code.co_filename == __file__:
+                return  # not the frame's own call, or a handle's own machinery
+        elif frame is not at or event not in ("c_call", "return"):
+            return
+        try:
+            worker.flush()
+        except BaseException as exc:
+            if _state is not None:
+                _state.late = exc
+            raise
+
+    return hook
+
+
+def _settled(raised: BaseException | None) -> BaseException | None:
+    """At the test function's end: the kept calls sent; what one raised, if not `raised`."""
+    assert _state is not None
+    late, _state.late = _state.late, None
+    worker = _state.deferring
+    if worker is not None:
+        try:
+            worker.flush()
+        except BaseException as exc:
+            if exc.__context__ is raised:
+                exc.__context__ = None  # raised before `raised`, which never happened bare
+            return exc
+    return late if late is not None and raised is not late else None
 
 
 def _kind(op: str, args: tuple[Any, ...]) -> str:
@@ -1634,9 +1822,12 @@ class Handle:
         self._pj_request("delattr", self, name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        worker = object.__getattribute__(self, "_pj_worker")
         if object.__getattribute__(self, "_pj_id") == STORED:
-            return object.__getattribute__(self, "_pj_worker").call_stored(self, args, kwargs)
-        return self._pj_request("call", self, args, kwargs)
+            return worker.call_stored(self, args, kwargs)
+        if worker.defer(sys._getframe(1), protocol.CALL, (self, args, kwargs)):
+            return None  # the caller pops it
+        return worker.request(protocol.CALL, self, args, kwargs)
 
     def __repr__(self) -> str:
         if object.__getattribute__(self, "_pj_id") == STORED:
@@ -1877,7 +2068,12 @@ class _Method:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         worker = object.__getattribute__(self.handle, "_pj_worker")
-        return worker.request(protocol.CALL_METHOD, self.handle, self.name, args, kwargs)
+        call = (self.handle, self.name, args, kwargs)
+        if self.name not in _STEP_METHODS and worker.defer(
+            sys._getframe(1), protocol.CALL_METHOD, call
+        ):
+            return None  # the caller pops it
+        return worker.request(protocol.CALL_METHOD, *call)
 
 
 def _unpickled(data: bytes) -> Any:
@@ -2265,6 +2461,11 @@ class _State:
         # "" outside any test (collection, module fixtures).
         self.nodeid = ""
         self.operations: dict[str, set[tuple[str, str]]] = {}
+        # The test function's code while it runs (the one frame whose discarded calls may
+        # wait, Worker.defer); the worker keeping them; what a late send raised (_settled).
+        self.test_code: types.CodeType | None = None
+        self.deferring: Worker | None = None
+        self.late: BaseException | None = None
 
     def token(self, nodeid: str) -> str:
         found = next((t for t, n in self.tokens.items() if n == nodeid), None)
@@ -2640,11 +2841,20 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     _record_drawn(item)
     _state.mutations = []
     _state.unlinked = []
+    _state.test_code = _test_code(getattr(item, "obj", None))
+    raised: BaseException | None = None
     try:
         result = yield
     except BaseException as exc:
+        raised = exc
+    finally:
+        # The test's discarded calls sent (Worker.defer): what one raised is the test's error.
+        first = _settled(raised)
+        raised = raised if first is None else first
+        _state.test_code = None
+    if raised is not None:
         if _state.unlinked:
-            exc.add_note(
+            raised.add_note(
                 f"note: the code under test kept {len(_state.unlinked)} container(s) the"
                 f" property passed it ({', '.join(sorted(set(_state.unlinked)))}) past the"
                 f" boundary's cap ({protocol.LINKS} kept, {protocol.LINK_BYTES} bytes each):"
@@ -2652,13 +2862,13 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
                 " keep kept containers small, or list the file in [properties] in_process"
             )
         if _state.mutations:
-            exc.add_note(
+            raised.add_note(
                 "note: the code under test changed "
                 + ", ".join(sorted(set(_state.mutations)))
                 + " of a call in place, a value hypothesis drew: the property sees the value"
                 " it drew; to check an in-place change, pass a copy (ys = list(xs))"
             )
-        raise
+        raise raised
     # The property may have caught the error (pytest.raises(Exception), a bare
     # except): what the worker could not do still fails it.
     if len(_state.incidents) > seen:

@@ -637,6 +637,9 @@ class Connection:
         if op == protocol.BATCH:
             self.answer_batch(ident, *args)
             return
+        if op == protocol.SEQ:
+            self.answer_seq(ident, *args)
+            return
         try:
             if op in (protocol.CALL, protocol.CALL_METHOD):
                 if op == protocol.CALL:
@@ -803,6 +806,28 @@ class Connection:
             self.send((protocol.OK, ident, outcome, mutated + self.link_changes()))
         except (wire.WireError, RecursionError) as exc:
             self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
+
+    def answer_seq(self, ident: int, calls: Any) -> None:
+        """Discarded calls in order (protocol.SEQ): what the first that raises raised, or None.
+
+        Their results are dropped here, as the property's frame drops them; the
+        judge sends only data and handles as their arguments, so nothing is
+        copied back.
+        """
+        for call in calls if type(calls) is tuple else ():
+            try:
+                if type(call) is tuple and len(call) == 4 and call[0] == protocol.CALL:
+                    _, target, call_args, call_kwargs = call
+                elif type(call) is tuple and len(call) == 5 and call[0] == protocol.CALL_METHOD:
+                    _, obj, name, call_args, call_kwargs = call
+                    target = getattr(obj, name)
+                else:
+                    raise LookupError(f"no call {call!r:.80}")
+                target(*call_args, **call_kwargs)
+            except BaseException as exc:
+                self.reply_error(ident, exc)
+                return
+        self.send((protocol.OK, ident, None, ()))
 
     def uncrossable(self, ident: int, text: str) -> None:
         self.send((protocol.ERR, ident, (protocol.ERROR_UNCROSSABLE, text)))
