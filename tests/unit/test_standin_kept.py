@@ -343,20 +343,22 @@ def links_what_is_not_a_container(s):
     _forge(((0, s, 8),))
 """
 
+# Each result is kept (`_ = ...`): a discarded call would wait and go in a SEQ
+# (Worker.defer), whose reply the forger above does not shape.
 HOSTILE_FILES = {
     "test_never_made.py": """
 import mylib
 
 
 def test_a_link_never_made():
-    mylib.changes_a_link_never_made([1])
+    _ = mylib.changes_a_link_never_made([1])
 """,
     "test_twice.py": """
 import mylib
 
 
 def test_linked_twice():
-    mylib.links_twice([1])
+    _ = mylib.links_twice([1])
 """,
     "test_number.py": """
 import mylib
@@ -365,8 +367,8 @@ from patchjudge.boundary import standin
 
 def test_a_link_claimed_for_a_number_is_refused_and_let_go():
     w = standin._state.current()
-    mylib.links_a_number(3)  # the worker's word about a number: the judge links nothing
-    mylib.links_what_is_not_a_container("text")
+    _ = mylib.links_a_number(3)  # the worker's word about a number: the judge links nothing
+    _ = mylib.links_what_is_not_a_container("text")
     # 6 went in the SYNC of the next request (the stand-in module's read of the name).
     assert w.links == {} and w.unlinks == [8]
     assert mylib.links_a_number.__name__ == "links_a_number" and w.unlinks == []
