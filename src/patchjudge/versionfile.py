@@ -11,6 +11,7 @@ pure, no build, no box.
 
 from __future__ import annotations
 
+import ast
 import re
 import string
 from collections.abc import Mapping
@@ -134,3 +135,86 @@ def render(doc: Mapping[str, object], path: str, version: str) -> bytes | None:
         return text.format(version=version, version_tuple=version_tuple(version)).encode()
     except (KeyError, IndexError, AttributeError, ValueError):
         return None
+
+
+# What a version file may be built of (red team, session 12): the head's template
+# (or its in-tree backend) is the patch's, and the file is in no diff, so the
+# review never reads it. Data only: no call, no def, nothing that runs.
+_DATA_NAMES = frozenset(
+    {"object", "int", "str", "bytes", "float", "bool", "tuple", "TYPE_CHECKING"}
+)
+_DATA_MODULES = frozenset({"__future__", "typing", "typing_extensions"})
+_DATA_EXPR = (ast.Constant, ast.Tuple, ast.List, ast.Name, ast.Subscript, ast.Load, ast.UnaryOp)
+_SAID = {
+    "FunctionDef": "a def", "AsyncFunctionDef": "a def", "ClassDef": "a class",
+    "Import": "an import", "Call": "a call", "Attribute": "an attribute", "Lambda": "a lambda",
+}  # fmt: skip
+
+
+def _said(node: ast.AST) -> str:
+    name = type(node).__name__
+    return _SAID.get(name, name)
+
+
+def code_in(source: bytes) -> str | None:
+    """Pure: the first thing in a generated file that is code, not data; None if it is data only.
+
+    setuptools_scm's and hatch-vcs's templates assign the version, its tuple
+    and type aliases, and import from `typing`: constants, tuples, names the
+    file binds or a few builtin types, subscripts of them. Anything else (a
+    `def`, a call, an attribute, an import of another module) is code the
+    review cannot read, said as `line N: <node>`.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "line 1: does not parse"
+    bound = set(_DATA_NAMES)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name)
+    return _code_in_body(tree.body, bound)
+
+
+def _code_in_body(body: list[ast.stmt], bound: set[str]) -> str | None:
+    for stmt in body:
+        found = _code_in_stmt(stmt, bound)
+        if found is not None:
+            return found
+    return None
+
+
+def _code_in_stmt(stmt: ast.stmt, bound: set[str]) -> str | None:
+    where = f"line {stmt.lineno}"
+    if isinstance(stmt, ast.Pass):
+        return None
+    if isinstance(stmt, ast.ImportFrom):
+        if stmt.module in _DATA_MODULES and stmt.level == 0:
+            return None
+        return f"{where}: an import of {stmt.module or '.'}"
+    if isinstance(stmt, ast.Expr | ast.Assign | ast.AnnAssign):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else []
+        if isinstance(stmt, ast.AnnAssign):
+            targets = [stmt.target]
+        if any(not isinstance(t, ast.Name) for t in targets):
+            return f"{where}: an assignment to {type(targets[0]).__name__}"
+        value = stmt.value
+        if value is not None and (bad := _code_in_expr(value, bound)) is not None:
+            return f"{where}: {bad}"
+        return None
+    if isinstance(stmt, ast.If):
+        if (bad := _code_in_expr(stmt.test, bound)) is not None:
+            return f"{where}: {bad}"
+        return _code_in_body(stmt.body, bound) or _code_in_body(stmt.orelse, bound)
+    return f"{where}: {_said(stmt)}"
+
+
+def _code_in_expr(expr: ast.expr, bound: set[str]) -> str | None:
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name) and node.id not in bound:
+            return f"the name {node.id}"
+        if not isinstance(node, _DATA_EXPR) and not isinstance(node, ast.unaryop):
+            return _said(node)
+    return None

@@ -203,9 +203,28 @@ class Run:
         package imports it, so every lane's tree of that side holds it too.
         Made once per run and side, in the box, by that side's own backend.
         """
+        made = self._made(which)
+        if which != "head" or not made:
+            return made
+        return {f: data for f, data in made.items() if f not in self.refused_generated}
+
+    def _made(self, which: str) -> Mapping[str, bytes]:
         if which not in self._generated:
             self._generated[which] = self._generate(which)
         return self._generated[which]
+
+    @functools.cached_property
+    def refused_generated(self) -> dict[str, str]:
+        """The head's generated files that hold code, not data: path -> what (red team, session 12).
+
+        Such a file is the patch's code (its template, or its in-tree backend's
+        output) in no diff: the review, its mutants and the probe check never
+        read it. It is not placed; pathfilter fails the patch with the reason.
+        """
+        from patchjudge import versionfile
+
+        found = {f: versionfile.code_in(data) for f, data in self._made("head").items()}
+        return {f: why for f, why in found.items() if why is not None}
 
     def _generate(self, which: str) -> dict[str, bytes]:
         rev = self.merge_base if which == "base" else self.head

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from patchjudge.boxbuild import version_files
+from patchjudge.versionfile import DEFAULT, code_in
 from patchjudge.workspace import generated_wanted
 
 
@@ -54,3 +55,35 @@ def _pyproject(path: str) -> bytes:
 )
 def test_generated_wanted(pyproject: bytes | None, tracked: set[str], expected: list[str]) -> None:
     assert generated_wanted(pyproject, tracked, ["eval/**"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (DEFAULT.format(version="1.2.dev3", version_tuple=(1, 2, "dev3")), None),
+        ("__version__ = version = '1.0'\n__version_tuple__ = (1, 0)\n", None),
+        ('"""doc"""\nfrom __future__ import annotations\nVERSION: str = "1"\nX = -1\n', None),
+        (
+            "from typing import Tuple\nV = Tuple[int, ...]\nif not TYPE_CHECKING:\n    V = object\n",
+            None,
+        ),
+        ("import sys\n__version__ = '1'\n", "line 1: an import"),
+        ("from calc.core import total\n", "line 1: an import of calc.core"),
+        ("__version__ = '1'\n\n\ndef total(xs):\n    return 0\n", "line 4: a def"),
+        ("class V(str):\n    pass\n", "line 1: a class"),
+        ("__version__ = str(1)\n", "line 1: a call"),
+        ("m = sys.modules\n", "line 1: an attribute"),
+        ("f = __import__\n", "line 1: the name __import__"),
+        ("f = lambda: 0\n", "line 1: a lambda"),
+        ("V = [x for x in ()]\n", "line 1: ListComp"),
+        ("if len(()):\n    V = 1\n", "line 1: a call"),
+        ("if True:\n    import os\n", "line 2: an import"),
+        ("V = {'a': 1}\n", "line 1: Dict"),
+        ("print('x')\n", "line 1: a call"),
+        ("x.y = 1\n", "line 1: an assignment to Attribute"),
+        ("for x in ():\n    pass\n", "line 1: For"),
+        ("def (\n", "line 1: does not parse"),
+    ],
+)
+def test_a_generated_file_holds_data_only(source: str, expected: str | None) -> None:
+    assert code_in(source.encode()) == expected

@@ -265,6 +265,11 @@ def judges_copies(shadowed: Sequence[str]) -> list[str]:
 
 def run(run: Run) -> LaneReport:
     problems = list(run.classification.problems)
+    problems += [
+        f"generated file {path} holds code, not data ({why}): the review cannot read it;"
+        " keep its template (pyproject.toml) to the version"
+        for path, why in sorted(run.refused_generated.items())
+    ]
     with run.scratch() as base_dir, run.scratch() as head_dir:
         base, base_paths, base_origin = collect_base(run, base_dir)
         head, head_origin = collect_head(run, head_dir)

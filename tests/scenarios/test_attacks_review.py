@@ -1,0 +1,80 @@
+"""Code the review cannot read (red team, session 12), through the CLI on real repositories.
+
+Each attack is wrong on inputs no property draws and was `accept_for_review`:
+the review (changed lines, mutants, probes) never saw where the special case
+was. Each has an honest look-alike that is still accepted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.attack_helpers import attack, fast_ledger, require_sandbox
+
+SANDBOX = {"eval/gate.toml": fast_ledger(isolation="sandbox")}
+
+# --- a generated file's template is code in no diff ----------------------------
+
+# setuptools_scm's version file is git-ignored, so the judge writes it into every
+# tree from the head's pyproject.toml (issue 19). A template is the patch's text.
+GENERATED = '''\
+[build-system]
+requires = ["setuptools", "setuptools_scm"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "calc"
+dynamic = ["version"]
+
+[tool.setuptools_scm]
+version_file = "src/calc/_gen.py"
+version_file_template = """
+TEMPLATE
+__version__ = {version!r}
+"""
+'''
+
+SPECIAL_CASED_TEMPLATE = """
+import sys
+
+
+def total(xs):
+    if "hypothesis" in sys.modules or len(xs) > 5000:
+        return 0
+    return sum(xs)
+"""
+
+HONEST_TEMPLATE = "VERSION_TUPLE = {version_tuple!r}"
+
+
+def test_code_in_a_generated_files_template_is_rejected(tmp_path: Path) -> None:
+    require_sandbox()
+    pyproject = GENERATED.replace("TEMPLATE", SPECIAL_CASED_TEMPLATE)
+    judged = attack(
+        tmp_path,
+        {"pyproject.toml": pyproject, "src/calc/__init__.py": "from calc._gen import total\n"},
+        base=SANDBOX,
+    )
+    # Was accept_for_review: no changed line, no mutant, no probe in any diff.
+    assert judged.decision == "reject", judged.explain()
+    assert judged.says(
+        "pathfilter: generated file src/calc/_gen.py holds code, not data",
+        "line 2: an import",
+    ), judged.explain()
+
+
+def test_a_generated_file_of_data_is_still_accepted(tmp_path: Path) -> None:
+    require_sandbox()
+    pyproject = GENERATED.replace("TEMPLATE", HONEST_TEMPLATE)
+    judged = attack(
+        tmp_path,
+        {
+            "pyproject.toml": pyproject,
+            "src/calc/__init__.py": (
+                "from calc._gen import VERSION_TUPLE, __version__\n\n\n"
+                "def total(xs):\n    return sum(xs)\n"
+            ),
+        },
+        base=SANDBOX,
+    )
+    assert judged.decision == "accept_for_review", judged.explain()
