@@ -27,10 +27,14 @@ from typing import Any, cast
 
 from patchjudge import oracle, parsed, testrun
 
-OPERATORS = ("flip_comparison", "change_constant", "drop_statement", "raise")
+OPERATORS = ("flip_comparison", "change_constant", "drop_statement", "raise", "raise_arm")
 # Within one line the stronger mutants go first: `raise` dies wherever the line runs.
 _TIER = {name: i for i, name in enumerate(OPERATORS)}
 RAISE_MESSAGE = "patchjudge review mutant"
+# An expression that raises where it is evaluated: an arm's mutant (red team, session 12).
+RAISE_EXPRESSION = f"(_ for _ in ()).throw(RuntimeError({RAISE_MESSAGE!r}))"
+# What dies exactly when its arm runs: an arm's first mutant, tried whatever the limit.
+_ARM_CHECKS = frozenset({"raise", "raise_arm"})
 MAX_RANGES_IN_REASON = 10
 
 _HUNK = re.compile(rb"@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
@@ -306,14 +310,17 @@ def unexercised(
     chosen, one of them was killed (one that survived or was not tried proves
     nothing about the line).
     """
-    tried: dict[tuple[str, int], bool] = {}
+    tried: dict[tuple[str, int, tuple[int, int]], bool] = {}
     for m, what in fates:
-        key = (m.path, m.statement)
+        key = (m.path, m.statement, m.arm)
         tried[key] = tried.get(key, False) or what is Fate.KILLED
+    # A statement's arms (code on its lines that need not run when it does: `if c: return 0`,
+    # `a if c else b`) each need a kill of their own: coverage counts lines (session 12).
+    unkilled = {(path, line) for (path, line, _), killed in tried.items() if not killed}
     found: list[str] = []
     for f in sorted(files, key=lambda f: f.path):
         ran = executed.get(f.path, frozenset())
-        missed = {n for n in f.lines if n not in ran or not tried.get((f.path, n), True)}
+        missed = {n for n in f.lines if n not in ran or (f.path, n) in unkilled}
         found += [range_text(f.path, a, b) for a, b in fold(missed, f.all_statements)]
     return found
 
@@ -684,6 +691,8 @@ class Mutant:
     start: int  # character offsets into the file's text at head
     end: int
     replacement: str
+    # The span (offsets) of the innermost arm the edit lies in (`arms`); (-1, -1): none.
+    arm: tuple[int, int] = (-1, -1)
 
     @property
     def id(self) -> str:
@@ -755,6 +764,53 @@ def _changed_constant(value: object) -> tuple[object, str] | None:
     return None
 
 
+def arms(tree: ast.Module) -> list[ast.expr | ast.stmt]:
+    """Pure: code that need not run when the line it is on runs (red team, session 12).
+
+    Coverage counts lines, so `if len(xs) > 5000: return 0` on one line, or
+    `0 if len(xs) > 5000 else sum(xs)`, ran as soon as its test did. An arm:
+    either branch of `a if c else b`, every operand of `and`/`or` after the
+    first, a lambda's body, a comprehension's element, and a statement of a
+    compound statement's body on the header's own line (`if c: return 0`,
+    `def f(): return 0`, `for x in xs: n += x`).
+    """
+    found: list[ast.expr | ast.stmt] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.IfExp):
+            found += [node.body, node.orelse]
+        elif isinstance(node, ast.BoolOp):
+            found += node.values[1:]
+        elif isinstance(node, ast.Lambda):
+            found.append(node.body)
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp):
+            found.append(node.elt)
+        elif isinstance(node, ast.DictComp):
+            found += [node.key, node.value]
+        elif isinstance(node, _HEADED):
+            found += [s for s in node.body if s.lineno <= _header_end(node)]
+    return found
+
+
+_HEADED = (
+    ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try,
+    ast.FunctionDef, ast.AsyncFunctionDef,
+)  # fmt: skip
+
+
+def _header_end(node: ast.stmt) -> int:
+    """The last line of a compound statement's header (its test, target, items)."""
+    parts: list[ast.AST] = []
+    if isinstance(node, ast.If | ast.While):
+        parts = [node.test]
+    elif isinstance(node, ast.For | ast.AsyncFor):
+        parts = [node.iter]
+    elif isinstance(node, ast.With | ast.AsyncWith):
+        parts = [i.optional_vars or i.context_expr for i in node.items]
+    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        parts = [node.args, *([node.returns] if node.returns else [])]
+    return max([node.lineno, *(getattr(p, "end_lineno", None) or node.lineno for p in parts)])
+
+
 def candidates(f: ChangedFile) -> list[Mutant]:
     """Every mutant of f's changed lines, in source order (before any is chosen)."""
     if not f.changed:
@@ -771,12 +827,32 @@ def candidates(f: ChangedFile) -> list[Mutant]:
         last = node.end_lineno or node.lineno
         return id(node) not in skip and any(n in f.changed for n in range(node.lineno, last + 1))
 
-    def add(node: ast.expr | ast.stmt, operator: str, what: str, replacement: str) -> None:
+    def span(node: ast.expr | ast.stmt) -> tuple[int, int]:
         start = pos(node.lineno, node.col_offset)
-        end = pos(node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
+        return start, pos(node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
+
+    arm_spans = sorted(span(a) for a in arms(tree) if touched(a))
+
+    def arm_of(start: int, end: int) -> tuple[int, int]:
+        # The innermost: arms nest, so the narrowest of those holding the edit.
+        holding = [(a, b) for a, b in arm_spans if a <= start and end <= b]
+        return min(holding, key=lambda ab: ab[1] - ab[0], default=(-1, -1))
+
+    def add(node: ast.expr | ast.stmt, operator: str, what: str, replacement: str) -> None:
+        start, end = span(node)
         statement = f.statement_of(node.lineno)
         found.append(
-            Mutant(f.path, node.lineno, statement, operator, what, start, end, replacement)
+            Mutant(
+                f.path,
+                node.lineno,
+                statement,
+                operator,
+                what,
+                start,
+                end,
+                replacement,
+                arm_of(start, end),
+            )
         )
 
     raise_text = ast.unparse(oracle.raise_statement(RAISE_MESSAGE))
@@ -800,6 +876,13 @@ def candidates(f: ChangedFile) -> list[Mutant]:
             add(node, "drop_statement", f"dropped: {shown}", "pass")
             if not isinstance(node, ast.Raise):
                 add(node, "raise", f"raise instead of: {shown}", raise_text)
+    for arm in arms(tree):
+        # Without its yield a generator is a plain function, whether or not the arm runs.
+        generator = any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(arm))
+        if isinstance(arm, ast.expr) and touched(arm) and not generator:
+            if (text := _unparse(arm)) is None:
+                continue
+            add(arm, "raise_arm", f"raise where it runs: {_short(text)}", RAISE_EXPRESSION)
     return sorted(found, key=lambda m: (m.start, m.end, _TIER[m.operator]))
 
 
@@ -820,6 +903,11 @@ def _droppable(stmt: ast.stmt) -> bool:
     return not any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(stmt))
 
 
+def is_arm_check(m: Mutant) -> bool:
+    """Whether m dies exactly when its arm runs: the arm's own `raise`."""
+    return m.operator in _ARM_CHECKS and (m.start, m.end) == m.arm
+
+
 def _rank(seed: int, key: str) -> str:
     return hashlib.sha256(f"{seed}\0{key}".encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -836,15 +924,16 @@ def ranked(
     operator first. A hash, not `random`: a new mutant elsewhere does not
     reshuffle the others, and no Python version changes the order.
     """
-    groups: dict[tuple[str, int], list[Mutant]] = {}
+    groups: dict[tuple[str, int, tuple[int, int]], list[Mutant]] = {}
     for m in mutants:
-        groups.setdefault((m.path, m.statement), []).append(m)
+        groups.setdefault((m.path, m.statement, m.arm), []).append(m)
     for group in groups.values():
-        group.sort(key=lambda m: (_TIER[m.operator], _rank(seed, m.id)))
+        # In an arm, what dies exactly when the arm runs comes first (`choose` tries it anyway).
+        group.sort(key=lambda m: (not is_arm_check(m), _TIER[m.operator], _rank(seed, m.id)))
     out: list[Mutant] = []
     for ran in (True, False):
         keys = [k for k in groups if executed(groups[k][0]) is ran]
-        order = sorted(keys, key=lambda k: _rank(seed, f"{k[0]}:{k[1]}"))
+        order = sorted(keys, key=lambda k: _rank(seed, f"{k[0]}:{k[1]}:{k[2]}"))
         depth = max((len(groups[k]) for k in keys), default=0)
         for round_ in range(depth):
             out += [groups[k][round_] for k in order if round_ < len(groups[k])]
@@ -918,12 +1007,28 @@ def choose(
     by_path = {f.path: f for f in files}
     chosen: list[tuple[Mutant, bytes]] = []
     every = [m for f in sorted(files, key=lambda f: f.path) for m in candidates(f)]
-    for m in ranked(every, seed, executed):
-        if len(chosen) >= limit:
+    order = ranked(every, seed, executed)
+    # Each arm of an executed statement is tried whatever the limit: its line counts
+    # as exercised only with a kill of its own (unexercised). At most one an arm.
+    checked: set[tuple[str, int, tuple[int, int]]] = set()
+    for m in order:
+        key = (m.path, m.statement, m.arm)
+        if limit > 0 and is_arm_check(m) and key not in checked and executed(m):
+            data = mutated(by_path[m.path], m)
+            if data is not None:
+                chosen.append((m, data))
+                checked.add(key)
+    taken = {m.id for m, _ in chosen}
+    extra = 0
+    for m in order:
+        if extra >= limit:
             break
+        if m.id in taken:
+            continue
         data = mutated(by_path[m.path], m)
         if data is not None:
             chosen.append((m, data))
+            extra += 1
     return sorted(chosen, key=lambda c: (c[0].path, c[0].start, _TIER[c[0].operator]))
 
 
@@ -988,7 +1093,11 @@ def mutants_summary(results: Sequence[tuple[Mutant, Fate]]) -> dict[str, Any]:
 
 NULL = "null"  # a site that changes nothing: its kill voids the phase's kills
 _STATEMENT_OPERATORS = frozenset({"drop_statement", "raise"})
-_EXPRESSION_NODES = {"flip_comparison": ast.Compare, "change_constant": ast.Constant}
+_EXPRESSION_NODES: dict[str, type[ast.expr]] = {
+    "flip_comparison": ast.Compare,
+    "change_constant": ast.Constant,
+    "raise_arm": ast.expr,
+}
 _MIRROR: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Lt: ast.Gt,
     ast.Gt: ast.Lt,

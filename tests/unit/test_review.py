@@ -200,9 +200,11 @@ def test_candidates_on_the_changed_lines_only_with_the_oracles_operators() -> No
         "src/m.py:9: < -> >=",
         "src/m.py:13: dropped: return min(x, y) if x != 3 else 'three'",
         "src/m.py:13: raise instead of: return min(x, y) if x != 3 else 'three'",
+        "src/m.py:13: raise where it runs: min(x, y)",
         "src/m.py:13: != -> ==",
         "src/m.py:13: 3 -> 4",
         "src/m.py:13: 'three' -> ''",
+        "src/m.py:13: raise where it runs: 'three'",
     ]  # line 18 is a yield: without it gen() is no generator, so it is not dropped
 
 
@@ -302,7 +304,11 @@ def test_choosing_more_keeps_what_fewer_chose_and_executed_lines_go_first(
     fewer = review.choose([f], seed, limit, executed)
     more = review.choose([f], seed, limit + 1, executed)
     assert set(fewer) <= set(more)
-    assert len(fewer) == min(limit, len(review.candidates(f)))
+    # Each arm of an executed statement is tried beyond the limit (red team, session 12).
+    checks = [m for m in review.candidates(f) if review.is_arm_check(m) and executed(m)]
+    assert {m.id for m in checks} <= {m.id for m, _ in fewer} or limit == 0
+    extra = min(limit, len(review.candidates(f)) - len(checks))
+    assert len(fewer) == (len(checks) + extra if limit else 0)
     everything = review.ranked(review.candidates(f), seed, executed)
     flags = [executed(m) for m in everything]
     assert flags == sorted(flags, reverse=True)
@@ -489,6 +495,70 @@ def test_import_time_lines_count_as_executed() -> None:
     f = changed("X = 1\ndef f():\n    return X\n", range(1, 4))
     executed = review.executed_lines({"": {"src/m.py": [1, 2]}, "t::a": {"src/m.py": [3]}}, [f])
     assert review.unexercised([f], executed, []) == []
+
+
+# --- arms: code on a line that need not run when the line does (red team, session 12) ---
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("x = 1\n", []),
+        ("a = 1; b = 2\n", []),  # a simple statement after another runs when it does
+        ("if c:\n    x = 1\n", []),  # its own line: coverage sees it
+        ("if c: return 0\n", ["return 0"]),
+        ("if (c and\n    d): return 0\n", ["d", "return 0"]),
+        ("while c: n += 1\n", ["n += 1"]),
+        ("for x in xs: n += x\n", ["n += x"]),
+        ("with m: x = 1\n", ["x = 1"]),
+        ("def f(): return 0\n", ["return 0"]),
+        ("class C: x = 1\n", []),  # a class body runs with the class statement
+        ("y = 0 if c else s\n", ["0", "s"]),
+        ("y = a or b and c\n", ["b and c", "c"]),
+        ("f = lambda: 0\n", ["0"]),
+        ("y = [x * 2 for x in xs if x]\n", ["x * 2"]),
+        ("y = {k: v for k, v in d}\n", ["k", "v"]),
+    ],
+)
+def test_arms_are_code_that_need_not_run_when_its_line_does(
+    source: str, expected: list[str]
+) -> None:
+    tree = ast.parse(source if "return" not in source or "def" in source else _in_def(source))
+    assert sorted(ast.unparse(a) for a in review.arms(tree)) == sorted(expected)
+
+
+def _in_def(source: str) -> str:
+    return "def g():\n" + "".join(f"    {line}\n" for line in source.splitlines())
+
+
+ARMED = "def total(xs):\n    return 0 if len(xs) > 5000 else sum(xs)\n"
+
+
+def test_each_arm_of_an_executed_statement_is_tried_whatever_the_limit() -> None:
+    f = changed(ARMED, {2})
+    chosen = [m.describe() for m, _ in review.choose([f], 3, 1, lambda m: True)]
+    assert "src/m.py:2: raise where it runs: 0" in chosen
+    assert "src/m.py:2: raise where it runs: sum(xs)" in chosen
+    assert len(chosen) == 3  # the two arms, and the one the limit allows
+    assert len(review.choose([f], 3, 1, lambda m: False)) == 1  # unexecuted: none forced...
+    assert review.choose([f], 3, 0, lambda m: True) == []  # ...and none when mutants are off
+
+
+def test_a_line_whose_arm_never_died_is_unexercised_though_another_mutant_did() -> None:
+    f = changed(ARMED, {2})
+    by = {m.describe().split(": ", 1)[1]: m for m in review.candidates(f)}
+    ran = {"src/m.py": frozenset({1, 2})}
+    flip, zero, rest = (
+        by["> -> <="],
+        by["raise where it runs: 0"],
+        by["raise where it runs: sum(xs)"],
+    )
+    assert review.unexercised([f], ran, [(flip, K), (zero, S), (rest, K)]) == ["src/m.py:2"]
+    assert review.unexercised([f], ran, [(flip, K), (zero, N), (rest, K)]) == ["src/m.py:2"]
+    assert review.unexercised([f], ran, [(flip, K), (zero, K), (rest, K)]) == []
+    # The constant in the arm dying is the arm running, too.
+    assert review.unexercised([f], ran, [(flip, S), (by["0 -> 1"], K), (rest, K)]) == ["src/m.py:2"]
+    assert review.unexercised([f], ran, [(flip, K), (by["0 -> 1"], K), (rest, K)]) == []
 
 
 # --- the patch's own dunders (issue 18) -------------------------------------------
