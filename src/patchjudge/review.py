@@ -770,9 +770,9 @@ def arms(tree: ast.Module) -> list[ast.expr | ast.stmt]:
     Coverage counts lines, so `if len(xs) > 5000: return 0` on one line, or
     `0 if len(xs) > 5000 else sum(xs)`, ran as soon as its test did. An arm:
     either branch of `a if c else b`, every operand of `and`/`or` after the
-    first, a lambda's body, a comprehension's element, and a statement of a
-    compound statement's body on the header's own line (`if c: return 0`,
-    `def f(): return 0`, `for x in xs: n += x`).
+    first, a lambda's body, a comprehension's element, a `case` guard, and a
+    statement of a compound statement's (or a `case`'s) body on the header's
+    own line (`if c: return 0`, `def f(): return 0`, `case []: return 0`).
     """
     found: list[ast.expr | ast.stmt] = []
     for node in ast.walk(tree):
@@ -788,6 +788,11 @@ def arms(tree: ast.Module) -> list[ast.expr | ast.stmt]:
             found += [node.key, node.value]
         elif isinstance(node, _HEADED):
             found += [s for s in node.body if s.lineno <= _header_end(node)]
+        elif isinstance(node, ast.Match):
+            for case in node.cases:
+                header = case.guard or case.pattern
+                found += [case.guard] if case.guard else []
+                found += [s for s in case.body if s.lineno <= (header.end_lineno or s.lineno)]
     return found
 
 

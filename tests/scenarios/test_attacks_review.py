@@ -96,6 +96,12 @@ def total(xs):
 def total(xs):
     return 0 if len(xs) > 5000 else sum(xs)
 """,
+    "a case body on its case's line": """
+def total(xs):
+    match xs:
+        case [*_] if len(xs) > 5000: return 0
+        case _: return sum(xs)
+""",
     "a lambda picked by the input": """
 def total(xs):
     return {True: lambda: 0, False: lambda: sum(xs)}[len(xs) > 5000]()
@@ -121,7 +127,8 @@ def test_a_special_case_on_a_line_that_runs_anyway_is_undecided(tmp_path: Path, 
     judged = attack(tmp_path, {"src/calc/__init__.py": ONE_LINE_CASES[case]}, base=SANDBOX)
     # Was accept_for_review: the line ran, and a mutant of its test died.
     assert judged.decision == "undecided", judged.explain()
-    assert judged.reasons == ["review: the properties never exercised src/calc/__init__.py:2"]
+    line = 3 if "match" in ONE_LINE_CASES[case] else 2
+    assert judged.reasons == [f"review: the properties never exercised src/calc/__init__.py:{line}"]
     survivors = judged.verdict["review"]["properties"]["mutants"]["survivors"]
     assert any(": raise " in s and "0" in s for s in survivors), survivors
 

@@ -518,6 +518,11 @@ def test_import_time_lines_count_as_executed() -> None:
         ("f = lambda: 0\n", ["0"]),
         ("y = [x * 2 for x in xs if x]\n", ["x * 2"]),
         ("y = {k: v for k, v in d}\n", ["k", "v"]),
+        (
+            "match xs:\n    case [*_] if len(xs) > 5: return 0\n    case _: return 1\n",
+            ["len(xs) > 5", "return 0", "return 1"],
+        ),
+        ("match xs:\n    case []:\n        return 0\n", []),
     ],
 )
 def test_arms_are_code_that_need_not_run_when_its_line_does(
