@@ -63,9 +63,10 @@ def test_benign_change_is_accepted_for_review(tmp_path: Path) -> None:
             "max_examples": 50,
             "oracle": doc["review"]["properties"]["oracle"],
             "in_process": [],
-            # The one changed line, executed; its two mutants (drop, raise) killed.
+            # The one changed line, executed; its two mutants (drop, raise) killed, and the
+            # raise in its generator's element, an arm (red team, session 12).
             "changed_lines": {"executed": 1, "total": 1, "unexecuted": []},
-            "mutants": {"killed": 2, "total": 2, "not_tried": 0, "survivors": []},
+            "mutants": {"killed": 3, "total": 3, "not_tried": 0, "survivors": []},
             "unexercised": [],
             "probes": [],
         },
