@@ -836,7 +836,14 @@ def candidates(f: ChangedFile) -> list[Mutant]:
         start = pos(node.lineno, node.col_offset)
         return start, pos(node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
 
-    arm_spans = sorted(span(a) for a in arms(tree) if touched(a))
+    # An arm of a changed statement, on a changed line or not: a patch that changes only
+    # the test line of a three-line `a if test else b` changes when `a` runs.
+    armed = [
+        a
+        for a in arms(tree)
+        if id(a) not in skip and (touched(a) or f.statement_of(a.lineno) in f.lines)
+    ]
+    arm_spans = sorted(span(a) for a in armed)
 
     def arm_of(start: int, end: int) -> tuple[int, int]:
         # The innermost: arms nest, so the narrowest of those holding the edit.
@@ -881,10 +888,10 @@ def candidates(f: ChangedFile) -> list[Mutant]:
             add(node, "drop_statement", f"dropped: {shown}", "pass")
             if not isinstance(node, ast.Raise):
                 add(node, "raise", f"raise instead of: {shown}", raise_text)
-    for arm in arms(tree):
+    for arm in armed:
         # Without its yield a generator is a plain function, whether or not the arm runs.
         generator = any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(arm))
-        if isinstance(arm, ast.expr) and touched(arm) and not generator:
+        if isinstance(arm, ast.expr) and not generator:
             if (text := _unparse(arm)) is None:
                 continue
             add(arm, "raise_arm", f"raise where it runs: {_short(text)}", RAISE_EXPRESSION)

@@ -138,3 +138,26 @@ def test_an_honest_line_with_arms_every_run_reaches_is_accepted(tmp_path: Path, 
     require_sandbox()
     judged = attack(tmp_path, {"src/calc/__init__.py": ONE_LINE_HONEST[case]}, base=SANDBOX)
     assert judged.decision == "accept_for_review", judged.explain()
+
+
+MULTI_LINE_BASE = """
+def total(xs):
+    return (0
+            if len(xs) > 10**9
+            else sum(xs))
+"""
+
+
+def test_a_changed_test_of_a_multi_line_conditional_holds_its_unchanged_arm(
+    tmp_path: Path,
+) -> None:
+    require_sandbox()
+    # Only the test's line changes: the special case `0` lies on a line the diff leaves.
+    patched = MULTI_LINE_BASE.replace("10**9", "5000")
+    judged = attack(
+        tmp_path,
+        {"src/calc/__init__.py": patched},
+        base={**SANDBOX, "src/calc/__init__.py": MULTI_LINE_BASE},
+    )
+    assert judged.decision == "undecided", judged.explain()
+    assert judged.reasons == ["review: the properties never exercised src/calc/__init__.py:2"]

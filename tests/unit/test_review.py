@@ -219,7 +219,8 @@ def test_every_mutant_is_a_real_change_of_a_changed_line(path: Path, data: st.Da
     for m in review.candidates(f):
         assert m.operator in review.OPERATORS
         node_lines = set(range(m.line, m.line + text[m.start : m.end].count("\n") + 1))
-        assert node_lines & f.changed, m
+        # An arm of a changed statement is tried on any of its lines (red team, session 12).
+        assert node_lines & f.changed or (m.operator == "raise_arm" and m.statement in f.lines), m
         after = review.mutated(f, m)
         assert after is not None, m  # an edit of a node keeps the module parseable
         assert ast.dump(ast.parse(after)) != tree, m
@@ -547,6 +548,20 @@ def test_each_arm_of_an_executed_statement_is_tried_whatever_the_limit() -> None
     assert len(chosen) == 3  # the two arms, and the one the limit allows
     assert len(review.choose([f], 3, 1, lambda m: False)) == 1  # unexecuted: none forced...
     assert review.choose([f], 3, 0, lambda m: True) == []  # ...and none when mutants are off
+
+
+def test_the_arms_of_a_changed_statement_are_tried_though_their_lines_are_not_changed() -> None:
+    # The patch changed only the test of a three-line conditional expression.
+    source = (
+        "def total(xs):\n    return (0\n            if len(xs) > 5000\n            else sum(xs))\n"
+    )
+    f = changed(source, {3})
+    described = [m.describe() for m in review.candidates(f)]
+    assert "src/m.py:2: raise where it runs: 0" in described
+    assert "src/m.py:4: raise where it runs: sum(xs)" in described
+    assert "src/m.py:2: 0 -> 1" not in described  # other mutants: the changed lines only
+    # An unchanged statement's arms are not tried.
+    assert {m.line for m in review.candidates(changed(source + "y = 1\n", {5}))} == {5}
 
 
 def test_a_line_whose_arm_never_died_is_unexercised_though_another_mutant_did() -> None:
