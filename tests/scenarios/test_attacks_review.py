@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.attack_helpers import attack, fast_ledger, require_sandbox
+from tests.helpers import VISIBLE_TESTS
 
 SANDBOX = {"eval/gate.toml": fast_ledger(isolation="sandbox")}
 
@@ -161,3 +162,73 @@ def test_a_changed_test_of_a_multi_line_conditional_holds_its_unchanged_arm(
     )
     assert judged.decision == "undecided", judged.explain()
     assert judged.reasons == ["review: the properties never exercised src/calc/__init__.py:2"]
+
+
+# The visible suite is what catches this off-by-one: the properties only bound it.
+WEAK_PROPERTY = """
+from hypothesis import given, strategies as st
+
+from calc import total
+
+
+@given(st.lists(st.integers(min_value=0, max_value=1000)))
+def test_total_never_negative(xs):
+    result = total(xs)
+    assert result >= 0
+    assert isinstance(result, int)
+    assert result is not None
+"""
+
+# A conftest that forges the suite's run: the judge plugin's events and the JUnit XML.
+FORGING_CONFTEST = r"""
+import os
+import re
+import sys
+
+_pp = sys.modules["patchjudge.pytest_plugin"]
+_emit = _pp.emit
+
+
+def emit(event, **f):
+    if event == "report" and f.get("outcome") == "failed":
+        f.update(outcome="passed", raw="passed", longrepr="", falsifying=[])
+    if event == "finish":
+        f["exitstatus"] = 0
+    return _emit(event, **f)
+
+
+_pp.emit = emit
+
+
+def pytest_unconfigure(config):
+    path = getattr(config.option, "xmlpath", None)
+    if path and os.path.exists(path):
+        text = open(path).read()
+        text = re.sub(r"<failure[^>]*>.*?</failure>", "", text, flags=re.S)
+        text = re.sub(r'failures="\d+"', 'failures="0"', text)
+        open(path, "w").write(text)
+    os._exit(0)
+"""
+
+
+def test_a_generated_conftest_that_forges_the_visible_suite_is_rejected(tmp_path: Path) -> None:
+    require_sandbox()
+    # The forging conftest is the version file's template: no diff holds it (a
+    # committed one is the tree's own test code, threat model item 7).
+    pyproject = GENERATED.replace('"src/calc/_gen.py"', '"tests/conftest.py"').replace(
+        "TEMPLATE\n__version__ = {version!r}\n", FORGING_CONFTEST.replace("\\", "\\\\")
+    )
+    judged = attack(
+        tmp_path,
+        {
+            "src/calc/__init__.py": "def total(xs):\n    return sum(xs) + 1\n",
+            "pyproject.toml": pyproject,
+            # A tracked file names the generated one, or the judge does not make it.
+            "tests/test_calc.py": "# conftest\n" + VISIBLE_TESTS,
+        },
+        base={**SANDBOX, "eval/properties/test_total.py": WEAK_PROPERTY},
+    )
+    # Was accept_for_review: the visible test failed, and the forged run said it passed.
+    assert judged.decision == "reject", judged.explain()
+    assert judged.says("generated file tests/conftest.py holds code, not data"), judged.explain()
+    assert judged.says("freeze: suite: 2 failed: tests/test_calc.py::test_empty"), judged.explain()
