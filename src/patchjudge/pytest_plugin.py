@@ -151,6 +151,7 @@ def _setup() -> None:
             derandomize=False,
             print_blob=True,
         )
+        _judge_constants_apart()
     _give_to_tree(_shadowed_imported)
     # The interpreter ran with -s -P: nothing of the tested tree was on sys.path
     # while site ran, so its sitecustomize and .pth files never loaded.
@@ -164,6 +165,35 @@ def _setup() -> None:
     global _tree_has_patchjudge  # noqa: PLW0603
     _tree_has_patchjudge = any(Path(e, "patchjudge", "__init__.py").is_file() for e in extra)
     _find_own_patchjudge()
+
+
+def _judge_constants_apart() -> None:
+    """The judge's own modules give hypothesis no constants to draw (issue 20).
+
+    hypothesis draws some values from the constants in the source of every
+    module it calls local (not in site-packages, the stdlib or a test file).
+    The judge's package is local when it is not installed in site-packages
+    (an editable checkout: the suite's, the bench's): then this process drew
+    from the judge's constants, which no bare run of the properties has
+    loaded, and parsed each of its modules to find them (~0.3 CPU-s a judge
+    pytest). The code's modules (stand-ins name its files) still count, as
+    in a bare run. A hypothesis without the hook (another version in the
+    code's venv) is left as it is.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:
+        return
+    is_local = getattr(providers, "is_local_module_file", None)
+    if not callable(is_local):
+        return
+    here = Path(__file__).parent
+    judge = tuple({f"{here.absolute()}{os.sep}", f"{here.resolve()}{os.sep}"})
+
+    def code_only(path: str) -> bool:
+        return not str(Path(path).absolute()).startswith(judge) and bool(is_local(path))
+
+    providers.is_local_module_file = code_only  # type: ignore[assignment,attr-defined]
 
 
 def _give_to_tree(shadowed_imported: list[str]) -> None:

@@ -15,6 +15,7 @@ gate's channel as a `mutant` event.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -310,7 +311,8 @@ def _killed(
             item = found.get(nodeid)
             if item is None:
                 return True  # collected at head, gone with the mutant: it broke the module
-            reports = runtestprotocol(item, log=False, nextitem=None)
+            with _fates_only(item.config):
+                reports = runtestprotocol(item, log=False, nextitem=None)
             passed = any(r.when == "call" and r.passed for r in reports)
             if not passed or any(r.failed for r in reports):
                 return True
@@ -329,6 +331,23 @@ def _killed(
             sys.modules.pop(name, None)
             if saved is not None:
                 sys.modules[name] = saved
+
+
+@contextlib.contextmanager
+def _fates_only(config: pytest.Config) -> Iterator[None]:
+    """A mutant's failure is read as killed, never shown: no traceback with source (issue 20).
+
+    pytest's short and long styles parse the whole file of every frame of the
+    failure (hypothesis's engine, the stand-ins: thousands of lines each) to
+    show a statement; the one-line style reads none. The main pass keeps its
+    style: its failures are the reasons a gate shows.
+    """
+    style = config.option.tbstyle
+    config.option.tbstyle = "line"
+    try:
+        yield
+    finally:
+        config.option.tbstyle = style
 
 
 def _items(node: pytest.Collector) -> Iterator[pytest.Item]:

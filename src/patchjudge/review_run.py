@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -279,6 +276,12 @@ def try_mutants(
     todo = [i for i, t in enumerate(tasks) if i not in fates]
     workers = 2 if (cpus if cpus is not None else os.cpu_count() or 1) >= 2 else 1
     if workers > 1 and len(todo) > 1 and not phase:
+        # Here, not at the top (issue 20): only the per-mutant runs use a pool, and
+        # concurrent.futures brings logging and multiprocessing into every lane process.
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
         portable = dataclasses.replace(run, environ=dict(run.environ))
         context = multiprocessing.get_context("spawn")  # fork would copy this process's threads
         with ProcessPoolExecutor(

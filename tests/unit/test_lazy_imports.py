@@ -30,3 +30,17 @@ def test_a_lane_process_starts_without_importlib_metadata_or_a_thread_pool() -> 
         [sys.executable, "-I", "-c", check], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_the_lanes_load_no_process_pool() -> None:
+    # Issue 20: only the review's per-mutant runs (property files run in process) use a
+    # pool; every gate and lane process loaded it, and logging with it, at import.
+    check = (
+        "import sys, patchjudge.cli, patchjudge.commands.gate; "
+        "from patchjudge.lanes import registry; registry(); "
+        "print(sorted({'concurrent.futures', 'multiprocessing', 'logging'} & set(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", check], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"

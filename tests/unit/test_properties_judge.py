@@ -286,6 +286,24 @@ def test_the_in_process_tests_that_ran_a_changed_line_are_run_again() -> None:
     assert inside(executed, [f], collected, []) == []
 
 
+def test_with_no_in_process_file_no_changed_file_is_read_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Issue 20: the usual run has no in-process file; the differential read each changed
+    # file's binding-only lines already, a whole-module pass not to be made twice.
+    from patchjudge import review
+    from patchjudge.lanes import properties
+
+    def unwanted(f: review.ChangedFile) -> frozenset[int]:
+        raise AssertionError(f"read again: {f.path}")
+
+    monkeypatch.setattr(properties, "binding_only_lines", unwanted)
+    f = review.changed_file("src/m.py", b"def f():\n    return 1\n", {1, 2})
+    assert f is not None
+    at_import = {"": {"src/m.py": [1]}, "eval/p/test_a.py::t": {"src/m.py": [2]}}
+    assert properties.in_process_nodeids(at_import, [f], ["eval/p/test_a.py::t"], []) == []
+
+
 @pytest.mark.parametrize(
     ("problems", "second"),
     [

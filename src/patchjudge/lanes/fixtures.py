@@ -7,7 +7,6 @@ import io
 import os
 import stat
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 
 from patchjudge import git, hashing
@@ -88,6 +87,9 @@ def scan_worktree(
                 else:
                     found[rel] = hashlib.sha256(fh.readall()).hexdigest()
     if big:
+        # Here, not at the top (issue 20): every gate and lane process imports this lane.
+        from concurrent.futures import ThreadPoolExecutor
+
         count = min(len(big), workers or os.cpu_count() or 1)
         with ThreadPoolExecutor(max_workers=count) as pool:
             digests = pool.map(_file_sha256, [f"{top}/{rel}" for rel in big])

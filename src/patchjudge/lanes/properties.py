@@ -921,6 +921,10 @@ def in_process_nodeids(
     inside: Sequence[str],
 ) -> list[str]:
     """Pure: the node ids of the in-process files that executed a changed line, sorted."""
+    if not inside:
+        # No in-process file (the usual run): none to find, and no second whole-module
+        # pass over each changed file for its binding-only lines (issue 20).
+        return []
     hit = second_run_nodeids(executed, changed, collected, ())
     return [n for n in hit if any(under(n.split("::", 1)[0], (f,)) for f in inside)]
 
