@@ -278,6 +278,15 @@ def test_the_xfail_loop_stepped_one_at_a_time():
     assert SEEN == {"xfail": {"next": 3}}
 
 
+def test_a_sentinel_the_worker_holds_keeps_the_batches():
+    worker = standin._state.current()
+    t = mylib.ticker()
+    mylib.note(object())  # a parametrize value passed on (priority's): no judge code
+    before = dict(worker.requests)
+    xs = [next(t) for _ in range(3)]
+    assert diff(before, worker.requests) == {"batch": 1}
+
+
 def test_a_worker_with_a_judge_function_steps_one_at_a_time():
     worker = standin._state.current()
     t = mylib.ticker()
@@ -392,6 +401,7 @@ def test_counted_loops_are_batches_and_the_rest_one_at_a_time(tmp_path: Path) ->
         "test_objects_end_a_batch": "PASSED",
         "test_a_loop_over_a_list_steps_one_at_a_time": "PASSED",
         "test_the_xfail_loop_stepped_one_at_a_time": "PASSED",
+        "test_a_sentinel_the_worker_holds_keeps_the_batches": "PASSED",
         "test_a_worker_with_a_judge_function_steps_one_at_a_time": "PASSED",
     }, proc.stdout[-6000:] + proc.stderr[-3000:]
     assert "1 xfailed" in proc.stdout

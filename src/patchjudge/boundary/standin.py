@@ -135,6 +135,9 @@ class Worker:
         # worker's life, since a lazy iterator calls its predicate after the call returned.
         self.functions: dict[int, Callable[..., Any]] = {}
         self.function_ids: dict[int, int] = {}
+        # One of them may run the judge's Python when the worker asks it for something (not
+        # a sentinel `object()` or a builtin class): then not between a counted loop's steps.
+        self.judge_code = False
         # The node id running now: a worker started lazily mid-test measures it from its start.
         self.context: str | None = None
         # Round trips by kind (a request's op, "callback" for the worker's): a figure (issue 20).
@@ -745,6 +748,7 @@ class Worker:
             self.next_id += 1
             self.functions[known] = obj
             self.function_ids[id(obj)] = known
+            self.judge_code = self.judge_code or not _runs_no_judge_code(obj)
         if _is_function(obj):
             return wire.Ref(JUDGE_FN, known)
         return wire.Ref(JUDGE_OBJ, known, judge_capabilities(obj))
@@ -1048,14 +1052,16 @@ class Worker:
         """How many `next(handle)` calls `caller` makes from this one on without anything
         between them that could observe the code (loops.py); 1 when that is not known.
 
-        Never while the worker holds a judge function (a step could call back into
-        judge code) or a linked container (the judge's change would reach the worker
-        in the next request's sync, after steps that ran before it). A loop whose
-        body can raise (an assert) only in the test function's own frame, where no
-        handler covers it and the test is not xfail: the error ends the test, which
-        fails as bare fails it, at the same item (docs/properties.md, "Iteration").
+        Never while the worker holds a judge function or object other than a sentinel
+        `object()` or a builtin class (a step could call back into the judge's Python,
+        which could change what the loop reads between its steps) or a linked
+        container (the judge's change would reach the worker in the next request's
+        sync, after steps that ran before it).
+        A loop whose body can raise (an assert) only in the test function's own frame,
+        where no handler covers it and the test is not xfail: the error ends the test,
+        which fails as bare fails it, at the same item (docs/properties.md, "Iteration").
         """
-        if caller is None or self.functions or self.links or self.failure is not None:
+        if caller is None or self.judge_code or self.links or self.failure is not None:
             return 1
         site = loops.cached(caller.f_code).get(caller.f_lasti)
         if site is None:
@@ -1720,6 +1726,16 @@ def _settled(raised: BaseException | None) -> BaseException | None:
                 exc.__context__ = None  # raised before `raised`, which never happened bare
             return exc
     return late if late is not None and raised is not late else None
+
+
+def _runs_no_judge_code(obj: object) -> bool:
+    """A sentinel `object()` or a class of the builtins module (parametrize values a
+    property passes on: priority's `maximum_streams`): whatever the worker asks of it
+    runs none of the judge's Python. What a builtin class builds from the worker's
+    arguments wraps data, the worker's handles or judge objects already given."""
+    if type(obj) is object:
+        return True
+    return type(obj) is type and vars(builtins).get(obj.__name__) is obj
 
 
 def _kind(op: str, args: tuple[Any, ...]) -> str:
