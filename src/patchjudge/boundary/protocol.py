@@ -145,9 +145,22 @@ DUNDER_OPS = frozenset(
 )
 
 # A fetch-ahead batch (issue 20): at most this many items, or the item that passes this many
-# bytes.
+# bytes. A BATCH request is (iterator, limit, plain): at most `limit` items; with `plain`
+# True (a counted loop's, standin/loops.py) the worker ends the batch after the first item
+# that is not `plain` data, and the judge refuses an item after one.
 BATCH_ITEMS = 256
 BATCH_BYTES = 4 << 20
+_PLAIN = frozenset({type(None), bool, int, float, complex, str, bytes})
+
+
+def plain(value: Any, depth: int = 0) -> bool:
+    """Pure: data that reads the same on both ends and runs no code when compared:
+    the builtin scalars and tuples of them (the same test at both ends)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return True
+    return kind is tuple and depth < 4 and all(plain(v, depth + 1) for v in value)
+
 
 # --- links: containers the code keeps (issue 17, session 11) -------------------------
 

@@ -48,7 +48,7 @@ import pytest
 from _pytest.compat import ascii_escaped
 
 from patchjudge import failure, pytest_plugin
-from patchjudge.boundary import evaluate, launcher, protocol, sandbox, wire
+from patchjudge.boundary import evaluate, launcher, loops, protocol, sandbox, wire
 from patchjudge.boundary.protocol import ARGUMENT, BUILTIN, HANDLE, JUDGE_FN, JUDGE_OBJ, Cause
 
 ENV = protocol.ORACLE_ENV
@@ -98,6 +98,8 @@ class _Frame:
     # assume, the property's own exception), by token, until it comes back to the judge.
     verdicts: dict[int, str] = field(default_factory=dict)
     items: list[Any] | None = None  # a batch's items as they arrive ("it" messages)
+    limit: int = 0  # how many the batch asked for
+    plain: bool = False  # a counted loop's batch: it ends after an item that is not data
     kept: list[Any] | None = None  # a kept CALL_METHOD's attribute, once it has come back
     size: int = 0  # their bytes
 
@@ -133,6 +135,9 @@ class Worker:
         # worker's life, since a lazy iterator calls its predicate after the call returned.
         self.functions: dict[int, Callable[..., Any]] = {}
         self.function_ids: dict[int, int] = {}
+        # One of them may run the judge's Python when the worker asks it for something (not
+        # a sentinel `object()` or a builtin class): then not between a counted loop's steps.
+        self.judge_code = False
         # The node id running now: a worker started lazily mid-test measures it from its start.
         self.context: str | None = None
         # Round trips by kind (a request's op, "callback" for the worker's): a figure (issue 20).
@@ -328,6 +333,8 @@ class Worker:
             else None
         )
         frame = _Frame(self.next_id, call=call, items=into, kept=kept)
+        if op == protocol.BATCH:
+            frame.limit, frame.plain = args[1], args[2]
         self.next_id += 1
         self.frames.append(frame)
         kind = str(args[0]) if op == protocol.OP else op
@@ -557,8 +564,10 @@ class Worker:
         if ident != frame.ident:
             raise self.fail(Cause.PROTOCOL, f"an item for call {ident}, not asked")
         frame.size += self.received
-        if len(frame.items) >= BATCH_ITEMS or frame.size > BATCH_BYTES:
+        if len(frame.items) >= frame.limit or frame.size > BATCH_BYTES:
             raise self.fail(Cause.PROTOCOL, "a batch larger than asked")
+        if frame.plain and frame.items and not protocol.plain(frame.items[-1]):
+            raise self.fail(Cause.PROTOCOL, "a counted batch went on past an item that is not data")
         frame.items.append(item)
         return False, None
 
@@ -739,6 +748,7 @@ class Worker:
             self.next_id += 1
             self.functions[known] = obj
             self.function_ids[id(obj)] = known
+            self.judge_code = self.judge_code or not _runs_no_judge_code(obj)
         if _is_function(obj):
             return wire.Ref(JUDGE_FN, known)
         return wire.Ref(JUDGE_OBJ, known, judge_capabilities(obj))
@@ -1006,8 +1016,13 @@ class Worker:
                 self.scale = 1
 
     # --- iteration (issue 20) ---
-    def next_item(self, handle: Handle, ident: int) -> Any:
-        """`next(handle)`: from what a drain fetched ahead, else one round trip (or a batch)."""
+    def next_item(self, handle: Handle, ident: int, caller: types.FrameType | None = None) -> Any:
+        """`next(handle)`: from what a batch fetched, else one round trip (or a batch).
+
+        A batch for a drain (list(it): every item, nothing in between), or for a
+        counted loop (loops.py: `caller` will make exactly that many `next(handle)`
+        calls with nothing between them that can observe the code).
+        """
         fetched = self.fetched.get(ident)
         if fetched:
             return fetched.popleft()
@@ -1015,11 +1030,14 @@ class Worker:
         if end is not None:
             self.drain = None
             raise end
+        limit, plain = BATCH_ITEMS, False
         if self.drain != ident:
-            return self.request(protocol.OP, "next", handle, ())
+            limit, plain = self.counted(handle, caller), True
+            if limit < 2:
+                return self.request(protocol.OP, "next", handle, ())
         items: list[Any] = []
         try:
-            self.request(protocol.BATCH, handle, BATCH_ITEMS, into=items)
+            self.request(protocol.BATCH, handle, min(limit, BATCH_ITEMS), plain, into=items)
         except Exception as exc:
             if self.failure is not None:
                 raise  # the worker is gone: nothing it sent before stands in for it
@@ -1029,6 +1047,30 @@ class Worker:
             raise self.fail(Cause.PROTOCOL, "a batch with no item and no end")
         self.fetched[ident] = collections.deque(items)
         return self.next_item(handle, ident)
+
+    def counted(self, handle: Handle, caller: types.FrameType | None) -> int:
+        """How many `next(handle)` calls `caller` makes from this one on without anything
+        between them that could observe the code (loops.py); 1 when that is not known.
+
+        Never while the worker holds a judge function or object other than a sentinel
+        `object()` or a builtin class (a step could call back into the judge's Python,
+        which could change what the loop reads between its steps) or a linked
+        container (the judge's change would reach the worker in the next request's
+        sync, after steps that ran before it).
+        A loop whose body can raise (an assert) only in the test function's own frame,
+        where no handler covers it and the test is not xfail: the error ends the test,
+        which fails as bare fails it, at the same item (docs/properties.md, "Iteration").
+        """
+        if caller is None or self.judge_code or self.links or self.failure is not None:
+            return 1
+        site = loops.cached(caller.f_code).get(caller.f_lasti)
+        if site is None:
+            return 1
+        if site.fails and (
+            _state is None or caller.f_code is not _state.test_code or site.guarded or _state.xfail
+        ):
+            return 1
+        return loops.steps(site, caller, handle)
 
     def _program_ran(self) -> bool:
         """Unboxed, or bwrap said the program it started exited (its status "exit-code")."""
@@ -1686,6 +1728,16 @@ def _settled(raised: BaseException | None) -> BaseException | None:
     return late if late is not None and raised is not late else None
 
 
+def _runs_no_judge_code(obj: object) -> bool:
+    """A sentinel `object()` or a class of the builtins module (parametrize values a
+    property passes on: priority's `maximum_streams`): whatever the worker asks of it
+    runs none of the judge's Python. What a builtin class builds from the worker's
+    arguments wraps data, the worker's handles or judge objects already given."""
+    if type(obj) is object:
+        return True
+    return type(obj) is type and vars(builtins).get(obj.__name__) is obj
+
+
 def _kind(op: str, args: tuple[Any, ...]) -> str:
     if op == protocol.OP:
         return f"{args[0]} operation"
@@ -1890,7 +1942,8 @@ class Handle:
 
     def __next__(self) -> Any:
         worker = object.__getattribute__(self, "_pj_worker")
-        return worker.next_item(self, object.__getattribute__(self, "_pj_id"))
+        # The frame that called next(): a counted loop's batch (loops.py, issue 20).
+        return worker.next_item(self, object.__getattribute__(self, "_pj_id"), sys._getframe(1))
 
     def __exit__(self, *exc: object) -> Any:
         suppress = self._pj_request("op", "exit", self, ())
@@ -2464,6 +2517,7 @@ class _State:
         # The test function's code while it runs (the one frame whose discarded calls may
         # wait, Worker.defer); the worker keeping them; what a late send raised (_settled).
         self.test_code: types.CodeType | None = None
+        self.xfail = False  # the test running now is marked xfail: its failure ends nothing
         self.deferring: Worker | None = None
         self.late: BaseException | None = None
 
@@ -2842,6 +2896,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     _state.mutations = []
     _state.unlinked = []
     _state.test_code = _test_code(getattr(item, "obj", None))
+    _state.xfail = item.get_closest_marker("xfail") is not None
     raised: BaseException | None = None
     try:
         result = yield
