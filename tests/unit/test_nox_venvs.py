@@ -214,12 +214,18 @@ def test_inits_judge_venv_gets_its_bytecode_before_any_code_of_the_patch_runs(
     # itself, once everything is installed there.
     args = calls[judge]["args"]
     assert "/.nox/_judge/" in args[0] and args[0].endswith("/bin/python"), args
-    assert args[1:] == ["-P", "-m", "patchjudge.bytecode"], args
+    assert args[1:4] == ["-P", "-m", "patchjudge.bytecode"], args
     assert max(_installs_into(calls, "/_judge/")) < judge
+    # Kept across runs in the judge's cache, as the lanes' isolation allows, with
+    # the build backends the boxed build imports (issue 19, session 12).
+    flags = dict(zip(args[4::2], args[5::2], strict=True))
+    assert flags.keys() == {"--cache-for", "--build", "--ledger-isolation", "--isolation"}, args
+    assert flags["--build"].endswith("/constraints/build.txt"), args
+    assert Path(flags["--cache-for"], "noxfile.py").is_file(), args
     # The code venv's pytest: after the lane's pins, before the project's build
     # (the first of the patch's code to run) and install.
     args = calls[code]["args"]
-    assert args[:4] == calls[judge]["args"] and args[4] == "--code", args
+    assert args[:4] == calls[judge]["args"][:4] and args[4] == "--code", args
     assert "/.nox/_code/" in args[5] and args[5].endswith("/site-packages"), args
     pins, *project = _installs_into(calls, "/_code/")
     built = [i for i, c in enumerate(calls) if "patchjudge.boxbuild" in c["args"]]
