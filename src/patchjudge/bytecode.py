@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import compileall
 import hashlib
-import importlib.metadata
 import importlib.util
 import os
 import py_compile
@@ -39,8 +38,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchjudge import cache
-from patchjudge.boundary import sandbox
-from patchjudge.errors import PatchjudgeError
 
 # What pytest and its plugins import in the code's venv at start-up.
 PYTEST = ("_pytest", "pytest", "pluggy", "iniconfig")
@@ -188,6 +185,8 @@ def pinned_names(requirements: str) -> list[str]:
 
 def distribution_sources(site: Path, names: Iterable[str]) -> list[Path]:
     """The `.py` files the named distributions, and what they require, installed in `site`."""
+    import importlib.metadata  # only here: `--code` runs without it (email, zipfile)
+
     found: list[Path] = []
     todo, seen = list(names), set[str]()
     while todo:
@@ -254,6 +253,10 @@ def cache_dir(
     """The judge's cache for this run: only where its lanes will box the patch's code."""
     if repo is None:
         return None
+    # Only here: the code venv's step (`--code`) starts without the sandbox's imports.
+    from patchjudge.boundary import sandbox
+    from patchjudge.errors import PatchjudgeError
+
     wanted = asked if asked is not None else ledger
     try:
         isolation = sandbox.choose(

@@ -371,3 +371,16 @@ def test_the_build_backends_pinned_in_build_txt_and_what_they_need_get_bytecode(
         for name in ("backend_x", "helper_y", "extra_only", "unpinned")
     }
     assert compiled == {"backend_x": True, "helper_y": True, "extra_only": False, "unpinned": False}
+
+
+def test_the_code_venvs_step_starts_without_the_sandbox_or_importlib_metadata() -> None:
+    # `--code` runs once a nox run and needs neither: only the judge venv's step
+    # asks the sandbox (for the cache) and reads build.txt's distributions.
+    check = (
+        "import sys, patchjudge.bytecode; "
+        "print(sorted({'patchjudge.boundary.sandbox', 'importlib.metadata'} & set(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", check], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
