@@ -1,6 +1,7 @@
 """Issue 19's nox figure: cold `nox -s gate` against `patchjudge gate`, on iniconfig adopted.
 
-`python bench/nox_gate.py --workdir DIR [--runs 3]` adopts iniconfig 2.3.1 as
+`python bench/nox_gate.py --workdir DIR [--runs 3] [--project pluggy]` adopts
+iniconfig 2.3.1 (or pluggy 1.6.0, a larger suite) as
 tests/scenarios/test_real_projects.py does (init with no edit, committed, a
 benign patch on top), makes the code's venv a user's CI would make for
 `--python`, then times, alternated round by round:
@@ -9,9 +10,13 @@ benign patch on top), makes the code's venv a user's CI would make for
 - `patchjudge gate`;
 - `patchjudge gate --python <the code's venv>` (what every nox lane passes).
 
-CPU is the whole process tree's (`wait4` of the command); wall is given with
-the load average. Needs the source tree (it reuses the tests' helpers) and
-network for the pinned sdist. Nothing here asserts a timing.
+CPU is the whole process tree's (`wait4` of the command), which
+leaves out what ran in a box (the boxed build's and pytests' CPU is not in
+it: docs/bench.md, session 12, has a sampled figure that holds them); wall is
+given with the load average. `--judge-src TREE --adopt-only`, run by an
+interpreter holding that tree's patchjudge, adopts with another judge
+(another branch's init and wheel) for an A/B pair. Needs the source tree (it
+reuses the tests' helpers) and network for the pinned sdist. Nothing here asserts a timing.
 """
 
 from __future__ import annotations
@@ -37,18 +42,40 @@ from tests.scenarios import test_real_projects as real  # noqa: E402
 ARGS = ("--base", "main", "--today", "2026-12-01")
 
 
-def adopt(work: Path) -> tuple[Path, Path]:
-    """iniconfig adopted with this tree's judge, a benign patch on `patch`; (repo, code python)."""
+PROJECTS = {
+    "iniconfig": (real._iniconfig_tree, real.BENIGN),
+    "pluggy": (real._pluggy_tree, real.PLUGGY_BENIGN),
+}
+
+
+def _wheel(src: Path, dest: Path) -> Path:
+    """patchjudge's wheel from the tree `src` (init_helpers.build_wheel, for any tree)."""
+    if src == ROOT:
+        return init_helpers.build_wheel(dest)
+    tree = dest / "src-copy"
+    ignore = shutil.ignore_patterns("*.egg-info", "__pycache__")
+    shutil.copytree(src / "src", tree / "src", ignore=ignore)
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (src / name).exists():
+            shutil.copy2(src / name, tree / name)
+    subprocess.run(["uv", "build", "-q", "--wheel", "--out-dir", str(dest), str(tree)], check=True)
+    (wheel,) = dest.glob("patchjudge-*.whl")
+    return wheel
+
+
+def adopt(work: Path, project: str = "iniconfig", src: Path = ROOT) -> tuple[Path, Path]:
+    """The project adopted with `src`'s judge, a benign patch on `patch`; (repo, code python)."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    wheel = init_helpers.build_wheel(work / "wheel")
-    repo = init_helpers.repo_from_tree(real._iniconfig_tree(work / "sdist"), work / "iniconfig")
+    wheel = _wheel(src, work / "wheel")
+    tree, benign = PROJECTS[project]
+    repo = init_helpers.repo_from_tree(tree(work / "sdist"), work / project)
     result = cli(repo, "init", "--base", "main", "--patchjudge-spec", str(wheel))
     if result.code != 0:
         raise SystemExit(f"bench: init failed: {result.err.strip()}")
     commit(repo, "Adopt patchjudge")
     git(repo, "checkout", "-q", "-b", "patch")
-    real._edit(repo, *real.BENIGN)
+    real._edit(repo, *benign)
     python = real._code_venv(repo, work / "code")
     real._install_head(repo, python)
     return repo, python
@@ -71,8 +98,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workdir", type=Path, required=True)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--project", choices=sorted(PROJECTS), default="iniconfig")
+    p.add_argument("--judge-src", type=Path, default=ROOT, help="the judge's tree (its src/)")
+    p.add_argument("--adopt-only", action="store_true", help="adopt, print the repo, time nothing")
     args = p.parse_args(argv)
-    repo, code = adopt(args.workdir.resolve())
+    repo, code = adopt(args.workdir.resolve(), args.project, args.judge_src.resolve())
+    if args.adopt_only:
+        print(repo)
+        return 0
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "NOX", "GITHUB_"))}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     py = sys.executable

@@ -26,12 +26,18 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import hashlib
 import importlib.util
+import os
 import py_compile
 import re
+import sys
 import sysconfig
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+from patchjudge import cache
 
 # What pytest and its plugins import in the code's venv at start-up.
 PYTEST = ("_pytest", "pytest", "pluggy", "iniconfig")
@@ -69,22 +75,140 @@ def targets(site: Path, packages: Iterable[str], files: Iterable[str] = PYGMENTS
     return found
 
 
-def compile_site(site: Path, packages: Iterable[str]) -> bool:
-    """Hash-checked bytecode for `packages` (and pytest's pygments) in `site`; False on an error."""
-    mode = py_compile.PycInvalidationMode.CHECKED_HASH
-    ok = True
-    # force: compileall keeps a timestamp `.pyc` whose mtime matches (pip writes them at
-    # install), whatever mode it is asked for; that one would outlive a re-dated source.
-    for path in targets(site, packages):
-        if path.is_dir():
-            ok &= bool(
-                compileall.compile_dir(
-                    path, quiet=2, force=True, rx=UNIMPORTED, invalidation_mode=mode
-                )
-            )
+def sources(site: Path, packages: Iterable[str], files: Iterable[str] = PYGMENTS) -> list[Path]:
+    """The `.py` files `compile_site` compiles, in a stable order."""
+    found: list[Path] = []
+    for target in targets(site, packages, files):
+        if target.is_dir():
+            found += (s for s in sorted(target.rglob("*.py")) if not UNIMPORTED.search(str(s)))
         else:
-            ok &= bool(compileall.compile_file(path, quiet=2, force=True, invalidation_mode=mode))
-    return ok
+            found.append(target)
+    return list(dict.fromkeys(found))
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What one compile did: from the cache, compiled here, failed to compile."""
+
+    cached: int = 0
+    compiled: int = 0
+    failed: int = 0
+
+    def line(self) -> str:
+        done = f"{self.cached} from the cache, {self.compiled} compiled"
+        return f"bytecode: {done}, {self.failed} failed"
+
+
+def cache_key(source: bytes) -> cache.Key:
+    """Pure but for the interpreter: what a `.pyc` of `source` depends on, besides its bytes."""
+    return {
+        "source_sha256": hashlib.sha256(source).hexdigest(),
+        "magic": importlib.util.MAGIC_NUMBER.hex(),
+        "tag": str(sys.implementation.cache_tag),
+        "optimize": str(sys.flags.optimize),
+        "mode": "checked-hash",
+    }
+
+
+KIND = "pyc"
+
+
+def _write(pyc: Path, data: bytes) -> None:
+    """A new file replacing whatever was at `pyc` (a link's target is never written)."""
+    pyc.parent.mkdir(exist_ok=True)
+    pyc.unlink(missing_ok=True)  # a fresh venv has none: uv writes no bytecode
+    with pyc.open("xb") as fh:
+        fh.write(data)
+
+
+def compile_files(files: Iterable[Path], directory: Path | None = None) -> Tally:
+    """Hash-checked bytecode beside each of `files`: from the cache where it holds the very
+    source's, else compiled here (and kept in the cache, when there is one)."""
+    mode = py_compile.PycInvalidationMode.CHECKED_HASH
+    cached = compiled = failed = 0
+    for path in files:
+        pyc = Path(importlib.util.cache_from_source(str(path)))
+        try:
+            source = path.read_bytes()
+        except OSError:
+            failed += 1
+            continue
+        key = cache_key(source)
+        found = cache.read(directory, KIND, key)
+        if found is not None and reusable(found, source):
+            try:
+                _write(pyc, found)
+            except OSError:
+                failed += 1
+                continue
+            cached += 1
+            continue
+        try:
+            py_compile.compile(str(path), cfile=str(pyc), doraise=True, invalidation_mode=mode)
+            written = pyc.read_bytes()
+        except (py_compile.PyCompileError, OSError, ValueError, SyntaxError):
+            failed += 1
+            continue
+        compiled += 1
+        if reusable(written, source):
+            cache.write(directory, KIND, key, written)
+    return Tally(cached, compiled, failed)
+
+
+def compile_site(
+    site: Path,
+    packages: Iterable[str],
+    directory: Path | None = None,
+    extra: Iterable[Path] = (),
+) -> Tally:
+    """Hash-checked bytecode for `packages` (and pytest's pygments, and `extra`) in `site`.
+
+    A source that does not compile (a broken install) is counted as failed
+    and left without bytecode: it is imported from source, and fails there
+    as it would have.
+    """
+    return compile_files([*sources(site, packages), *extra], directory)
+
+
+def pinned_names(requirements: str) -> list[str]:
+    """Pure: the distribution names a hashed requirements file pins (`name==version \\`)."""
+    names: list[str] = []
+    for line in requirements.splitlines():
+        text = line.split("#", 1)[0].strip()
+        if not text or text.startswith("-") or line[:1].isspace():
+            continue
+        name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", text)
+        if name:
+            names.append(name.group(0))
+    return names
+
+
+def distribution_sources(site: Path, names: Iterable[str]) -> list[Path]:
+    """The `.py` files the named distributions, and what they require, installed in `site`."""
+    import importlib.metadata  # only here: `--code` runs without it (email, zipfile)
+
+    found: list[Path] = []
+    todo, seen = list(names), set[str]()
+    while todo:
+        name = re.sub(r"[-_.]+", "-", todo.pop()).lower()
+        if name in seen:
+            continue
+        seen.add(name)
+        dist = next(iter(importlib.metadata.distributions(name=name, path=[str(site)])), None)
+        if dist is None:
+            continue
+        # What it needs at run time (not an extra's): setuptools_scm's packaging.
+        todo += (
+            m.group(0)
+            for r in dist.requires or ()
+            if "extra" not in r.partition(";")[2]
+            and (m := re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", r))
+        )
+        for file in dist.files or ():
+            path = Path(str(dist.locate_file(file)))
+            if file.suffix == ".py" and path.is_file() and path.is_relative_to(site):
+                found.append(path)
+    return sorted(found)
 
 
 # A pyc's header: magic, flags (PEP 552: bit 0 hash-based, bit 1 checked), source hash.
@@ -123,6 +247,26 @@ def copy_site(site: Path, donor: Path, packages: Iterable[str]) -> list[Path]:
     return left
 
 
+def cache_dir(
+    repo: Path | None, ledger: str, asked: str | None, environ: Mapping[str, str]
+) -> Path | None:
+    """The judge's cache for this run: only where its lanes will box the patch's code."""
+    if repo is None:
+        return None
+    # Only here: the code venv's step (`--code`) starts without the sandbox's imports.
+    from patchjudge.boundary import sandbox
+    from patchjudge.errors import PatchjudgeError
+
+    wanted = asked if asked is not None else ledger
+    try:
+        isolation = sandbox.choose(
+            ledger, asked, sandbox.probe(environ) if wanted != "process" else None
+        )
+    except PatchjudgeError:
+        return None  # the run stops before any lane: nothing to keep
+    return cache.placement(environ, repo, str(isolation))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m patchjudge.bytecode", description=__doc__)
     p.add_argument("site", nargs="?", type=Path, help="site-packages (default: this venv's)")
@@ -133,14 +277,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="with --code: whose .pyc to take (default: this venv's)",
     )
+    p.add_argument("--build", type=Path, help="constraints/build.txt: its backends too")
+    p.add_argument("--cache-for", type=Path, help="the checkout: keep bytecode across runs")
+    p.add_argument("--ledger-isolation", default="auto", help="[gate] isolation")
+    p.add_argument("--isolation", help="--isolation as given to the lanes")
     args = p.parse_args(argv)
     own = Path(sysconfig.get_paths()["purelib"])
     site = args.site or own
     donor = args.donor or own
-    # A source that does not compile (a broken install) is still imported from
-    # source, and fails there as it would have: not this step's to decide.
     if not args.code or site.resolve() == donor.resolve():
-        compile_site(site, PYTEST if args.code else JUDGE)
+        directory = cache_dir(args.cache_for, args.ledger_isolation, args.isolation, os.environ)
+        extra: list[Path] = []
+        if args.build is not None and args.build.is_file():
+            extra = distribution_sources(site, pinned_names(args.build.read_text()))
+        print(compile_site(site, PYTEST if args.code else JUDGE, directory, extra).line())
         return 0
     mode = py_compile.PycInvalidationMode.CHECKED_HASH
     for source in copy_site(site, donor, PYTEST):

@@ -135,9 +135,13 @@ def shared_site(sys_path: Iterable[str], covered: Iterable[str]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
-def checkout(repo: Path) -> dict[str, Stamp]:
-    """A checkout: its files, and of .git only what runs code later (hooks, config)."""
-    found = walk(repo)
+def checkout(repo: Path, walked: Iterable[Path] = ()) -> dict[str, Stamp]:
+    """A checkout: its files, and of .git only what runs code later (hooks, config).
+
+    `walked`: directories inside it that the same snapshot walks whole anyway
+    (nox's venvs under `.nox/`): stamped here, not descended into twice.
+    """
+    found = walk(repo, skip=[str(w) for w in walked])
     dotgit = repo / ".git"
     if (st := stamp(dotgit)) is not None:
         found[str(dotgit)] = st
@@ -152,10 +156,15 @@ def snapshot(
     found: dict[str, Stamp] = {}
     for root in listed:
         found.update(top_level(root))
-    for root in whole:
+    roots = list(whole)
+    for root in roots:
         found.update(walk(root))
     for repo in checkouts:
-        found.update(checkout(repo))
+        # A root under the checkout, named as the checkout's walk names it, is the same
+        # files under the same keys: init's noxfile puts the judge's and the code's
+        # venvs in `.nox/`, and every lane walked them twice a snapshot.
+        inside = [r for r in roots if r != repo and r.is_relative_to(repo)]
+        found.update(checkout(repo, inside))
     return found
 
 

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -178,10 +179,15 @@ def _fresh_lane_venvs(repo: Path) -> Path:
         assert [p.name for p in site.iterdir()] == ["patchjudge-judge.pth"], session
         line = f"import site; site.addsitedir({str(judge_site)!r})\n"
         assert (site / "patchjudge-judge.pth").read_text() == line, session
-    # Every lane's copy of the code's venv (one path, each copied fresh) is gone once it ran.
     codes = repo / ".nox" / "_code"
     assert [p.name for p in codes.glob("*/code")] == ["code"], "one code venv for the run"
-    assert not list(codes.glob("lane/*")), "every lane's copy (one path) is gone"
+    ledger = tomllib.loads((repo / "eval" / "gate.toml").read_text())
+    if ledger["gate"]["isolation"] == "sandbox":
+        # Boxed, every lane took the one venv as built, read-only to its code (session 12).
+        assert [p.name for p in codes.iterdir()] == ["lane"], "no copy for any lane"
+    else:
+        # Every lane's copy of the code's venv (one path, each copied fresh) is gone once it ran.
+        assert not list(codes.glob("lane/*")), "every lane's copy (one path) is gone"
     return judge
 
 

@@ -7,8 +7,10 @@ tries to write that bytecode from a lane's venv.
 
 from __future__ import annotations
 
+import base64
 import errno
 import importlib.util
+import json
 import marshal
 import os
 import shutil
@@ -20,7 +22,7 @@ from pathlib import Path
 import pluggy
 import pytest
 
-from patchjudge import bytecode, guard
+from patchjudge import bytecode, cache, guard
 from tests.attack_helpers import require_sandbox
 from tests.helpers import bare_venv
 
@@ -251,3 +253,134 @@ def test_what_no_lane_imports_is_left_uncompiled(tmp_path: Path) -> None:
         name: Path(importlib.util.cache_from_source(str(site / name))).exists() for name in files
     }
     assert compiled == files
+
+
+# issue 19, session 12: the judge's bytecode kept across nox runs (patchjudge.cache rules).
+
+
+def _kept(site: Path, cache_dir: Path, repo: Path, *flags: str) -> str:
+    """`python -m patchjudge.bytecode SITE` as init's noxfile runs it; its tally line."""
+    env = {**os.environ, "PATCHJUDGE_CACHE_DIR": str(cache_dir)}
+    argv = [sys.executable, "-P", "-m", "patchjudge.bytecode", str(site)]
+    argv += ["--cache-for", str(repo), *flags]
+    done = subprocess.run(argv, check=True, capture_output=True, text=True, timeout=120, env=env)
+    return done.stdout.strip()
+
+
+def _pycs(site: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(site)): p.read_bytes() for p in sorted(site.rglob("__pycache__/*.pyc"))
+    }
+
+
+def test_a_second_cold_run_reads_the_kept_bytecode_and_compiles_nothing(tmp_path: Path) -> None:
+    require_sandbox()
+    first = _site(tmp_path / "run1")
+    found = bytecode.sources(first, bytecode.JUDGE)
+    # One entry per source's bytes: a file equal to one compiled before is a hit.
+    count, distinct = len(found), len({p.read_bytes() for p in found})
+    kept, repo = tmp_path / "cache", tmp_path / "repo"
+    flags = ("--ledger-isolation", "sandbox")
+    said = _kept(first, kept, repo, *flags)
+    assert said == f"bytecode: {count - distinct} from the cache, {distinct} compiled, 0 failed"
+    # The next run's venv is a fresh one: the same sources, no bytecode at all.
+    second = _site(tmp_path / "run2")
+    assert not _pycs(second)
+    said = _kept(second, kept, repo, *flags)
+    assert said == f"bytecode: {count} from the cache, 0 compiled, 0 failed"
+    assert _pycs(second) == _pycs(first)
+    # What it wrote is what an import reads, hash-checked against the very source.
+    argv = [sys.executable, "-I", "-B", "--check-hash-based-pycs", "always", "-v", "-c"]
+    ask = f"import sys; sys.path.insert(0, {str(second)!r}); import pluggy"
+    loaded = subprocess.run([*argv, ask], capture_output=True, text=True, check=True)
+    pyc = importlib.util.cache_from_source(str(second / "pluggy" / "__init__.py"))
+    assert f"code object from '{pyc}'" in loaded.stderr
+
+
+def test_a_kept_entry_whose_bytes_differ_or_that_is_not_its_sources_is_not_used(
+    tmp_path: Path,
+) -> None:
+    require_sandbox()
+    kept, repo = tmp_path / "cache", tmp_path / "repo"
+    flags = ("--ledger-isolation", "sandbox")
+    _kept(_site(tmp_path / "run1"), kept, repo, *flags)
+    hooks, result = (Path("pluggy") / n for n in ("_hooks.py", "_result.py"))
+    site = _site(tmp_path / "run2")
+    entry = {
+        name: cache.path_of(kept, bytecode.KIND, bytecode.cache_key((site / name).read_bytes()))
+        for name in (hooks, result)
+    }
+    # One entry's payload changed by a byte (its recorded digest no longer holds);
+    # another's replaced, digest and all, by the bytecode of a different source.
+    doc = json.loads(entry[hooks].read_text())
+    payload = bytearray(base64.b64decode(doc["payload"]))
+    payload[-1] ^= 1
+    doc["payload"] = base64.b64encode(bytes(payload)).decode()
+    entry[hooks].write_text(json.dumps(doc))
+    other = json.loads(entry[hooks].read_text())  # any pyc but _result.py's own
+    key = json.loads(entry[result].read_text())["key"]
+    entry[result].write_bytes(cache.encode(key, base64.b64decode(other["payload"])))
+    count = len(bytecode.sources(site, bytecode.JUDGE))
+    said = _kept(site, kept, repo, *flags)
+    assert said == f"bytecode: {count - 2} from the cache, 2 compiled, 0 failed"
+    for name in (hooks, result):
+        source = (site / name).read_bytes()
+        pyc = Path(importlib.util.cache_from_source(str(site / name))).read_bytes()
+        assert bytecode.reusable(pyc, source), name
+        assert marshal.loads(pyc[16:]).co_consts == compile(source, "x", "exec").co_consts
+
+
+def test_an_unboxed_run_neither_reads_nor_keeps_bytecode(tmp_path: Path) -> None:
+    kept, repo = tmp_path / "cache", tmp_path / "repo"
+    site = _site(tmp_path / "run1")
+    count = len(bytecode.sources(site, bytecode.JUDGE))
+    # isolation "process": the tested code runs as the judge's user and could write it.
+    said = _kept(site, kept, repo, "--ledger-isolation", "process")
+    assert said == f"bytecode: 0 from the cache, {count} compiled, 0 failed"
+    assert not kept.exists()
+    # Nor inside the checkout, whatever PATCHJUDGE_CACHE_DIR says.
+    inside = repo / ".cache"
+    assert bytecode.cache_dir(repo, "sandbox", None, {"PATCHJUDGE_CACHE_DIR": str(inside)}) is None
+
+
+def test_the_build_backends_pinned_in_build_txt_and_what_they_need_get_bytecode(
+    tmp_path: Path,
+) -> None:
+    site = _site(tmp_path)
+
+    def dist(name: str, *requires: str) -> None:
+        (site / name).mkdir()
+        (site / name / "__init__.py").write_text(f"NAME = {name!r}\n")
+        info = site / f"{name}-1.0.dist-info"
+        info.mkdir()
+        meta = [f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0"]
+        meta += [f"Requires-Dist: {r}" for r in requires]
+        (info / "METADATA").write_text("\n".join(meta) + "\n")
+        (info / "RECORD").write_text(f"{name}/__init__.py,,\n{info.name}/METADATA,,\n")
+
+    dist("backend_x", "helper_y>=1", "extra_only; extra == 'docs'")
+    dist("helper_y")
+    dist("extra_only")
+    dist("unpinned")
+    build = tmp_path / "build.txt"
+    build.write_text("# pins\nbackend-x==1.0 \\\n    --hash=sha256:00\n")
+    assert bytecode.pinned_names(build.read_text()) == ["backend-x"]
+    _compile(site, "--build", str(build))
+    compiled = {
+        name: Path(importlib.util.cache_from_source(str(site / name / "__init__.py"))).exists()
+        for name in ("backend_x", "helper_y", "extra_only", "unpinned")
+    }
+    assert compiled == {"backend_x": True, "helper_y": True, "extra_only": False, "unpinned": False}
+
+
+def test_the_code_venvs_step_starts_without_the_sandbox_or_importlib_metadata() -> None:
+    # `--code` runs once a nox run and needs neither: only the judge venv's step
+    # asks the sandbox (for the cache) and reads build.txt's distributions.
+    check = (
+        "import sys, patchjudge.bytecode; "
+        "print(sorted({'patchjudge.boundary.sandbox', 'importlib.metadata'} & set(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", check], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"

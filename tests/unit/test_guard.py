@@ -75,3 +75,38 @@ def test_a_shared_file_keeps_its_bytes_whatever_its_links_do(tmp_path: Path) -> 
     after = guard.settled(before, guard.walk(tmp_path / "site"))
     assert after[str(target)][5] == 1
     assert guard.changes(before, after) == []
+
+
+def test_a_root_inside_a_checkout_is_walked_once_and_still_watched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 19, session 12: init's noxfile keeps the judge's and the code's venvs in
+    # .nox/ of the checkout, and each lane's snapshot walks them whole as venvs and
+    # again as the checkout's files: now once, with the same stamps under the same keys.
+    repo = tmp_path / "repo"
+    venv = repo / ".nox" / "_judge" / "site-packages"
+    (venv / "pkg" / "sub").mkdir(parents=True)
+    (venv / "pkg" / "sub" / "mod.py").write_text("X = 1\n")
+    (repo / "src").mkdir()
+    (repo / "src" / "a.py").write_text("A = 1\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    scanned: list[str] = []
+    scandir = os.scandir
+
+    def counting(path: str) -> object:
+        scanned.append(path)
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    snap = guard.snapshot([venv, outside], checkouts=[repo])
+    assert sorted(scanned) == sorted(set(scanned)), scanned  # no directory twice
+    monkeypatch.undo()
+    assert snap == {**guard.walk(repo), **guard.walk(venv), **guard.walk(outside)}
+    (venv / "pkg" / "sub" / "mod.py").write_text("X = 2\n")
+    (venv / "pkg" / "planted.pth").write_text("\n")
+    after = guard.snapshot([venv, outside], checkouts=[repo])
+    assert guard.changes(snap, after) == [
+        f"added {venv / 'pkg' / 'planted.pth'}",
+        f"changed {venv / 'pkg' / 'sub' / 'mod.py'}",
+    ]

@@ -214,15 +214,60 @@ def test_inits_judge_venv_gets_its_bytecode_before_any_code_of_the_patch_runs(
     # itself, once everything is installed there.
     args = calls[judge]["args"]
     assert "/.nox/_judge/" in args[0] and args[0].endswith("/bin/python"), args
-    assert args[1:] == ["-P", "-m", "patchjudge.bytecode"], args
+    assert args[1:4] == ["-P", "-m", "patchjudge.bytecode"], args
     assert max(_installs_into(calls, "/_judge/")) < judge
+    # Kept across runs in the judge's cache, as the lanes' isolation allows, with
+    # the build backends the boxed build imports (issue 19, session 12).
+    flags = dict(zip(args[4::2], args[5::2], strict=True))
+    assert flags.keys() == {"--cache-for", "--build", "--ledger-isolation", "--isolation"}, args
+    assert flags["--build"].endswith("/constraints/build.txt"), args
+    assert Path(flags["--cache-for"], "noxfile.py").is_file(), args
     # The code venv's pytest: after the lane's pins, before the project's build
     # (the first of the patch's code to run) and install.
     args = calls[code]["args"]
-    assert args[:4] == calls[judge]["args"] and args[4] == "--code", args
+    assert args[:4] == calls[judge]["args"][:4] and args[4] == "--code", args
     assert "/.nox/_code/" in args[5] and args[5].endswith("/site-packages"), args
     pins, *project = _installs_into(calls, "/_code/")
     built = [i for i, c in enumerate(calls) if "patchjudge.boxbuild" in c["args"]]
     assert pins < code < min(built + project), calls
     # Once per nox run: the other sessions reach the same venv through their .pth.
     assert all(not _bytecode_runs(c) for n, c in init_sessions.items() if n != first)
+
+
+def _recorded_with(tmp_path: Path, isolation: str) -> tuple[Path, dict[str, list[dict[str, Any]]]]:
+    project = tmp_path / isolation
+    (project / "eval").mkdir(parents=True)
+    ledger = f'[gate]\ninstall = ["."]\nisolation = "{isolation}"\n'
+    (project / "eval" / "gate.toml").write_text(ledger)
+    (project / "noxfile.py").write_text(template("init/noxfile.py.tmpl"))
+    return project, recorded(project / "noxfile.py")
+
+
+def test_a_boxed_runs_lanes_take_the_one_code_venv_and_an_unboxed_runs_a_copy_each(
+    tmp_path: Path,
+) -> None:
+    # issue 19, session 12: with isolation "sandbox" every process that runs the code
+    # binds its venv read-only (tests/scenarios/test_code_venv.py), so the venv is
+    # built once where every lane names it and no lane gets (or removes) a copy.
+    def built(sessions: dict[str, list[dict[str, Any]]]) -> list[str]:
+        return [
+            c["args"][-1]
+            for calls in sessions.values()
+            for c in calls
+            if c["method"] == "run" and "venv" in c["args"][1:3] and "/_code/" in c["args"][-1]
+        ]
+
+    boxed, sessions = _recorded_with(tmp_path, "sandbox")
+    lane = boxed / ".nox" / "_code" / "lane" / "code"
+    assert built(sessions) == [str(lane)]
+    assert {_code_python(a) for a in _commands(sessions["gate-freeze"])} == {
+        str(lane / "bin" / "python")
+    }
+    # Still there after every lane ran: the next lane takes it as built.
+    assert (lane / "lib").is_dir()
+    assert [p.name for p in (boxed / ".nox" / "_code").iterdir()] == ["lane"]
+    # Unboxed ("auto" may fall back; "process" never boxes): a copy a lane, removed after it.
+    for isolation in ("auto", "process"):
+        unboxed, sessions = _recorded_with(tmp_path, isolation)
+        (first,) = built(sessions)
+        assert first == str(next((unboxed / ".nox" / "_code").glob("[0-9a-f]*/code"))), first
