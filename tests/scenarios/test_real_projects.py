@@ -6,7 +6,8 @@ the issue names: its build backend writes its version file (setuptools_scm's
 it builds only where the version can be found), and it is one of the
 judge's own dependencies (pytest imports it), so its wheel would replace the
 judge's copy. Each: init, commit with no edit, then a benign patch accepted,
-a break rejected and a removed test rejected.
+a break rejected and a removed test rejected (through the CLI one gate each;
+through nox the break and the removal are one patch, one run).
 """
 
 from __future__ import annotations
