@@ -6,15 +6,17 @@ import hashlib
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from patchjudge import __version__, pins
 from patchjudge.config import LEDGER, parse_ledger
-from tests.helpers import cli, commit, gate, git, init_repo, verdict, write
+from tests.helpers import built_once, cli, commit, gate, git, init_repo, shared_dir, verdict, write
 from tests.init_helpers import (
     CACHETOOLS,
     PYFLAKES,
@@ -320,6 +322,38 @@ def _cachetools_repo(tmp_path: Path) -> Path:
     return repo_from_tree(tree, tmp_path / "cachetools")
 
 
+def _adopted_once(
+    factory: pytest.TempPathFactory, wheel: Path, name: str, make: Callable[[Path], Path]
+) -> Path:
+    """`make`'s repository adopted (init with the run's judge wheel, no edit, committed, on
+    branch `patch`) once a run; init's output beside it in `init.out`. Read only: each test
+    takes a copy (`_copy`). issue 20: the CLI test and the nox test of a stranger's
+    repository adopted it alike, each paying for init (which runs its suite)."""
+
+    def adopt(work: Path) -> Path:
+        repo = make(work)
+        (work / "init.out").write_text(_adopt(repo, *spec(wheel)))
+        return repo
+
+    return built_once(shared_dir(factory), f"{name}-adopted", adopt)
+
+
+@pytest.fixture(scope="session")
+def pyflakes_adopted(tmp_path_factory: pytest.TempPathFactory, judge_wheel: Path) -> Path:
+    return _adopted_once(tmp_path_factory, judge_wheel, "pyflakes", _pyflakes_repo)
+
+
+@pytest.fixture(scope="session")
+def cachetools_adopted(tmp_path_factory: pytest.TempPathFactory, judge_wheel: Path) -> Path:
+    return _adopted_once(tmp_path_factory, judge_wheel, "cachetools", _cachetools_repo)
+
+
+def _copy(tmp_path: Path, adopted: Path) -> tuple[Path, str]:
+    """A copy of an adopted repository, and init's output there."""
+    repo = shutil.copytree(adopted, tmp_path / adopted.name, symlinks=True)
+    return repo, (adopted.parent / "init.out").read_text()
+
+
 def _edit(repo: Path, rel: str, old: str, new: str, message: str) -> None:
     source = (repo / rel).read_text()
     assert old in source, (rel, old)
@@ -336,9 +370,8 @@ def _surface(repo: Path) -> dict[str, dict[str, bool]]:
 
 
 @pytest.mark.long
-def test_a_flat_package_whose_root_is_empty_is_adopted_with_no_edit(tmp_path, judge_wheel):
-    repo = _pyflakes_repo(tmp_path)
-    out = _adopt(repo, *spec(judge_wheel))
+def test_a_flat_package_whose_root_is_empty_is_adopted_with_no_edit(tmp_path, pyflakes_adopted):
+    repo, out = _copy(tmp_path, pyflakes_adopted)
     surface = _surface(repo)
     # The root holds only __version__: the API is the submodules', __all__ where declared.
     assert "pyflakes" not in surface
@@ -370,9 +403,10 @@ def test_a_flat_package_whose_root_is_empty_is_adopted_with_no_edit(tmp_path, ju
     ]
 
 
-def test_a_src_layout_with_two_top_level_packages_is_adopted_with_no_edit(tmp_path, judge_wheel):
-    repo = _cachetools_repo(tmp_path)
-    out = _adopt(repo, *spec(judge_wheel))
+def test_a_src_layout_with_two_top_level_packages_is_adopted_with_no_edit(
+    tmp_path, cachetools_adopted
+):
+    repo, out = _copy(tmp_path, cachetools_adopted)
     surface = _surface(repo)
     # Its root names its API (__all__), so the root is the surface; the team's empty root is walked.
     assert set(surface) == {"cachetools", "cachestats.counters"}
@@ -414,25 +448,28 @@ def _installs_only_from_constraints(repo: Path, log: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("make", "benign", "removal"),
+    ("adopted", "benign", "removal"),
     [
-        (_pyflakes_repo, ("pyflakes/api.py", "def check(", "# x\ndef check("),
+        ("pyflakes_adopted", ("pyflakes/api.py", "def check(", "# x\ndef check("),
          ("pyflakes/api.py", "def checkRecursive(", "def _checkRecursive(")),
-        (_cachetools_repo, ("src/cachetools/keys.py", '"""', '# x\n"""'),
-         ("src/cachestats/counters.py", "def hit_ratio(", "def ratio(")),
+        # The removal through the CLI only (issue 20: one nox run fewer): the same adoption
+        # and a removal of the same name, test_a_src_layout_with_two_top_level_packages_...
+        ("cachetools_adopted", ("src/cachetools/keys.py", '"""', '# x\n"""'), None),
     ],
     ids=["pyflakes", "cachetools"],
 )  # fmt: skip
 def test_the_noxfile_init_wrote_gates_a_strangers_repository(
-    tmp_path, judge_wheel, make, benign, removal
+    tmp_path, request, adopted, benign, removal
 ):
-    repo = make(tmp_path)
-    _adopt(repo, *spec(judge_wheel))
+    # The adoption is the CLI test's (a session fixture, built once a run: issue 20).
+    repo, _ = _copy(tmp_path, request.getfixturevalue(adopted))
     _edit(repo, *benign, "benign")
     result = _nox_gate(repo)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert verdict(repo)["verdict"] == "accept_for_review"
     _installs_only_from_constraints(repo, result.stderr)
+    if removal is None:
+        return
     _edit(repo, *removal, "removal")
     result = _nox_gate(repo, "-r")  # the venvs again, the installs redone
     assert result.returncode != 0, result.stdout[-3000:] + result.stderr[-3000:]
