@@ -14,6 +14,8 @@ loader sends this file down the worker's stdin too, under a random name.
     ERR    ("err", id, error)           <---->   ERR   call in flight)
     the judge answers OK or ERR  <-------------  CALLBACK ("cb", id, fn, args, kwargs)
                                  <-------------  JUDGE_OP ("jop", id, obj, operation, args)
+                                 <-------------  WARN ("warn", id, category, message, module,
+                                                       filename, lineno)
 
 - MESSAGES: each kind, the end that receives it and its fields; `check` is
   the decoder's gate both ends pass every message through, so a kind or a
@@ -45,6 +47,10 @@ from typing import Any, NamedTuple
 QUERY, RELEASE, BYE, SYNC = "q", "rel", "bye", "sync"
 OK, ERR = "ok", "err"
 ITEM, CALLBACK, JUDGE_OP = "it", "cb", "jop"
+# A warning the code issued while it answered a request: the judge issues it under its own
+# filters (pytest.warns, `-W error`), and answers OK or ERR as for a callback (issue 17).
+WARN = "warn"
+WARN_TEXT = 4096  # a warning's message is cut to this many characters; its names to 300
 
 # The two ends, as receivers of a message.
 JUDGE, WORKER = "judge", "worker"
@@ -68,6 +74,9 @@ MESSAGES: dict[str, Message] = {
     ITEM: Message(frozenset({JUDGE}), ("id", "item")),
     CALLBACK: Message(frozenset({JUDGE}), ("id", "function", "args", "kwargs")),
     JUDGE_OP: Message(frozenset({JUDGE}), ("id", "object", "operation", "args")),
+    WARN: Message(
+        frozenset({JUDGE}), ("id", "category", "message", "module", "filename", "lineno")
+    ),
 }
 
 
