@@ -299,6 +299,15 @@ class LibWarning(UserWarning):
     pass
 
 
+def convert(x):
+    """mpmath's mpf(x): an object of the caller's converts itself by a `_name_` hook."""
+    if hasattr(x, "_lib_value_"):
+        return x._lib_value_
+    if hasattr(x, "_lib_"):
+        return x._lib_(10)
+    raise TypeError("cannot convert")
+
+
 def old(x):
     """mpmath's deprecated names: a warning the property expects with pytest.warns."""
     warnings.warn("old() is deprecated", DeprecationWarning, stacklevel=2)
@@ -780,6 +789,27 @@ IDIOMS: dict[str, tuple[str, str]] = {
                 warnings.simplefilter("error", DeprecationWarning)
                 with pytest.raises(DeprecationWarning, match="deprecated"):
                     lib.old(1)
+        """,
+        "passed",
+    ),
+    "a `_name_` hook of the file's class, read and called by the library": (
+        """
+        class HasValue:
+            @property
+            def _lib_value_(self):
+                return 7
+
+
+        class Converts:
+            def _lib_(self, k):
+                return 2 * k
+
+
+        def test_a_hook_of_the_files_class():
+            assert lib.convert(HasValue()) == 7
+            assert lib.convert(Converts()) == 20
+            with pytest.raises(TypeError):
+                lib.convert(object())
         """,
         "passed",
     ),

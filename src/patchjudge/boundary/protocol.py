@@ -181,7 +181,24 @@ LINK_BYTES = 1 << 20
 # to `__class__`, `__globals__` or `__subclasses__`. Every result crosses again.
 JUDGE_CAPABILITIES = ("call", "iter", "next", "len", "getitem", "contains", "eq", "ne",
                       "lt", "le", "gt", "ge", "hash", "bool")  # fmt: skip
+
+
 # What a JUDGE_OP may name ("call" is a CALLBACK): a public attribute it has itself too.
+# Or, to read, a protocol hook spelled `_name_` that a class of the judge's files defines
+# (mpmath's `mpf(x)` asks `x._mpf_` and calls `x._mpmath_(prec, rounding)`, issue 17):
+# never a dunder, never a private `_name`.
+def sunder(name: object) -> bool:
+    """Pure: `name` is a `_name_` hook: one underscore each side, an identifier."""
+    return (
+        type(name) is str
+        and len(name) > 2
+        and name.isidentifier()
+        and name[0] == name[-1] == "_"
+        and name[1] != "_"
+        and name[-2] != "_"
+    )
+
+
 JUDGE_OPERATIONS = frozenset({*JUDGE_CAPABILITIES, "str", "repr", "getattr", "setattr"} - {"call"})
 # A judge object that is one of the stdlib's stream types (standin.STREAM_METHODS) says which
 # io ABC its proxy is registered with, among its capabilities, so the code's

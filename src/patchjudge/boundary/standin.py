@@ -1356,9 +1356,13 @@ def judge_attribute(obj: Any, name: Any, judge_class: Callable[[type], bool]) ->
     judge's files define, a function, a SimpleNamespace) or in the `__dict__`
     of a class the judge's files define on its MRO: never a builtin type's
     (a generator's `gi_frame`) nor a library's (a Path's `write_text`). Or a
-    stream method (STREAM_METHODS) of one of the stdlib's stream types.
+    stream method (STREAM_METHODS) of one of the stdlib's stream types. A
+    `_name_` hook (protocol.sunder) is such an attribute too; _judge_setattr
+    never sets one.
     """
-    if type(name) is not str or not name.isidentifier() or name.startswith("_"):
+    if type(name) is not str or not name.isidentifier():
+        return False
+    if name.startswith("_") and not protocol.sunder(name):
         return False
     if type(obj) in _STREAM_TYPES and name in STREAM_METHODS:
         return True
@@ -1387,7 +1391,7 @@ def _judge_getattr(obj: Any, name: Any) -> Any:
 
 
 def _judge_setattr(obj: Any, name: Any, value: Any) -> None:
-    if not judge_attribute(obj, name, _judge_class):
+    if protocol.sunder(name) or not judge_attribute(obj, name, _judge_class):
         raise AttributeError(f"{name!r}: not a public attribute of the judge's object")
     # Its data, never its behaviour: `item.value = int` made a property's own model
     # method answer 0 for every item (a builtin type crosses as the judge's own).

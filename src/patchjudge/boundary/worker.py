@@ -372,7 +372,7 @@ class JudgeObject:
     __slots__ = ("__weakref__", "_conn", "_id")
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
+        if name.startswith("_") and not protocol.sunder(name):
             raise AttributeError(name)
         return _judge_op(self, protocol.GETATTR, name)
 
