@@ -27,6 +27,7 @@ import datetime
 import enum
 import io
 import re
+import warnings
 
 WORDS = re.compile("[a-z]+")
 
@@ -294,6 +295,30 @@ def extend(xs, more):
     xs.extend(more)
 
 
+class LibWarning(UserWarning):
+    pass
+
+
+def convert(x):
+    """mpmath's mpf(x): an object of the caller's converts itself by a `_name_` hook."""
+    if hasattr(x, "_lib_value_"):
+        return x._lib_value_
+    if hasattr(x, "_lib_"):
+        return x._lib_(10)
+    raise TypeError("cannot convert")
+
+
+def old(x):
+    """mpmath's deprecated names: a warning the property expects with pytest.warns."""
+    warnings.warn("old() is deprecated", DeprecationWarning, stacklevel=2)
+    return x
+
+
+def noisy(x):
+    warnings.warn(f"noisy {x}", LibWarning)
+    return x
+
+
 def walk(node):
     """dpath's walk: the paths and values of a nested node, from the node itself."""
     for key, value in node.items():
@@ -306,6 +331,7 @@ def walk(node):
 HEADER = """
 import builtins
 import collections.abc
+import concurrent.futures
 import copy
 import datetime
 import inspect
@@ -313,6 +339,7 @@ import io
 import itertools
 import os
 import pickle
+import warnings
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -732,6 +759,57 @@ IDIOMS: dict[str, tuple[str, str]] = {
             ns = {}
             exec("from hypothesis import strategies as S\\nfound = S.integers()", ns)
             assert ns["found"] is not None
+        """,
+        "passed",
+    ),
+    "the property's threads calling the library, each with a callback": (
+        """
+        def test_threads_share_the_library():
+            with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+                got = list(pool.map(lambda n: lib.tagged(n, lambda x: lib.check(x) + 1), range(100)))
+            assert got == [n + 1 for n in range(100)]
+        """,
+        "passed",
+    ),
+    "a library's warnings caught by pytest.warns, a builtin category and its own": (
+        """
+        @given(st.integers())
+        def test_library_warns(n):
+            with pytest.warns(DeprecationWarning, match="deprecated"):
+                assert lib.old(n) == n
+            with pytest.warns(lib.LibWarning, match=f"noisy {n}"):
+                assert lib.noisy(n) == n
+        """,
+        "passed",
+    ),
+    "a library's warning the property's filter turns into an error": (
+        """
+        def test_a_warning_as_an_error():
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", DeprecationWarning)
+                with pytest.raises(DeprecationWarning, match="deprecated"):
+                    lib.old(1)
+        """,
+        "passed",
+    ),
+    "a `_name_` hook of the file's class, read and called by the library": (
+        """
+        class HasValue:
+            @property
+            def _lib_value_(self):
+                return 7
+
+
+        class Converts:
+            def _lib_(self, k):
+                return 2 * k
+
+
+        def test_a_hook_of_the_files_class():
+            assert lib.convert(HasValue()) == 7
+            assert lib.convert(Converts()) == 20
+            with pytest.raises(TypeError):
+                lib.convert(object())
         """,
         "passed",
     ),

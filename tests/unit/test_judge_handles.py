@@ -545,10 +545,15 @@ def test_a_judge_verdict_stands_and_callbacks_get_data(tmp_path: Path) -> None:
 
 class Mine:
     x = 1
+    _hook_ = 4
 
     def __init__(self) -> None:
         self.y = 2
         self._z = 3
+        self._own_ = 5
+
+    def _convert_(self, prec: int) -> int:
+        return prec
 
 
 def _mine(cls: type) -> bool:
@@ -562,6 +567,19 @@ def _mine(cls: type) -> bool:
         (Mine(), "x", True),  # its class's, a class of the judge's files
         (Mine, "x", True),
         (Mine(), "_z", False),  # private
+        # A `_name_` hook the judge's class defines (mpmath's `_mpf_`, `_mpmath_`, issue 17).
+        (Mine(), "_hook_", True),
+        (Mine(), "_own_", True),
+        (Mine(), "_convert_", True),
+        (Mine, "_hook_", True),
+        (Mine(), "_missing_", False),  # not there
+        (Mine(), "__init__", False),
+        (Mine(), "_", False),
+        (Mine(), "__", False),
+        (Mine(), "___", False),
+        (Mine(), "__x_", False),
+        (Mine(), "_x__", False),
+        (__import__("enum").Enum("E", "A").A, "_value_", False),  # enum's, not the judge's
         (Mine(), "__class__", False),
         (Mine(), "__dict__", False),
         (Mine, "__subclasses__", False),

@@ -215,6 +215,20 @@ def test_judge_outcomes(run: TestRun, fragment: str | None) -> None:
         (b"import mylib\n\nclass Mine:\n    pass\n\ndef test_x(a, b):\n"
          b"    assert type(a) is type(b) and type(a) is not int and type(b) == Mine\n"
          b"    assert mylib.kinds()[0] is type(None) and type(a).__name__ == 'X'\n", None),
+        # State of the whole process the code reads from its own (mpmath's random.seed).
+        (b"import random\nimport mylib\n\ndef test_x():\n    random.seed(42)\n    mylib.rand()\n",
+         "calls random.seed (line 5): state of the whole process"),
+        (b"from decimal import getcontext\nimport mylib\n\ndef test_x():\n"
+         b"    getcontext().prec = 50\n", "sets getcontext().prec (line 5)"),
+        (b"import locale as l, mylib\n\ndef test_x():\n    l.setlocale(l.LC_ALL, 'C')\n",
+         "calls l.setlocale (line 4)"),
+        (b"from os import chdir\nimport mylib\n\ndef test_x(tmp_path):\n    chdir(tmp_path)\n",
+         "calls chdir (line 5)"),
+        # Its own generator, a module of the file's named alike, no library: nothing shared.
+        (b"import random\nimport mylib\n\ndef test_x():\n    r = random.Random(4)\n"
+         b"    r.seed(5)\n    mylib.f(r.random())\n", None),
+        (b"import random\n\ndef test_x():\n    random.seed(42)\n", None),
+        (b"import mylib\nfrom helpers import random\n\ndef test_x():\n    random.seed(1)\n", None),
         (b"import datetime, pathlib\nfrom decimal import Decimal\n\ndef test_x(a, b, c):\n"
          b"    assert type(a) is datetime.datetime and type(b) is pathlib.PosixPath\n"
          b"    assert c.__class__ == Decimal\n", None),

@@ -31,6 +31,7 @@ EXAMPLES: dict[str, tuple[Any, ...]] = {
     protocol.ITEM: (protocol.ITEM, 1, 7),
     protocol.CALLBACK: (protocol.CALLBACK, 2, 5, (1,), {"k": 2}),
     protocol.JUDGE_OP: (protocol.JUDGE_OP, 2, 5, "len", ()),
+    protocol.WARN: (protocol.WARN, 3, DeprecationWarning, "old", "lib", "/t/lib.py", 4),
 }
 
 

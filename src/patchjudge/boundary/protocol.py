@@ -14,6 +14,8 @@ loader sends this file down the worker's stdin too, under a random name.
     ERR    ("err", id, error)           <---->   ERR   call in flight)
     the judge answers OK or ERR  <-------------  CALLBACK ("cb", id, fn, args, kwargs)
                                  <-------------  JUDGE_OP ("jop", id, obj, operation, args)
+                                 <-------------  WARN ("warn", id, category, message, module,
+                                                       filename, lineno)
 
 - MESSAGES: each kind, the end that receives it and its fields; `check` is
   the decoder's gate both ends pass every message through, so a kind or a
@@ -45,6 +47,10 @@ from typing import Any, NamedTuple
 QUERY, RELEASE, BYE, SYNC = "q", "rel", "bye", "sync"
 OK, ERR = "ok", "err"
 ITEM, CALLBACK, JUDGE_OP = "it", "cb", "jop"
+# A warning the code issued while it answered a request: the judge issues it under its own
+# filters (pytest.warns, `-W error`), and answers OK or ERR as for a callback (issue 17).
+WARN = "warn"
+WARN_TEXT = 4096  # a warning's message is cut to this many characters; its names to 300
 
 # The two ends, as receivers of a message.
 JUDGE, WORKER = "judge", "worker"
@@ -68,6 +74,9 @@ MESSAGES: dict[str, Message] = {
     ITEM: Message(frozenset({JUDGE}), ("id", "item")),
     CALLBACK: Message(frozenset({JUDGE}), ("id", "function", "args", "kwargs")),
     JUDGE_OP: Message(frozenset({JUDGE}), ("id", "object", "operation", "args")),
+    WARN: Message(
+        frozenset({JUDGE}), ("id", "category", "message", "module", "filename", "lineno")
+    ),
 }
 
 
@@ -185,7 +194,24 @@ LINK_BYTES = 1 << 20
 # to `__class__`, `__globals__` or `__subclasses__`. Every result crosses again.
 JUDGE_CAPABILITIES = ("call", "iter", "next", "len", "getitem", "contains", "eq", "ne",
                       "lt", "le", "gt", "ge", "hash", "bool")  # fmt: skip
+
+
 # What a JUDGE_OP may name ("call" is a CALLBACK): a public attribute it has itself too.
+# Or, to read, a protocol hook spelled `_name_` that a class of the judge's files defines
+# (mpmath's `mpf(x)` asks `x._mpf_` and calls `x._mpmath_(prec, rounding)`, issue 17):
+# never a dunder, never a private `_name`.
+def sunder(name: object) -> bool:
+    """Pure: `name` is a `_name_` hook: one underscore each side, an identifier."""
+    return (
+        type(name) is str
+        and len(name) > 2
+        and name.isidentifier()
+        and name[0] == name[-1] == "_"
+        and name[1] != "_"
+        and name[-2] != "_"
+    )
+
+
 JUDGE_OPERATIONS = frozenset({*JUDGE_CAPABILITIES, "str", "repr", "getattr", "setattr"} - {"call"})
 # A judge object that is one of the stdlib's stream types (standin.STREAM_METHODS) says which
 # io ABC its proxy is registered with, among its capabilities, so the code's

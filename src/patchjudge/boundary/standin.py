@@ -38,6 +38,7 @@ import subprocess
 import sys
 import threading
 import types
+import warnings
 import weakref
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
@@ -171,8 +172,16 @@ class Worker:
         # CALL's or CALL_METHOD's fields after its kind; the frame; a SEQ's deadline factor.
         self.pending: list[tuple[Any, ...]] = []
         self.pending_frame: types.FrameType | None = None
+        self.pending_thread = 0  # the thread whose frame that is
         self.hook: Callable[[types.FrameType, str, Any], None] | None = None
         self.scale = 1
+        # One round trip at a time: the property's own threads (a ThreadPoolExecutor calling
+        # the library) share this worker and its pipe; a callback the worker asks for in a
+        # round trip is served by the thread that asked, which may ask again (re-entrant).
+        self.lock = threading.RLock()
+        # Module name -> the registry the judge's "default" and "module" filters keep for
+        # the code's warnings (_issue_warning): shown once a place, as in process.
+        self.warned: dict[str, dict[str | tuple[str, type[Warning], int], int]] = {}
 
     # --- lifetime ---
     def start(self) -> None:
@@ -306,14 +315,22 @@ class Worker:
     def request(
         self, op: str, *args: Any, into: list[Any] | None = None, kept: list[Any] | None = None
     ) -> Any:
+        with self.lock:
+            return self._request(op, *args, into=into, kept=kept)
+
+    def _request(
+        self, op: str, *args: Any, into: list[Any] | None = None, kept: list[Any] | None = None
+    ) -> Any:
         if self.failure is not None:
             self.incidents.append(self.failure)
             raise WorkerFailure(self.failure)
         # The judge's own slip, never sent: the worker would refuse it (protocol.py).
         if op not in protocol.REQUESTS or (op == protocol.OP and args[0] not in protocol.OPERATORS):
             raise protocol.ProtocolError(f"no request {op!r} {args[:1]!r} in the protocol")
-        if self.pending and op != protocol.SEQ:
-            self.flush()  # what was discarded runs first, and what it raises is raised here
+        if self.pending and op != protocol.SEQ and threading.get_ident() == self.pending_thread:
+            # What was discarded runs first, and what it raises is raised here: in the
+            # thread that kept it, not in another thread of the test's.
+            self.flush()
         if self.proc is None:
             self.start()
             if self.context is not None and op != protocol.CONTEXT:
@@ -579,6 +596,27 @@ class Worker:
     def _on_judge_op(self, frame: _Frame, call: Any, *fields: Any) -> Any:
         self.requests["callback"] = self.requests.get("callback", 0) + 1
         self._judge_op(*fields)
+        return False, None
+
+    def _on_warn(self, frame: _Frame, call: Any, ident: int, *fields: Any) -> Any:
+        """A warning the code issued, issued here under the judge's filters (issue 17)."""
+        self.requests["warning"] = self.requests.get("warning", 0) + 1
+        category, text, module, filename, lineno = fields
+        builtin = getattr(builtins, getattr(category, "__name__", ""), None) is category
+        if not (
+            isinstance(category, type)
+            and issubclass(category, Warning)
+            and (builtin or category.__dict__.get("_pj_worker") is self)
+            and type(text) is str
+            and len(text) <= protocol.WARN_TEXT
+            and all(type(n) is str and len(n) <= 300 for n in (module, filename))
+            and type(lineno) is int
+        ):
+            raise self.fail(Cause.PROTOCOL, "sent a warning that is not one")
+        issue = functools.partial(_issue_warning, category, self.warned)
+        what = f"warning {category.__name__}"
+        where = {"module": module, "filename": filename, "lineno": lineno}
+        self._serve_judge(ident, what, issue, (text,), where)
         return False, None
 
     def _callback(self, ident: int, fn_id: Any, args: Any, kwargs: Any) -> None:
@@ -980,6 +1018,7 @@ class Worker:
         self.last_iter = None
         if state.deferring is None:
             state.deferring, self.pending_frame = self, frame
+            self.pending_thread = threading.get_ident()
             self.hook = _deferral_hook(self, frame)
             sys.setprofile(self.hook)
         if len(self.pending) >= protocol.BATCH_ITEMS:
@@ -1138,6 +1177,7 @@ _ANSWERS: dict[str, Callable[..., tuple[bool, Any]]] = {
     protocol.ITEM: Worker._on_item,
     protocol.CALLBACK: Worker._on_callback,
     protocol.JUDGE_OP: Worker._on_judge_op,
+    protocol.WARN: Worker._on_warn,
 }
 
 
@@ -1358,9 +1398,13 @@ def judge_attribute(obj: Any, name: Any, judge_class: Callable[[type], bool]) ->
     judge's files define, a function, a SimpleNamespace) or in the `__dict__`
     of a class the judge's files define on its MRO: never a builtin type's
     (a generator's `gi_frame`) nor a library's (a Path's `write_text`). Or a
-    stream method (STREAM_METHODS) of one of the stdlib's stream types.
+    stream method (STREAM_METHODS) of one of the stdlib's stream types. A
+    `_name_` hook (protocol.sunder) is such an attribute too; _judge_setattr
+    never sets one.
     """
-    if type(name) is not str or not name.isidentifier() or name.startswith("_"):
+    if type(name) is not str or not name.isidentifier():
+        return False
+    if name.startswith("_") and not protocol.sunder(name):
         return False
     if type(obj) in _STREAM_TYPES and name in STREAM_METHODS:
         return True
@@ -1389,7 +1433,7 @@ def _judge_getattr(obj: Any, name: Any) -> Any:
 
 
 def _judge_setattr(obj: Any, name: Any, value: Any) -> None:
-    if not judge_attribute(obj, name, _judge_class):
+    if protocol.sunder(name) or not judge_attribute(obj, name, _judge_class):
         raise AttributeError(f"{name!r}: not a public attribute of the judge's object")
     # Its data, never its behaviour: `item.value = int` made a property's own model
     # method answer 0 for every item (a builtin type crosses as the judge's own).
@@ -1425,6 +1469,28 @@ JUDGE_OPS: dict[str, Callable[..., Any]] = {
     "le": operator.le, "gt": operator.gt, "ge": operator.ge, "hash": hash, "bool": bool,
     "str": str, "repr": repr, "getattr": _judge_getattr, "setattr": _judge_setattr,
 }  # fmt: skip
+
+
+def _issue_warning(
+    category: type[Warning],
+    registries: dict[str, dict[str | tuple[str, type[Warning], int], int]],
+    text: str,
+    *,
+    module: str,
+    filename: str,
+    lineno: int,
+) -> None:
+    """The code's warning under the judge's filters; what they raise goes back to the code.
+
+    The file's name is shown in angle brackets: linecache never opens a path the
+    code names (a judge file's line in the report, a FIFO that never answers).
+    """
+    registry = registries.setdefault(module, {})
+    shown = f"<{filename}>"
+    if module:
+        warnings.warn_explicit(text, category, shown, lineno, module=module, registry=registry)
+    else:  # module=None is not C's default: such a warning would never be shown
+        warnings.warn_explicit(text, category, shown, lineno, registry=registry)
 
 
 def _holds_worker_object(value: Any, depth: int = 0) -> bool:

@@ -372,7 +372,7 @@ class JudgeObject:
     __slots__ = ("__weakref__", "_conn", "_id")
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
+        if name.startswith("_") and not protocol.sunder(name):
             raise AttributeError(name)
         return _judge_op(self, protocol.GETATTR, name)
 
@@ -624,6 +624,14 @@ class Connection:
             return self.serve(until=ident)
         finally:
             self.callbacks.pop()
+
+    def warn(self, category: type, text: str, module: str, filename: str, lineno: int) -> None:
+        """A warning the code issued, issued by the judge: what its filters raise, raised here."""
+        ident = self.next_id
+        self.next_id += 1
+        names = module[:300], filename[:300]
+        self.send((protocol.WARN, ident, category, text[: protocol.WARN_TEXT], *names, lineno))
+        self.serve(until=ident)
 
     def judge_op(self, obj: int, op: str, args: tuple[Any, ...]) -> Any:
         """One protocol operation on a judge object, answered by the judge."""
@@ -1318,6 +1326,44 @@ def _argument_ref(key: Any) -> Any:
     return wire.Ref(protocol.ARGUMENT, 0, key)
 
 
+def _forward_warnings(conn: Connection) -> None:
+    """The code's warnings go to the judge, whose filters decide (issue 17).
+
+    In process a library's warning meets the judge's filters: `pytest.warns`,
+    a `simplefilter("error")`, pytest's summary. Here every warning the
+    worker's main thread issues is shown, and showing it is a WARN the judge
+    issues again; what the judge's filters raise is raised at the code's
+    `warnings.warn`. As pytest does in process, by the module's own hook
+    (`_showwarnmsg_impl`, what `catch_warnings(record=True)` replaces), so a
+    library's own `catch_warnings` still keeps its warnings to itself.
+    A thread of the code's shows its warnings on the worker's stderr.
+    """
+    import warnings
+
+    main = _thread.get_ident()
+    shown = getattr(warnings, "_showwarnmsg_impl")  # noqa: B009  (private, set back below)
+    modules: dict[str, str] = {}
+
+    def module_of(filename: str) -> str:
+        if filename not in modules:
+            for name, module in list(sys.modules.items()):
+                found = getattr(module, "__file__", None)
+                if type(found) is str:
+                    modules.setdefault(found, name)
+            modules.setdefault(filename, "")  # no module's file: asked once
+        return modules[filename]
+
+    def forward(msg: Any) -> None:
+        if _thread.get_ident() != main or not isinstance(msg.category, type):
+            shown(msg)
+            return
+        filename, lineno = str(msg.filename), msg.lineno if type(msg.lineno) is int else 0
+        conn.warn(msg.category, _safe_str(msg.message), module_of(filename), filename, lineno)
+
+    setattr(warnings, "_showwarnmsg_impl", forward)  # noqa: B010
+    warnings.simplefilter("always")
+
+
 def _judge_exception(desc: Any) -> BaseException:
     """What a judge-side function raised, as the worker's code sees it (and the judge gets back)."""
     kind, token = desc[0], desc[1]
@@ -1414,6 +1460,7 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
     conn.coverage_modules = hidden
     conn.probes = probes
     conn.tree = os.path.abspath(tree)
+    _forward_warnings(conn)
     try:
         conn.serve()
     except SystemExit as exc:

@@ -149,7 +149,15 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
     hypothesis: set[str] = set()
     standard: set[str] = set()
     judge_side: set[str] = set()
+    dotted: dict[str, str] = {}  # a name the file's imports bind -> what it names
     for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:  # `import os.path` binds os; `import os.path as p`, os.path
+                dotted[a.asname or a.name.partition(".")[0]] = (
+                    a.name if a.asname else a.name.partition(".")[0]
+                )
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            dotted.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
         roots: list[tuple[str, str]] = []
         if isinstance(node, ast.Import):
             roots = [
@@ -187,6 +195,47 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
         _handed_to_library(tree, library, judge_side)
         or _library_strategy(tree, library, hypothesis)
         or _exact_type(tree, standard)
+        or (_process_state(tree, dotted) if library else None)
+    )
+
+
+# The standard library's state of the whole process that a library reads from its own
+# process: set in the judge's, out of process it is not the code's (issue 17, mpmath's
+# `random.seed(42); mp.rand()`).
+PROCESS_STATE = frozenset(
+    {"random.seed", "random.setstate", "decimal.setcontext", "locale.setlocale", "os.chdir",
+     "time.tzset"}
+)  # fmt: skip
+
+
+def _process_state(tree: ast.AST, dotted: dict[str, str]) -> str | None:
+    """Pure: the first call that sets process-wide state of the standard library
+    (PROCESS_STATE, or an attribute of `decimal.getcontext()`), or None."""
+
+    def path(expr: ast.expr) -> str | None:
+        if isinstance(expr, ast.Name):
+            return dotted.get(expr.id)
+        if isinstance(expr, ast.Attribute):
+            inner = path(expr.value)
+            return f"{inner}.{expr.attr}" if inner else None
+        return None
+
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and path(node.func) in PROCESS_STATE:
+            found.append((node.lineno, f"calls {ast.unparse(node.func)}"))
+        elif isinstance(node, ast.Assign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                context = target.value if isinstance(target, ast.Attribute) else None
+                if isinstance(context, ast.Call) and path(context.func) == "decimal.getcontext":
+                    found.append((node.lineno, f"sets {ast.unparse(target)}"))
+    if not found:
+        return None
+    line, what = min(found)
+    return (
+        f"{what} (line {line}): state of the whole process, which out of process the code "
+        "under test does not share"
     )
 
 
