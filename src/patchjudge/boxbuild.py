@@ -117,6 +117,9 @@ def wheel_problems(
     requirements, pip, setuptools), which no wheel may replace. A wheel may
     replace an earlier build of itself (`nox -R`) and its own commands.
 
+    Bytecode is refused as the tree's is (pathfilter): a `.pyc` whose header
+    matches another module's source stands in for it.
+
     What the judge's pytest loads without the project importing it runs in
     every pytest of that venv, the base's collection and runs too, whose
     results the judge keeps for later runs: a module it imports if present
@@ -142,6 +145,11 @@ def wheel_problems(
             top = path.partition("/")[0]
         if _START_UP.fullmatch(path):
             problems.append(f"runs at every interpreter start: {member}")
+        elif is_bytecode(path):
+            # A timestamp .pyc in site-packages' __pycache__ runs in place of another
+            # distribution's module (_hypothesis_pytestplugin.py): its mtime and size are
+            # what the box can stat, and no hash is checked.
+            problems.append(f"brings bytecode, which runs in place of a source: {member}")
         module = top[:-3] if top.endswith(".py") else top.split(".", 1)[0]
         tops.add(module)
         owner = installed.get(module)

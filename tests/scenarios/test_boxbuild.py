@@ -217,6 +217,11 @@ def test_tox_options_misused_are_one_line_before_any_build(
             "",
             "runs at every interpreter start: sitecustomize.cpython-311-x86_64-linux-gnu.so",
         ),
+        (
+            "__pycache__/_hypothesis_pytestplugin.cpython-311.pyc",
+            "",
+            "brings bytecode, which runs in place of a source: __pycache__/_hypothesis_pytest",
+        ),
         ("typing_extensions.py", "", "which looks for typing_extensions"),
         ("org/__init__.py", "", "which looks for org"),
         (
@@ -241,7 +246,8 @@ def test_tox_options_misused_are_one_line_before_any_build(
         ),
     ],
     ids=[
-        "sitecustomize bytecode", "sitecustomize extension", "typing_extensions", "org",
+        "sitecustomize bytecode", "sitecustomize extension", "bytecode of another's module",
+        "typing_extensions", "org",
         "hypothesis entry point", "the judge's plugin", "hypothesis' plugin", "pytest-repeat's name",
     ],
 )  # fmt: skip

@@ -100,6 +100,18 @@ HOOKED = {"repeat": "pytest-repeat", "hypothesispytest": "hypothesis"}
         (["shop/__init__.py", INFO], {("pytest11", "shop"), ("pytest11", "shop.extra")}, []),
         (["shop/sitecustomize.py", "shop/typing_extensions.py", INFO], set(), []),
         (["sitecustomize_tools.py", INFO], set(), []),
+        (
+            ["__pycache__/py.cpython-311.pyc", INFO],
+            set(),
+            ["brings bytecode, which runs in place of a source: __pycache__/py.cpython-311.pyc"],
+        ),
+        (
+            ["shop/__pycache__/m.cpython-311.pyc", INFO],
+            set(),
+            [
+                "brings bytecode, which runs in place of a source: shop/__pycache__/m.cpython-311.pyc"
+            ],
+        ),
     ],
 )
 def test_what_the_judges_pytest_would_load_unasked(
