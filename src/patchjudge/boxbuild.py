@@ -180,23 +180,31 @@ def wheel_problems(
 
 def _wheel_contents(wheel: Path) -> tuple[list[str], set[str], set[tuple[str, str]]]:
     """The wheel's file names, the commands its entry points would install and its
-    entry points in the groups the judge's pytest reads (HOOK_GROUPS)."""
+    entry points in the groups the judge's pytest reads (HOOK_GROUPS).
+
+    Each entry_points.txt is read twice, as the installer's INI reader would
+    and as importlib.metadata (what pytest and hypothesis ask) does, and what
+    either sees counts: an indented `[pytest11]` line is a continuation of the
+    value above it to configparser and a section of its own to importlib.
+    """
     with zipfile.ZipFile(wheel) as whl:
         members = whl.namelist()
         scripts: set[str] = set()
         hooks: set[tuple[str, str]] = set()
         for name in members:
             if name.count("/") == 1 and name.endswith(".dist-info/entry_points.txt"):
-                # Names as written: importlib.metadata keeps their case, so `-p` matches it.
                 points = configparser.ConfigParser(interpolation=None)
                 points.optionxform = str  # type: ignore[assignment,method-assign]
                 points.read_string(whl.read(name).decode("utf-8", "replace"))
-                for section in ("console_scripts", "gui_scripts"):
-                    if points.has_section(section):
-                        scripts |= {n.lower() for n in points.options(section)}
-                for group in HOOK_GROUPS:
-                    if points.has_section(group):
-                        hooks |= {(group, n) for n in points.options(group)}
+                found = {(g, n) for g in points.sections() for n in points.options(g)}
+                info = zipfile.Path(whl, name.partition("/")[0] + "/")
+                metadata = importlib.metadata.PathDistribution(info)
+                found |= {(point.group, point.name) for point in metadata.entry_points}
+                for group, point_name in found:
+                    if group in ("console_scripts", "gui_scripts"):
+                        scripts |= {point_name, point_name.lower()}
+                    elif group in HOOK_GROUPS:
+                        hooks.add((group, point_name))
     return members, scripts, hooks
 
 

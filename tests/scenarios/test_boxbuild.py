@@ -244,11 +244,19 @@ def test_tox_options_misused_are_one_line_before_any_build(
             "[pytest11]\nrepeat = shop\n",
             "stands in for the plugin `-p repeat` loads",
         ),
+        # configparser reads the indented lines as the value above them; importlib.metadata,
+        # which pytest asks, as a section of their own.
+        (
+            "shop-1.0.dist-info/entry_points.txt",
+            "[console_scripts]\nshop = shop:main\n  [pytest11]\n  patchjudge.pytest_plugin = shop\n",
+            "stands in for the plugin `-p patchjudge.pytest_plugin` loads",
+        ),
     ],
     ids=[
         "sitecustomize bytecode", "sitecustomize extension", "bytecode of another's module",
         "typing_extensions", "org",
         "hypothesis entry point", "the judge's plugin", "hypothesis' plugin", "pytest-repeat's name",
+        "hidden from configparser",
     ],
 )  # fmt: skip
 def test_a_wheel_the_judges_pytest_would_load_unasked_is_refused(
