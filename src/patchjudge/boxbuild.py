@@ -133,6 +133,12 @@ def wheel_problems(
     problems = []
     tops: set[str] = set()  # the top-level modules it installs
     for member in members:
+        parts = member.rstrip("/").split("/")  # a directory entry ends in "/"
+        if member.startswith("/") or "\\" in member or {"", ".", ".."} & set(parts):
+            # uv installs `./x.pth` as `x.pth` and `shop/../org/` as `org/`: every
+            # check below reads the name as written (red team, session 12).
+            problems.append(f"names a file the installer would move: {member}")
+            continue
         top, _, rest = member.partition("/")
         if top.endswith(".dist-info"):
             continue

@@ -222,6 +222,8 @@ def test_tox_options_misused_are_one_line_before_any_build(
             "",
             "brings bytecode, which runs in place of a source: __pycache__/_hypothesis_pytest",
         ),
+        ("./zz.pth", "", "names a file the installer would move: ./zz.pth"),
+        ("shop/../org/__init__.py", "", "names a file the installer would move: shop/../org"),
         ("typing_extensions.py", "", "which looks for typing_extensions"),
         ("org/__init__.py", "", "which looks for org"),
         (
@@ -254,6 +256,7 @@ def test_tox_options_misused_are_one_line_before_any_build(
     ],
     ids=[
         "sitecustomize bytecode", "sitecustomize extension", "bytecode of another's module",
+        "a .pth behind ./", "a package behind ..",
         "typing_extensions", "org",
         "hypothesis entry point", "the judge's plugin", "hypothesis' plugin", "pytest-repeat's name",
         "hidden from configparser",

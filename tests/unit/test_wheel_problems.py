@@ -100,6 +100,18 @@ HOOKED = {"repeat": "pytest-repeat", "hypothesispytest": "hypothesis"}
         (["shop/__init__.py", INFO], {("pytest11", "shop"), ("pytest11", "shop.extra")}, []),
         (["shop/sitecustomize.py", "shop/typing_extensions.py", INFO], set(), []),
         (["sitecustomize_tools.py", INFO], set(), []),
+        (["./zz.pth", INFO], set(), ["names a file the installer would move: ./zz.pth"]),
+        (
+            ["shop/../typing_extensions.py", "shop\\x.py", "/abs.py", "shop//y.py", INFO],
+            set(),
+            [
+                "names a file the installer would move: /abs.py",
+                "names a file the installer would move: shop/../typing_extensions.py",
+                "names a file the installer would move: shop//y.py",
+                "names a file the installer would move: shop\\x.py",
+            ],
+        ),
+        (["shop/", "shop/__init__.py", INFO], set(), []),
         (
             ["__pycache__/py.cpython-311.pyc", INFO],
             set(),
