@@ -28,6 +28,7 @@ from typing import Any
 
 import patchjudge
 from patchjudge import codeenv, git, proc, testrun
+from patchjudge.paths import is_bytecode
 
 KIND = "base-collection"
 # Which ids the head skipped at run time ran at base (the freeze lane's question).
@@ -192,8 +193,69 @@ def _packaging(site: Iterable[Path]) -> list[str]:
     return found
 
 
-def interpreter(code: codeenv.CodeEnv) -> dict[str, str]:
-    """The interpreters the collection runs under: the judge's, and the code's (`--python`)."""
+def shadowed(entries: Iterable[git.TreeEntry], pythonpath: Iterable[str]) -> frozenset[str]:
+    """Pure: the top-level modules the base's tree gives its pythonpath, which a base run
+    imports from the tree before any copy installed in the code's venv."""
+    names = set()
+    for entry in entries:
+        for root in pythonpath:
+            prefix = "" if root in ("", ".") else root.rstrip("/") + "/"
+            if entry.path.startswith(prefix):
+                top = entry.path[len(prefix) :].split("/", 1)[0]
+                names.add(top[:-3] if top.endswith(".py") else top)
+    return frozenset(names)
+
+
+@functools.cache
+def site_digest(site: tuple[Path, ...], shadowed: frozenset[str]) -> str:
+    """The bytes of the code's site-packages the base's runs can load, but the project's own.
+
+    Red team, session 12 (second round): the head's wheel is installed there,
+    and what the judge's pytest loads of it unasked (an entry point, a
+    start-up file, bytecode, a module the runtime looks for, a copy of a
+    runtime distribution under that distribution's name and version) ran in
+    the base's runs, whose results were kept under the names and versions of
+    `_packaging` alone and served to the next head. Left out: the modules the
+    base's tree shadows (`shadowed`: the project's own package, which varies
+    head by head) and each distribution's bookkeeping but its entry points
+    (RECORD, direct_url.json name the head's files and wheel), and bytecode:
+    pip compiles at install with the source's new mtime, and no wheel may
+    bring any (boxbuild).
+    """
+    digest = hashlib.sha256()
+    for folder in dict.fromkeys(site):
+        try:
+            tops = sorted(Path(folder).iterdir())
+        except OSError:
+            digest.update(f"{folder}: unreadable\0".encode())
+            continue
+        for top in tops:
+            if top.name.endswith((".dist-info", ".egg-info")):
+                files = [top / "entry_points.txt"]
+            elif top.name.split(".", 1)[0] in shadowed:
+                continue
+            else:
+                files = [top, *sorted(top.rglob("*"))] if top.is_dir() else [top]
+            for path in files:
+                if is_bytecode(str(path)):
+                    continue  # compiled from the sources here, in an installer's own way
+                digest.update(str(path.relative_to(folder)).encode("utf-8", "surrogateescape"))
+                try:
+                    if path.is_symlink():
+                        digest.update(
+                            b"\1" + str(path.readlink()).encode("utf-8", "surrogateescape")
+                        )
+                    elif path.is_file():
+                        digest.update(b"\2" + path.read_bytes())
+                except OSError:
+                    digest.update(b"\3")
+                digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def interpreter(code: codeenv.CodeEnv, shadowed: frozenset[str] = frozenset()) -> dict[str, str]:
+    """The interpreters the collection runs under: the judge's, and the code's (`--python`),
+    the code's site-packages by what of its bytes a base run can load (`site_digest`)."""
     judge_site = [Path(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")]
     facts = {
         "judge": sys.executable,
@@ -213,4 +275,5 @@ def interpreter(code: codeenv.CodeEnv) -> dict[str, str]:
         # The venv's own answer gave its prefixes: a rebuilt venv keeps its path, not these.
         facts["code_prefixes"] = _sha([str(p) for p in code.binds])
         facts["code_site"] = _sha(_packaging(code.site))
+        facts["code_bytes"] = site_digest(tuple(code.site), shadowed)
     return facts

@@ -74,8 +74,21 @@ def copy_source(src: Path, dest: Path) -> Path:
     return dest
 
 
-# Files that run when the judge's interpreter starts, whatever it imports.
-_START_UP = re.compile(r"(?:[^/]+\.pth|(?:site|user)customize(?:\.py|/.*)?)")
+# Files that run when the judge's interpreter starts, whatever it imports: `site` imports
+# sitecustomize in any form it finds, its bytecode alone or an extension module too.
+_START_UP = re.compile(r"(?:[^/]+\.pth|(?:site|user)customize(?:[./].*)?)")
+# Top-level modules the judge's pytest (the standard library, pytest, hypothesis, the
+# plugin) imports when they are there and goes on without when not: a wheel that brings
+# one runs in every pytest of the code's venv, the base's runs too (red team, session 12:
+# hypothesis.internal.compat tries typing_extensions, the stdlib's copy tries Jython's
+# org.python.core). tests/scenarios/test_boxbuild.py asks the pinned runtime which.
+STACK_OPTIONAL = frozenset({"org", "typing_extensions"})
+# The judge's own package: `-p patchjudge.pytest_plugin` is not installed in the code's venv.
+_JUDGE_PACKAGES = frozenset({"patchjudge"})
+# Entry point groups the judge's pytest reads: `-p NAME` takes a `pytest11` entry point
+# named NAME before it imports the module NAME, autoload off or not; `import hypothesis`
+# calls every `hypothesis` entry point.
+HOOK_GROUPS = ("pytest11", "hypothesis")
 
 
 def _canonical(name: str) -> str:
@@ -88,6 +101,9 @@ def wheel_problems(
     installed: Mapping[str, str],
     bin_names: Collection[str],
     judge: Collection[str],
+    *,
+    hooks: Collection[tuple[str, str]] = (),
+    plugins: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Pure: what installing this wheel into the judge's venv would do besides add a package.
 
@@ -100,11 +116,29 @@ def wheel_problems(
     it; `judge` names the distributions the judge runs on (patchjudge's
     requirements, pip, setuptools), which no wheel may replace. A wheel may
     replace an earlier build of itself (`nox -R`) and its own commands.
+
+    Bytecode is refused as the tree's is (pathfilter): a `.pyc` whose header
+    matches another module's source stands in for it.
+
+    What the judge's pytest loads without the project importing it runs in
+    every pytest of that venv, the base's collection and runs too, whose
+    results the judge keeps for later runs: a module it imports if present
+    (STACK_OPTIONAL), a `hypothesis` entry point, a `pytest11` entry point
+    named like a plugin the judge or the ledger loads by `-p` (`hooks`:
+    (group, name) pairs; `plugins`: the pytest11 names installed, each to its
+    distribution). A plugin of the project's own name stays allowed.
     """
     infos = [m.partition("/")[0] for m in members if m.partition("/")[0].endswith(".dist-info")]
     dist = _canonical(infos[0][: -len(".dist-info")].rsplit("-", 1)[0]) if infos else ""
     problems = []
+    tops: set[str] = set()  # the top-level modules it installs
     for member in members:
+        parts = member.rstrip("/").split("/")  # a directory entry ends in "/"
+        if member.startswith("/") or "\\" in member or {"", ".", ".."} & set(parts):
+            # uv installs `./x.pth` as `x.pth` and `shop/../org/` as `org/`: every
+            # check below reads the name as written (red team, session 12).
+            problems.append(f"names a file the installer would move: {member}")
+            continue
         top, _, rest = member.partition("/")
         if top.endswith(".dist-info"):
             continue
@@ -117,10 +151,30 @@ def wheel_problems(
             top = path.partition("/")[0]
         if _START_UP.fullmatch(path):
             problems.append(f"runs at every interpreter start: {member}")
+        elif is_bytecode(path):
+            # A timestamp .pyc in site-packages' __pycache__ runs in place of another
+            # distribution's module (_hypothesis_pytestplugin.py): its mtime and size are
+            # what the box can stat, and no hash is checked.
+            problems.append(f"brings bytecode, which runs in place of a source: {member}")
         module = top[:-3] if top.endswith(".py") else top.split(".", 1)[0]
+        tops.add(module)
         owner = installed.get(module)
         if owner is not None and owner != dist:
             problems.append(f"would replace {module}, installed by {owner}: {member}")
+    for name in sorted(tops & STACK_OPTIONAL):
+        if installed.get(name, "") != dist:
+            problems.append(f"would be imported by the judge's pytest, which looks for {name}")
+    for group, name in hooks:
+        top = name.partition(".")[0]
+        if group == "hypothesis":
+            problems.append(f"runs at every import of hypothesis: entry point [{group}] {name}")
+        elif group == "pytest11" and (
+            top in _JUDGE_PACKAGES
+            or installed.get(top, dist) != dist
+            or (plugins or {}).get(name, dist) != dist
+            or ("." in name and top not in tops)
+        ):
+            problems.append(f"stands in for the plugin `-p {name}` loads: entry point [{group}]")
     if dist in judge:
         problems.append(f"would replace {dist}, which the judge runs on")
     own = {n for n, owner in installed.items() if owner == dist}
@@ -130,29 +184,50 @@ def wheel_problems(
     return sorted(set(problems))
 
 
-def _wheel_contents(wheel: Path) -> tuple[list[str], set[str]]:
-    """The wheel's file names and the commands its entry points would install."""
+def _wheel_contents(wheel: Path) -> tuple[list[str], set[str], set[tuple[str, str]]]:
+    """The wheel's file names, the commands its entry points would install and its
+    entry points in the groups the judge's pytest reads (HOOK_GROUPS).
+
+    Each entry_points.txt is read twice, as the installer's INI reader would
+    and as importlib.metadata (what pytest and hypothesis ask) does, and what
+    either sees counts: an indented `[pytest11]` line is a continuation of the
+    value above it to configparser and a section of its own to importlib.
+    """
     with zipfile.ZipFile(wheel) as whl:
         members = whl.namelist()
         scripts: set[str] = set()
+        hooks: set[tuple[str, str]] = set()
         for name in members:
             if name.count("/") == 1 and name.endswith(".dist-info/entry_points.txt"):
                 points = configparser.ConfigParser(interpolation=None)
+                points.optionxform = str  # type: ignore[assignment,method-assign]
                 points.read_string(whl.read(name).decode("utf-8", "replace"))
-                for section in ("console_scripts", "gui_scripts"):
-                    if points.has_section(section):
-                        scripts |= set(points.options(section))
-    return members, scripts
+                found = {(g, n) for g in points.sections() for n in points.options(g)}
+                info = zipfile.Path(whl, name.partition("/")[0] + "/")
+                metadata = importlib.metadata.PathDistribution(info)
+                found |= {(point.group, point.name) for point in metadata.entry_points}
+                for group, point_name in found:
+                    if group in ("console_scripts", "gui_scripts"):
+                        scripts |= {point_name, point_name.lower()}
+                    elif group in HOOK_GROUPS:
+                        hooks.add((group, point_name))
+    return members, scripts, hooks
 
 
-def _installed(code: codeenv.CodeEnv) -> tuple[dict[str, str], set[str], set[str]]:
+def _installed(
+    code: codeenv.CodeEnv,
+) -> tuple[dict[str, str], set[str], set[str], dict[str, str]]:
     """The venv the wheel goes into: top-level name (and command) -> owning distribution,
-    its commands, and the distributions the judge runs on (none in the code's own venv)."""
+    its commands, the distributions the judge runs on (none in the code's own venv), and
+    (for wheel_problems' `plugins`) each pytest11 entry point name -> its distribution."""
     owners: dict[str, str] = {}
+    plugins: dict[str, str] = {}
     requires: dict[str, list[str]] = {}
     for found in importlib.metadata.distributions(path=list(codeenv.search_path(code))):
         dist = _canonical(found.metadata["Name"] or "")
         owners.setdefault(dist.replace("-", "_"), dist)
+        for point in found.entry_points.select(group="pytest11"):
+            plugins.setdefault(point.name, dist)
         for file in found.files or ():
             parts = file.parts
             if not parts or ".." in parts or parts[0].endswith(".dist-info"):
@@ -180,7 +255,7 @@ def _installed(code: codeenv.CodeEnv) -> tuple[dict[str, str], set[str], set[str
                 todo.append(need)
     scripts = code.scripts or Path(sysconfig.get_path("scripts"))
     commands = {p.name for p in scripts.iterdir()} if scripts.is_dir() else set()
-    return owners, commands, judge
+    return owners, commands, judge, plugins
 
 
 # Build requirements whose version comes from the checkout's git history, which
@@ -301,12 +376,15 @@ def build_wheel(
         ):
             raise PatchjudgeError(f"building {src} made no wheel in {outdir}", key="[gate] install")
         try:
-            members, scripts = _wheel_contents(wheel)
+            members, scripts, hooks = _wheel_contents(wheel)
         except (zipfile.BadZipFile, configparser.Error, UnicodeError) as exc:
             raise PatchjudgeError(
                 f"building {src} made an unreadable wheel: {exc}", key="[gate] install"
             ) from None
-        problems = wheel_problems(members, scripts, *_installed(into or codeenv.CodeEnv()))
+        owners, commands, judge, plugins = _installed(into or codeenv.CodeEnv())
+        problems = wheel_problems(
+            members, scripts, owners, commands, judge, hooks=hooks, plugins=plugins
+        )
         if problems:
             raise PatchjudgeError(
                 f"the wheel built from {src} {problems[0]}"

@@ -29,7 +29,9 @@ def nodeid_problem(nodeid: str) -> str | None:
     """Why `nodeid` may not travel in a slice, or None.
 
     The trusted host hands these to pytest, so each must name a test inside
-    the tree: no option, no absolute path, no way out through `..`.
+    the tree: no option, no absolute path, no way out through `..`, and no
+    `@FILE`, which pytest (9) reads as more arguments, options too, from a
+    file of the tree (red team, session 12).
     """
     if not nodeid:
         return "empty node id"
@@ -37,7 +39,7 @@ def nodeid_problem(nodeid: str) -> str | None:
         return f"{nodeid!r}: white space around it or a control character in it"
     path = nodeid.split("::", 1)[0]
     parts = PurePosixPath(path).parts
-    if path.startswith(("-", "/")) or "\\" in path or ".." in parts or not parts:
+    if path.startswith(("-", "/", "@")) or "\\" in path or ".." in parts or not parts:
         return f"{nodeid!r}: not a node id relative to the repository"
     return None
 

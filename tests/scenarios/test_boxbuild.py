@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -201,3 +202,131 @@ def test_tox_options_misused_are_one_line_before_any_build(
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
     assert not (tmp_path / "out").exists()
+
+
+# Red team, session 12 (second round): what the judge's pytest in the code's venv loads
+# without the project importing it. Each ran the head's code in every pytest of that venv,
+# the base's collection too, whose result the judge keeps for later runs: a later honest
+# patch was rejected "visible test gone" for a test only the hostile wheel's run saw.
+@pytest.mark.parametrize(
+    ("member", "data", "said"),
+    [
+        ("sitecustomize.pyc", "", "runs at every interpreter start: sitecustomize.pyc"),
+        (
+            "sitecustomize.cpython-311-x86_64-linux-gnu.so",
+            "",
+            "runs at every interpreter start: sitecustomize.cpython-311-x86_64-linux-gnu.so",
+        ),
+        (
+            "__pycache__/_hypothesis_pytestplugin.cpython-311.pyc",
+            "",
+            "brings bytecode, which runs in place of a source: __pycache__/_hypothesis_pytest",
+        ),
+        ("./zz.pth", "", "names a file the installer would move: ./zz.pth"),
+        ("shop/../org/__init__.py", "", "names a file the installer would move: shop/../org"),
+        ("typing_extensions.py", "", "which looks for typing_extensions"),
+        ("org/__init__.py", "", "which looks for org"),
+        (
+            "shop-1.0.dist-info/entry_points.txt",
+            "[hypothesis]\n_ = shop:hook\n",
+            "runs at every import of hypothesis: entry point [hypothesis] _",
+        ),
+        (
+            "shop-1.0.dist-info/entry_points.txt",
+            "[pytest11]\npatchjudge.pytest_plugin = shop\n",
+            "stands in for the plugin `-p patchjudge.pytest_plugin` loads",
+        ),
+        (
+            "shop-1.0.dist-info/entry_points.txt",
+            "[pytest11]\nhypothesis.extra.pytestplugin = shop\n",
+            "stands in for the plugin `-p hypothesis.extra.pytestplugin` loads",
+        ),
+        (
+            "shop-1.0.dist-info/entry_points.txt",
+            "[pytest11]\nrepeat = shop\n",
+            "stands in for the plugin `-p repeat` loads",
+        ),
+        # configparser reads the indented lines as the value above them; importlib.metadata,
+        # which pytest asks, as a section of their own.
+        (
+            "shop-1.0.dist-info/entry_points.txt",
+            "[console_scripts]\nshop = shop:main\n  [pytest11]\n  patchjudge.pytest_plugin = shop\n",
+            "stands in for the plugin `-p patchjudge.pytest_plugin` loads",
+        ),
+    ],
+    ids=[
+        "sitecustomize bytecode", "sitecustomize extension", "bytecode of another's module",
+        "a .pth behind ./", "a package behind ..",
+        "typing_extensions", "org",
+        "hypothesis entry point", "the judge's plugin", "hypothesis' plugin", "pytest-repeat's name",
+        "hidden from configparser",
+    ],
+)  # fmt: skip
+def test_a_wheel_the_judges_pytest_would_load_unasked_is_refused(
+    tmp_path: Path, lane_venv: Path, member: str, data: str, said: str
+) -> None:
+    require_sandbox()
+    src = _project(tmp_path, [], extra=((member, data),))
+    done = _build(src, tmp_path / "w", "--isolation", "sandbox", "--into", str(lane_venv))
+    assert done.returncode == 2, done.stdout
+    assert said in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("member", "data"),
+    [
+        ("shop-1.0.dist-info/entry_points.txt", "[pytest11]\nshop = shop\nshop.extra = shop\n"),
+        ("shop-1.0.dist-info/entry_points.txt", "[console_scripts]\nshop = shop:main\n"),
+        ("shop/sitecustomize.py", ""),
+        ("shop/typing_extensions.py", ""),
+    ],
+    ids=["a pytest plugin of its own", "a command", "a module named so in its package", "nested"],
+)
+def test_a_wheels_own_plugin_and_modules_still_build(
+    tmp_path: Path, lane_venv: Path, member: str, data: str
+) -> None:
+    require_sandbox()
+    src = _project(tmp_path, [], extra=((member, data),))
+    done = _build(src, tmp_path / "w", "--isolation", "sandbox", "--into", str(lane_venv))
+    assert done.returncode == 0, done.stderr
+    assert member in zipfile.ZipFile(done.stdout.strip().splitlines()[-1]).namelist()
+
+
+# What the pinned runtime imports when it is there and goes on without: a finder last on
+# sys.meta_path hears every name no other finder found (the judge's plugin, hypothesis'
+# plugin, a @given test and a plain one, as a visible suite runs in the code's venv).
+PROBE = """
+import json, sys
+missing = set()
+class Last:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        missing.add(name.partition(".")[0])
+import pytest
+sys.meta_path.append(Last)
+status = pytest.main(sys.argv[1:])
+print(json.dumps(sorted(n for n in missing if n not in sys.stdlib_module_names | {"test_p"})))
+sys.exit(status)
+"""
+
+
+def test_the_names_the_judges_pytest_looks_for_are_all_refused(
+    tmp_path: Path, lane_venv: Path
+) -> None:
+    from patchjudge import boxbuild
+
+    (tmp_path / "test_p.py").write_text(
+        "from hypothesis import given, strategies as st\n\n\n"
+        "@given(st.lists(st.integers()))\ndef test_p(xs):\n    assert sum(xs) == sum(reversed(xs))\n"
+    )
+    src = str(Path(boxbuild.__file__).parents[1])
+    done = subprocess.run(
+        [str(lane_venv), "-s", "-P", "-B", "-c", PROBE, "-q", "-p", "patchjudge.pytest_plugin",
+         "-p", "hypothesis.extra.pytestplugin", "-p", "no:cacheprovider", "test_p.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+        env={"PYTHONPATH": src, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    looked_for = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert looked_for, "the probe heard nothing: it is not listening"
+    assert looked_for <= boxbuild.STACK_OPTIONAL, looked_for - boxbuild.STACK_OPTIONAL

@@ -109,6 +109,19 @@ def test_a_slice_that_is_not_canonical_is_refused_by_the_host(hosts: Hosts, tmp_
     assert "Traceback" not in result.err
 
 
+def test_a_slice_line_pytest_would_read_as_an_arguments_file_is_refused_by_the_host(
+    hosts: Hosts, tmp_path: Path
+) -> None:
+    # Red team, session 12: pytest 9 reads `@FILE` as more arguments (options too:
+    # `--deselect`, `-k`, `-o`), from a file of the head's tree the host runs.
+    hostile = tmp_path / "replay-slice.txt"
+    hostile.write_text("@tests/args.txt\n" + SLICE)
+    result = run_slice(hosts.trusted, hostile, "--reports", str(tmp_path / "out"))
+    assert result.code == 2, result
+    assert "line 1: '@tests/args.txt': not a node id relative to the repository" in result.err
+    assert not (tmp_path / "out" / "receipt.json").exists()
+
+
 def test_a_slice_naming_a_test_that_is_not_there_is_no_pass(hosts: Hosts, tmp_path: Path) -> None:
     ghost = tmp_path / "replay-slice.txt"
     ghost.write_bytes(slice_bytes([*SLICE.splitlines(), "tests/test_host.py::test_ghost"]))

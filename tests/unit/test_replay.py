@@ -47,6 +47,9 @@ nodeid_lists = st.lists(nodeids, max_size=12)
         ("tests/test_a.py::test\0x", False),
         ("-p evil", False),
         ("--co", False),
+        # pytest reads `@FILE` as further arguments (`-k`, `-p`, `--deselect`) from the tree.
+        ("@tests/args.txt", False),
+        ("tests/@args.py::test_x", True),
         ("/etc/passwd::test", False),
         ("../outside/test_a.py::test_x", False),
         ("tests/../../test_a.py::test_x", False),

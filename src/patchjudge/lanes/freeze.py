@@ -310,7 +310,9 @@ def _ran_at_base(
         settings=dataclasses.asdict(dataclasses.replace(spec, nodeids=())),
         nodeids=nodeids,
         judge=basecache.judge_digest(),
-        interpreter=basecache.interpreter(run.code),
+        interpreter=basecache.interpreter(
+            run.code, basecache.shadowed(run.base_entries, run.ledger.gate.pythonpath)
+        ),
         environ=run.environ,
     )
     kept = basecache.decode_ran(cache.read(directory, basecache.RAN_KIND, key))

@@ -236,7 +236,9 @@ def collect_base(run: Run, scratch: Path) -> tuple[testrun.TestRun, tuple[str, .
         ledger_sha256=run.ledger.sha256,
         plan=_plan(run, Path(), ()),
         judge=basecache.judge_digest(),
-        interpreter=basecache.interpreter(run.code),
+        interpreter=basecache.interpreter(
+            run.code, basecache.shadowed(run.base_entries, run.ledger.gate.pythonpath)
+        ),
         environ=run.environ,
     )
     found = basecache.decode(cache.read(directory, basecache.KIND, key), scratch)

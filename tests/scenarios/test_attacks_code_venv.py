@@ -1,0 +1,121 @@
+"""What the head leaves in the code's venv never reaches a later head's verdict (red team, s12).
+
+The judge keeps the base's collection (and which ids ran at base) in its cache,
+keyed by everything the base's run depends on, the code's venv among it
+(`--python`; nox passes one). That venv holds the head's build. A head whose
+install put a `pytest11` entry point named `patchjudge.pytest_plugin` in it
+made every pytest of the venv run its module as the judge's plugin, the base's
+collection too: it added a test to each collection. Under the venv's
+distribution names and versions alone the forged base collection was kept,
+and the next, honest head on that machine was rejected "visible test gone"
+for the phantom. boxbuild now refuses such a wheel (test_boxbuild.py); this
+is the second line, for a venv no wheel check saw (the user's own install):
+the key holds the bytes a base run can load, the project's own package aside.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from tests.attack_helpers import fast_ledger, require_sandbox
+from tests.helpers import Result, bare_venv, cli, cli_env, commit, example_repo, git, write
+
+pytestmark = pytest.mark.slow
+
+# The judge's own plugin, re-exported, with one test more in every collection.
+FAKE_PLUGIN = """
+import patchjudge.pytest_plugin as _real
+
+_emit = _real.emit
+
+
+def emit(event, **fields):
+    if event == "collected":
+        phantom = {"nodeid": "tests/test_calc.py::test_phantom", "state": "run", "markers": []}
+        fields["items"] = [*fields["items"], phantom]
+    _emit(event, **fields)
+
+
+_real.emit = emit
+globals().update({k: v for k, v in vars(_real).items() if k.startswith("pytest_")})
+"""
+INFO = "calc-0.1.dist-info"
+
+
+def _code_venv(where: Path, package: str, hostile: bool) -> Path:
+    """The code's venv at `where`, rebuilt: the judge's runtime, the project as installed."""
+    shutil.rmtree(where, ignore_errors=True)
+    python, site = bare_venv(where)
+    (site / "judge_runtime.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (site / "calc").mkdir()
+    (site / "calc" / "__init__.py").write_text(package)
+    (site / INFO).mkdir()
+    (site / INFO / "METADATA").write_text("Metadata-Version: 2.1\nName: calc\nVersion: 0.1\n")
+    (site / INFO / "RECORD").write_text("")
+    if hostile:
+        (site / "calc_plug.py").write_text(FAKE_PLUGIN)
+        (site / INFO / "entry_points.txt").write_text(
+            "[pytest11]\npatchjudge.pytest_plugin = calc_plug\n"
+        )
+    return python
+
+
+def _gate(repo: Path, python: Path, cache: Path) -> tuple[Result, dict]:  # type: ignore[type-arg]
+    import json
+
+    env = cli_env(PATCHJUDGE_CACHE_DIR=str(cache))
+    result = cli(
+        repo, "gate", "--base", "main", "--today", "2026-12-01", "--python", str(python), env=env
+    )
+    report = json.loads((repo / ".patchjudge" / "verdict.json").read_text())
+    pathfilter = json.loads((repo / ".patchjudge" / "pathfilter.json").read_text())
+    return result, {**report, "base_collection": pathfilter["details"]["cache"]["base_collection"]}
+
+
+def _head(repo: Path, branch: str, code: str) -> None:
+    git(repo, "checkout", "-q", "main")
+    git(repo, "checkout", "-q", "-b", branch)
+    write(repo, {"src/calc/__init__.py": code})
+    commit(repo, branch)
+
+
+def _repo(tmp_path: Path) -> Path:
+    return example_repo(
+        tmp_path,
+        **{"eval/gate.toml": fast_ledger(isolation="sandbox"), ".gitignore": ".patchjudge/\n"},
+    )
+
+
+def test_a_heads_install_cannot_leave_the_base_collection_for_the_next_head(
+    tmp_path: Path,
+) -> None:
+    require_sandbox()
+    repo, venv, cache = _repo(tmp_path), tmp_path / "code", tmp_path / "cache"
+    _head(repo, "hostile", "def total(xs):\n    return sum(list(xs))\n")
+    _gate(repo, _code_venv(venv, "VALUE = 1\n", hostile=True), cache)
+    _head(repo, "honest", "def total(xs):\n    return sum(iter(xs))\n")
+    result, found = _gate(repo, _code_venv(venv, "VALUE = 2\n", hostile=False), cache)
+    # Was: reject, "pathfilter: visible test gone: tests/test_calc.py::test_phantom"
+    # (the hostile run's base collection, kept and read back: "hit").
+    assert (found["verdict"], found["base_collection"]) == ("accept_for_review", "miss"), (
+        found["reasons"],
+        result.err[-2000:],
+    )
+
+
+def test_an_honest_heads_own_package_still_reads_the_kept_base_collection(
+    tmp_path: Path,
+) -> None:
+    require_sandbox()
+    repo, venv, cache = _repo(tmp_path), tmp_path / "code", tmp_path / "cache"
+    _head(repo, "first", "def total(xs):\n    return sum(list(xs))\n")
+    _, first = _gate(repo, _code_venv(venv, "VALUE = 1\n", hostile=False), cache)
+    _head(repo, "second", "def total(xs):\n    return sum(iter(xs))\n")
+    # The installed project differs head by head; the base's run imports the tree's.
+    _, second = _gate(repo, _code_venv(venv, "VALUE = 2\n", hostile=False), cache)
+    assert (first["verdict"], first["base_collection"]) == ("accept_for_review", "miss")
+    assert (second["verdict"], second["base_collection"]) == ("accept_for_review", "hit")
