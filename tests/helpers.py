@@ -227,6 +227,17 @@ def gate(repo: Path, *args: str, base: str = "main") -> Result:
     return cli(repo, "gate", "--base", base, "--today", "2026-12-01", *args)
 
 
+def run_lane(repo: Path, name: str, *args: str, base: str = "main") -> Result:
+    """`patchjudge NAME --base BASE`: one lane on its own, its report `.report(repo, NAME)`.
+
+    For a test whose subject is that lane's decision (issue 20): a whole gate
+    would also pay for the lanes the test never reads. freeze judges its rows on
+    the gate's day.
+    """
+    today = ("--today", "2026-12-01") if name == "freeze" else ()
+    return cli(repo, name, "--base", base, *today, *args)
+
+
 def verdict(repo: Path) -> dict:  # type: ignore[type-arg]
     return json.loads((repo / ".patchjudge" / "verdict.json").read_text())
 

@@ -8,7 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import LEDGER, ORDER_JSON, cli, commit, example_repo, gate, git, verdict, write
+from tests.helpers import (
+    LEDGER,
+    ORDER_JSON,
+    Result,
+    cli,
+    commit,
+    example_repo,
+    gate,
+    git,
+    run_lane,
+    verdict,
+    write,
+)
 
 # Config files the runner-configuration attacks touch are mapped, so the
 # property lane (not an unmapped path) is what must catch them.
@@ -33,6 +45,21 @@ def assert_reject(repo: Path, result, fragment: str) -> None:  # type: ignore[no
     doc = verdict(repo)
     assert doc["verdict"] == "reject"
     assert any(fragment in r for r in doc["reasons"]), doc["reasons"]
+
+
+def lane_reasons(repo: Path, result: Result, lane: str) -> list[str]:
+    """A lane run on its own that failed: its reasons as a verdict lists them."""
+    assert result.code == 1, result.out + result.err
+    report = result.report(repo, lane)
+    assert report["status"] == "fail", report
+    return [f"{lane}: {r}" for r in report["reasons"]]
+
+
+def assert_lane_fails(repo: Path, result: Result, lane: str, fragment: str) -> None:
+    """The lane on its own (issue 20) fails naming `fragment`: a reject in any gate
+    (tests/unit/test_verdict.py)."""
+    found = lane_reasons(repo, result, lane)
+    assert any(fragment in r for r in found), found
 
 
 def test_benign_change_is_accepted_for_review(tmp_path: Path) -> None:
@@ -127,20 +154,21 @@ def test_docs_only_change_forces_no_properties(tmp_path: Path) -> None:
         ),
     ],
 )
-def test_pathfilter_rejects(tmp_path: Path, files: dict[str, str | None], fragment: str) -> None:
+def test_pathfilter_fails(tmp_path: Path, files: dict[str, str | None], fragment: str) -> None:
     repo = example_repo(tmp_path)
     patch(repo, files)
-    assert_reject(repo, gate(repo), fragment)
+    assert_lane_fails(repo, run_lane(repo, "pathfilter"), "pathfilter", fragment)
 
 
 # A property renamed out of the judge, a symlink into it and a new file under the
 # properties path are test_attacks_judge.py's cases, a deleted test module
-# test_attacks_surface.py's: each with its reason and exit 1.
+# test_attacks_surface.py's: each with its reason and exit 1, through whole gates.
 def test_rename_into_the_judge(tmp_path: Path) -> None:
     repo = example_repo(tmp_path)
     git(repo, "mv", "tests/test_calc.py", "eval/test_calc.py")
     commit(repo, "move a test in")
-    assert_reject(repo, gate(repo), "protected path changed: eval/test_calc.py")
+    result = run_lane(repo, "pathfilter")
+    assert_lane_fails(repo, result, "pathfilter", "protected path changed: eval/test_calc.py")
 
 
 # --- fixtures -----------------------------------------------------------------
@@ -160,7 +188,8 @@ def test_fixture_replaced_by_a_symlink_to_identical_bytes(tmp_path: Path) -> Non
     (repo / "tests/fixtures/order.json").unlink()
     (repo / "tests/fixtures/order.json").symlink_to("../data/order.json")
     commit(repo)
-    assert_reject(repo, gate(repo), "fixtures: symlink: tests/fixtures/order.json")
+    result = run_lane(repo, "fixtures")
+    assert_lane_fails(repo, result, "fixtures", "fixtures: symlink: tests/fixtures/order.json")
 
 
 def test_json_fixture_reserialised_with_other_key_order_is_not_drift(tmp_path: Path) -> None:
@@ -168,7 +197,7 @@ def test_json_fixture_reserialised_with_other_key_order_is_not_drift(tmp_path: P
     doc = json.loads(ORDER_JSON)
     reordered = json.dumps(dict(reversed(list(doc.items()))), indent=4)
     patch(repo, {"tests/fixtures/order.json": reordered})
-    result = gate(repo)
+    result = run_lane(repo, "fixtures")
     assert result.code == 0, result.out
     assert result.report(repo, "fixtures")["status"] == "pass"
 
@@ -176,9 +205,9 @@ def test_json_fixture_reserialised_with_other_key_order_is_not_drift(tmp_path: P
 def test_new_unlocked_fixture_and_deleted_fixture(tmp_path: Path) -> None:
     repo = example_repo(tmp_path, **{"tests/fixtures/keep.txt": "keep\n"})
     patch(repo, {"tests/fixtures/new.txt": "new\n", "tests/fixtures/keep.txt": None})
-    result = gate(repo)
-    assert_reject(repo, result, "fixtures: extra: tests/fixtures/new.txt")
-    assert "fixtures: missing: tests/fixtures/keep.txt" in reasons(repo)
+    found = lane_reasons(repo, run_lane(repo, "fixtures"), "fixtures")
+    assert any("fixtures: extra: tests/fixtures/new.txt" in r for r in found), found
+    assert "fixtures: missing: tests/fixtures/keep.txt" in found
 
 
 def test_lock_is_the_human_step_and_says_what_changed(tmp_path: Path) -> None:
@@ -192,7 +221,8 @@ def test_lock_is_the_human_step_and_says_what_changed(tmp_path: Path) -> None:
     ]
     commit(repo, "relock")
     # A relocked lock in the patch is still a judge edit.
-    assert_reject(repo, gate(repo), "protected path changed: eval/fixtures.lock.json")
+    result = run_lane(repo, "pathfilter")
+    assert_lane_fails(repo, result, "pathfilter", "protected path changed: eval/fixtures.lock.json")
 
 
 # --- properties ---------------------------------------------------------------
