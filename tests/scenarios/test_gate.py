@@ -14,9 +14,11 @@ from tests.helpers import (
     Result,
     cli,
     commit,
+    copy_repo,
     example_repo,
     gate,
     git,
+    judged_once,
     run_lane,
     verdict,
     write,
@@ -62,10 +64,8 @@ def assert_lane_fails(repo: Path, result: Result, lane: str, fragment: str) -> N
     assert any(fragment in r for r in found), found
 
 
-def test_benign_change_is_accepted_for_review(tmp_path: Path) -> None:
-    repo = example_repo(tmp_path)
-    patch(repo, {"src/calc/__init__.py": "def total(xs):\n    return sum(x for x in xs)\n"})
-    result = gate(repo)
+def test_benign_change_is_accepted_for_review(benign_gate: tuple[Path, Result]) -> None:
+    repo, result = benign_gate
     assert result.code == 0, result.out + result.err
     assert result.out.splitlines()[-7].startswith("patchjudge: accept_for_review")
     doc = verdict(repo)
@@ -358,11 +358,29 @@ def test_nothing_to_judge_and_unknown_base_are_usage_errors(tmp_path: Path) -> N
     assert unknown.code == 2 and "unknown revision 'no-such-branch'" in unknown.err
 
 
-def test_lane_reports_then_verdict_from_disk_and_staleness(tmp_path: Path) -> None:
+LANES = ("pathfilter", "fixtures", "freeze", "properties", "replay")
+
+
+def _docs_patch(tmp_path: Path) -> Path:
     repo = example_repo(tmp_path)
     patch(repo, {"docs/x.md": "x\n"})
-    for lane in ("pathfilter", "fixtures", "freeze", "properties", "replay"):
-        assert cli(repo, lane, "--base", "main").code == 0
+    return repo
+
+
+@pytest.fixture(scope="module")
+def docs_lanes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Result]]:
+    """Each lane on its own over a docs-only patch, once a run (issue 20): the two tests
+    below read its reports and digests, each in a copy of its own."""
+    argv = {lane: (lane, "--base", "main") for lane in LANES}
+    return judged_once(tmp_path_factory, "docs-lanes", _docs_patch, argv)
+
+
+def test_lane_reports_then_verdict_from_disk_and_staleness(
+    tmp_path: Path, docs_lanes: tuple[Path, dict[str, Result]]
+) -> None:
+    shared, lanes = docs_lanes
+    assert {lane: lanes[lane].code for lane in LANES} == dict.fromkeys(LANES, 0), lanes
+    repo = copy_repo(shared, tmp_path)
     assert cli(repo, "verdict", "--base", "main").code == 0
     patch(repo, {"docs/y.md": "y\n"})
     stale = cli(repo, "verdict", "--base", "main")
@@ -405,14 +423,13 @@ def test_a_shadowing_hypothesis_in_the_patch_shadows_nothing(tmp_path: Path) -> 
 
 
 def test_verdict_with_expected_digests_ignores_rewritten_and_unlisted_reports(
-    tmp_path: Path,
+    tmp_path: Path, docs_lanes: tuple[Path, dict[str, Result]]
 ) -> None:
-    repo = example_repo(tmp_path)
-    patch(repo, {"docs/x.md": "x\n"})
+    shared, lanes = docs_lanes
+    repo = copy_repo(shared, tmp_path)
     digests = {}
-    for lane in ("pathfilter", "fixtures", "freeze", "properties", "replay"):
-        result = cli(repo, lane, "--base", "main")
-        last = result.out.strip().splitlines()[-1]
+    for lane in LANES:
+        last = lanes[lane].out.strip().splitlines()[-1]
         digests[lane] = last.rsplit("sha256=", 1)[1]
     expect = [f"--expect={k}={v}" for k, v in digests.items()]
     assert cli(repo, "verdict", "--base", "main", *expect).code == 0
