@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.helpers import Result, commit, example_repo, gate, git, write
+from tests.helpers import Result, commit, example_repo, gate, git, run_lane, write
 
 # A patch that breaks the code under test: every attack below rides on it, so
 # a verdict of accept means the attack switched a lane off.
@@ -85,6 +85,23 @@ class Judged:
 Patch = Mapping[str, str | bytes | None]
 
 
+def hostile_repo(
+    tmp_path: Path,
+    patch: Patch,
+    *,
+    base: Patch | None = None,
+    before_commit: Callable[[Path], None] | None = None,
+) -> Path:
+    """Example project (plus `base` files) on main, `patch` committed on top on `patch`."""
+    overrides = {"eval/gate.toml": fast_ledger(), **(base or {})}
+    repo = example_repo(tmp_path, **overrides)
+    write(repo, patch)
+    if before_commit is not None:
+        before_commit(repo)
+    commit(repo, "hostile patch")
+    return repo
+
+
 def attack(
     tmp_path: Path,
     patch: Patch,
@@ -95,16 +112,61 @@ def attack(
     env: Mapping[str, str] | None = None,
 ) -> Judged:
     """Example project (plus `base` files) on main, `patch` committed on top, then the gate."""
-    overrides = {"eval/gate.toml": fast_ledger(), **(base or {})}
-    repo = example_repo(tmp_path, **overrides)
-    write(repo, patch)
-    if before_commit is not None:
-        before_commit(repo)
-    commit(repo, "hostile patch")
+    repo = hostile_repo(tmp_path, patch, base=base, before_commit=before_commit)
     result = gate(repo, *args) if env is None else gate_env(repo, env, *args)
     path = repo / ".patchjudge" / "verdict.json"
     doc = json.loads(path.read_text()) if path.exists() else {"verdict": None, "reasons": []}
     return Judged(repo, result, doc)
+
+
+@dataclass(frozen=True)
+class LaneJudged:
+    """One lane run on its own over a hostile patch (`patchjudge LANE`), and its report.
+
+    For a test whose subject is that lane's decision from git data alone (issue 20):
+    the other lanes' processes are not paid for. A lane that fails is a reject in
+    any gate (verdict.decide, tested as tables in tests/unit/test_verdict.py).
+    """
+
+    repo: Path
+    result: Result
+    report: dict  # type: ignore[type-arg]
+
+    @property
+    def status(self) -> str:
+        return str(self.report["status"])
+
+    @property
+    def reasons(self) -> list[str]:
+        """As a verdict lists them: `lane: reason`."""
+        return [f"{self.report['lane']}: {r}" for r in self.report["reasons"]]
+
+    def says(self, *fragments: str) -> bool:
+        """Every fragment appears in one reason (the reason names the attack)."""
+        return any(all(f in r for f in fragments) for r in self.reasons)
+
+    def explain(self) -> str:
+        return f"{self.status}: {self.reasons}\n{self.result.out}\n{self.result.err}"
+
+
+def attack_lane(
+    tmp_path: Path,
+    patch: Patch,
+    lane: str,
+    *,
+    base: Patch | None = None,
+    before_commit: Callable[[Path], None] | None = None,
+) -> LaneJudged:
+    """`attack`'s repository and patch, judged by the one lane `lane` on its own."""
+    repo = hostile_repo(tmp_path, patch, base=base, before_commit=before_commit)
+    result = run_lane(repo, lane)
+    path = repo / ".patchjudge" / f"{lane}.json"
+    doc = (
+        json.loads(path.read_text())
+        if path.exists()
+        else {"lane": lane, "status": None, "reasons": []}
+    )
+    return LaneJudged(repo, result, doc)
 
 
 def gate_env(repo: Path, env: Mapping[str, str], *args: str) -> Result:

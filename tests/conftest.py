@@ -20,7 +20,7 @@ from hypothesis import settings
 
 import patchjudge
 from tests import init_helpers
-from tests.helpers import built_once, shared_dir
+from tests.helpers import GATE_ARGV, Result, benign_repo, built_once, judged_once, shared_dir
 
 # The gate's guard watches patchjudge's own package: a test's subprocess that
 # wrote bytecode there while another test's gate ran would read as tampering.
@@ -79,6 +79,14 @@ def lane_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def judge_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """patchjudge's wheel, built once for the run: tests only read it (init copies it)."""
     return built_once(shared_dir(tmp_path_factory), "judge-wheel", init_helpers.build_wheel)
+
+
+@pytest.fixture(scope="session")
+def benign_gate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Result]:
+    """benign_repo gated once for the run (issue 20), read-only: test_gate's accept and
+    test_gate_sharing's shared head collection read different fields of its reports."""
+    repo, results = judged_once(tmp_path_factory, "benign-gate", benign_repo, {"gate": GATE_ARGV})
+    return repo, results["gate"]
 
 
 @pytest.fixture(scope="session", autouse=True)

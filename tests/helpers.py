@@ -11,8 +11,8 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
@@ -182,6 +182,18 @@ def example_repo(tmp_path: Path, **overrides: str | bytes | None) -> Path:
     return repo
 
 
+# The benign loop rewrite: every lane runs and passes, the review kills its mutants.
+BENIGN_CALC = "def total(xs):\n    return sum(x for x in xs)\n"
+
+
+def benign_repo(tmp_path: Path) -> Path:
+    """The example project with BENIGN_CALC committed as the patch."""
+    repo = example_repo(tmp_path)
+    write(repo, {"src/calc/__init__.py": BENIGN_CALC})
+    commit(repo, "agent patch")
+    return repo
+
+
 @dataclass(frozen=True)
 class Result:
     code: int
@@ -227,6 +239,21 @@ def gate(repo: Path, *args: str, base: str = "main") -> Result:
     return cli(repo, "gate", "--base", base, "--today", "2026-12-01", *args)
 
 
+# `gate(repo)`'s arguments, for judged_once.
+GATE_ARGV = ("gate", "--base", "main", "--today", "2026-12-01")
+
+
+def run_lane(repo: Path, name: str, *args: str, base: str = "main") -> Result:
+    """`patchjudge NAME --base BASE`: one lane on its own, its report `.report(repo, NAME)`.
+
+    For a test whose subject is that lane's decision (issue 20): a whole gate
+    would also pay for the lanes the test never reads. freeze judges its rows on
+    the gate's day.
+    """
+    today = ("--today", "2026-12-01") if name == "freeze" else ()
+    return cli(repo, name, "--base", base, *today, *args)
+
+
 def verdict(repo: Path) -> dict:  # type: ignore[type-arg]
     return json.loads((repo / ".patchjudge" / "verdict.json").read_text())
 
@@ -263,3 +290,35 @@ def built_once(shared: Path, name: str, build: Callable[[Path], Path]) -> Path:
             work.mkdir()
             marker.write_text(str(build(work).relative_to(root)))
     return root / marker.read_text()
+
+
+def judged_once(
+    factory: pytest.TempPathFactory,
+    name: str,
+    make: Callable[[Path], Path],
+    commands: Mapping[str, Sequence[str]],
+) -> tuple[Path, dict[str, Result]]:
+    """The repository `make(dir)` builds, and the CLI `commands` run there once a run.
+
+    For tests that build the same repository and patch and read different
+    fields of what one gate (or one set of lanes) wrote (issue 20). Each value
+    of `commands` is a CLI argument list, run in the order given; the results are
+    kept by their key. The repository is shared and read-only: a test that
+    writes there or runs more works on `copy_repo` of it.
+    """
+
+    def build(work: Path) -> Path:
+        repo = make(work)
+        results = {key: asdict(cli(repo, *argv)) for key, argv in commands.items()}
+        (work / "results.json").write_text(json.dumps(results))
+        return repo
+
+    repo = built_once(shared_dir(factory), name, build)
+    results = json.loads((repo.parent / "results.json").read_text())
+    return repo, {key: Result(**value) for key, value in results.items()}
+
+
+def copy_repo(repo: Path, dest: Path) -> Path:
+    """A private copy of a shared repository (judged_once) with its reports, for a test that
+    writes there."""
+    return Path(shutil.copytree(repo, dest / repo.name, symlinks=True))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.attack_helpers import BROKEN_CALC, attack, git_mv, symlink
+from tests.attack_helpers import BROKEN_CALC, attack, attack_lane, git_mv, symlink
 from tests.helpers import git
 
 # (patch files, extra step on the repo before the commit, fragments of one reason)
@@ -129,18 +129,34 @@ CASES: dict[str, Case] = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_judge_edit_is_rejected(tmp_path: Path, name: str) -> None:
+# Whole gates: a judge file the patch edits or deletes must not reach a later lane.
+# The properties judged at the base still ran and caught the broken code.
+GATE_CASES = ("property file", "whole judge deleted")
+
+
+@pytest.mark.parametrize("name", GATE_CASES)
+def test_judge_edit_is_rejected_and_the_bases_judge_still_runs(tmp_path: Path, name: str) -> None:
     files, step, fragments = CASES[name]
-    # The rename into the judge moves the code itself; every other case also breaks it.
-    broken = {} if step is _rename_in else {"src/calc/__init__.py": BROKEN_CALC}
-    judged = attack(tmp_path, {**broken, **files}, before_commit=step)
+    judged = attack(tmp_path, {"src/calc/__init__.py": BROKEN_CALC, **files}, before_commit=step)
     assert judged.decision == "reject", judged.explain()
     assert judged.says(*fragments), judged.explain()
     assert judged.result.code == 1
-    # The judge the gate used came from the base: the properties still ran and caught the bug.
+    assert judged.says("properties: property failed"), judged.explain()
     if name != "whole judge deleted":
         assert judged.lane("pathfilter")["status"] == "fail"
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - set(GATE_CASES)))
+def test_judge_edit_fails_pathfilter(tmp_path: Path, name: str) -> None:
+    """Each disguise is pathfilter's to see from git data alone: that lane on its own
+    (issue 20); a pathfilter fail is a reject (tests/unit/test_verdict.py)."""
+    files, step, fragments = CASES[name]
+    # The rename into the judge moves the code itself; every other case also breaks it.
+    broken = {} if step is _rename_in else {"src/calc/__init__.py": BROKEN_CALC}
+    judged = attack_lane(tmp_path, {**broken, **files}, "pathfilter", before_commit=step)
+    assert judged.status == "fail", judged.explain()
+    assert judged.says(*fragments), judged.explain()
+    assert judged.result.code == 1, judged.explain()
 
 
 def test_patched_ledger_cannot_pick_its_own_base(tmp_path: Path) -> None:

@@ -8,7 +8,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import LEDGER, ORDER_JSON, cli, commit, example_repo, gate, git, verdict, write
+from tests.helpers import (
+    LEDGER,
+    ORDER_JSON,
+    Result,
+    cli,
+    commit,
+    copy_repo,
+    example_repo,
+    gate,
+    git,
+    judged_once,
+    run_lane,
+    verdict,
+    write,
+)
 
 # Config files the runner-configuration attacks touch are mapped, so the
 # property lane (not an unmapped path) is what must catch them.
@@ -35,10 +49,23 @@ def assert_reject(repo: Path, result, fragment: str) -> None:  # type: ignore[no
     assert any(fragment in r for r in doc["reasons"]), doc["reasons"]
 
 
-def test_benign_change_is_accepted_for_review(tmp_path: Path) -> None:
-    repo = example_repo(tmp_path)
-    patch(repo, {"src/calc/__init__.py": "def total(xs):\n    return sum(x for x in xs)\n"})
-    result = gate(repo)
+def lane_reasons(repo: Path, result: Result, lane: str) -> list[str]:
+    """A lane run on its own that failed: its reasons as a verdict lists them."""
+    assert result.code == 1, result.out + result.err
+    report = result.report(repo, lane)
+    assert report["status"] == "fail", report
+    return [f"{lane}: {r}" for r in report["reasons"]]
+
+
+def assert_lane_fails(repo: Path, result: Result, lane: str, fragment: str) -> None:
+    """The lane on its own (issue 20) fails naming `fragment`: a reject in any gate
+    (tests/unit/test_verdict.py)."""
+    found = lane_reasons(repo, result, lane)
+    assert any(fragment in r for r in found), found
+
+
+def test_benign_change_is_accepted_for_review(benign_gate: tuple[Path, Result]) -> None:
+    repo, result = benign_gate
     assert result.code == 0, result.out + result.err
     assert result.out.splitlines()[-7].startswith("patchjudge: accept_for_review")
     doc = verdict(repo)
@@ -127,20 +154,21 @@ def test_docs_only_change_forces_no_properties(tmp_path: Path) -> None:
         ),
     ],
 )
-def test_pathfilter_rejects(tmp_path: Path, files: dict[str, str | None], fragment: str) -> None:
+def test_pathfilter_fails(tmp_path: Path, files: dict[str, str | None], fragment: str) -> None:
     repo = example_repo(tmp_path)
     patch(repo, files)
-    assert_reject(repo, gate(repo), fragment)
+    assert_lane_fails(repo, run_lane(repo, "pathfilter"), "pathfilter", fragment)
 
 
 # A property renamed out of the judge, a symlink into it and a new file under the
 # properties path are test_attacks_judge.py's cases, a deleted test module
-# test_attacks_surface.py's: each with its reason and exit 1.
+# test_attacks_surface.py's: each with its reason and exit 1, through whole gates.
 def test_rename_into_the_judge(tmp_path: Path) -> None:
     repo = example_repo(tmp_path)
     git(repo, "mv", "tests/test_calc.py", "eval/test_calc.py")
     commit(repo, "move a test in")
-    assert_reject(repo, gate(repo), "protected path changed: eval/test_calc.py")
+    result = run_lane(repo, "pathfilter")
+    assert_lane_fails(repo, result, "pathfilter", "protected path changed: eval/test_calc.py")
 
 
 # --- fixtures -----------------------------------------------------------------
@@ -160,7 +188,8 @@ def test_fixture_replaced_by_a_symlink_to_identical_bytes(tmp_path: Path) -> Non
     (repo / "tests/fixtures/order.json").unlink()
     (repo / "tests/fixtures/order.json").symlink_to("../data/order.json")
     commit(repo)
-    assert_reject(repo, gate(repo), "fixtures: symlink: tests/fixtures/order.json")
+    result = run_lane(repo, "fixtures")
+    assert_lane_fails(repo, result, "fixtures", "fixtures: symlink: tests/fixtures/order.json")
 
 
 def test_json_fixture_reserialised_with_other_key_order_is_not_drift(tmp_path: Path) -> None:
@@ -168,7 +197,7 @@ def test_json_fixture_reserialised_with_other_key_order_is_not_drift(tmp_path: P
     doc = json.loads(ORDER_JSON)
     reordered = json.dumps(dict(reversed(list(doc.items()))), indent=4)
     patch(repo, {"tests/fixtures/order.json": reordered})
-    result = gate(repo)
+    result = run_lane(repo, "fixtures")
     assert result.code == 0, result.out
     assert result.report(repo, "fixtures")["status"] == "pass"
 
@@ -176,9 +205,9 @@ def test_json_fixture_reserialised_with_other_key_order_is_not_drift(tmp_path: P
 def test_new_unlocked_fixture_and_deleted_fixture(tmp_path: Path) -> None:
     repo = example_repo(tmp_path, **{"tests/fixtures/keep.txt": "keep\n"})
     patch(repo, {"tests/fixtures/new.txt": "new\n", "tests/fixtures/keep.txt": None})
-    result = gate(repo)
-    assert_reject(repo, result, "fixtures: extra: tests/fixtures/new.txt")
-    assert "fixtures: missing: tests/fixtures/keep.txt" in reasons(repo)
+    found = lane_reasons(repo, run_lane(repo, "fixtures"), "fixtures")
+    assert any("fixtures: extra: tests/fixtures/new.txt" in r for r in found), found
+    assert "fixtures: missing: tests/fixtures/keep.txt" in found
 
 
 def test_lock_is_the_human_step_and_says_what_changed(tmp_path: Path) -> None:
@@ -192,7 +221,8 @@ def test_lock_is_the_human_step_and_says_what_changed(tmp_path: Path) -> None:
     ]
     commit(repo, "relock")
     # A relocked lock in the patch is still a judge edit.
-    assert_reject(repo, gate(repo), "protected path changed: eval/fixtures.lock.json")
+    result = run_lane(repo, "pathfilter")
+    assert_lane_fails(repo, result, "pathfilter", "protected path changed: eval/fixtures.lock.json")
 
 
 # --- properties ---------------------------------------------------------------
@@ -328,11 +358,29 @@ def test_nothing_to_judge_and_unknown_base_are_usage_errors(tmp_path: Path) -> N
     assert unknown.code == 2 and "unknown revision 'no-such-branch'" in unknown.err
 
 
-def test_lane_reports_then_verdict_from_disk_and_staleness(tmp_path: Path) -> None:
+LANES = ("pathfilter", "fixtures", "freeze", "properties", "replay")
+
+
+def _docs_patch(tmp_path: Path) -> Path:
     repo = example_repo(tmp_path)
     patch(repo, {"docs/x.md": "x\n"})
-    for lane in ("pathfilter", "fixtures", "freeze", "properties", "replay"):
-        assert cli(repo, lane, "--base", "main").code == 0
+    return repo
+
+
+@pytest.fixture(scope="module")
+def docs_lanes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Result]]:
+    """Each lane on its own over a docs-only patch, once a run (issue 20): the two tests
+    below read its reports and digests, each in a copy of its own."""
+    argv = {lane: (lane, "--base", "main") for lane in LANES}
+    return judged_once(tmp_path_factory, "docs-lanes", _docs_patch, argv)
+
+
+def test_lane_reports_then_verdict_from_disk_and_staleness(
+    tmp_path: Path, docs_lanes: tuple[Path, dict[str, Result]]
+) -> None:
+    shared, lanes = docs_lanes
+    assert {lane: lanes[lane].code for lane in LANES} == dict.fromkeys(LANES, 0), lanes
+    repo = copy_repo(shared, tmp_path)
     assert cli(repo, "verdict", "--base", "main").code == 0
     patch(repo, {"docs/y.md": "y\n"})
     stale = cli(repo, "verdict", "--base", "main")
@@ -375,14 +423,13 @@ def test_a_shadowing_hypothesis_in_the_patch_shadows_nothing(tmp_path: Path) -> 
 
 
 def test_verdict_with_expected_digests_ignores_rewritten_and_unlisted_reports(
-    tmp_path: Path,
+    tmp_path: Path, docs_lanes: tuple[Path, dict[str, Result]]
 ) -> None:
-    repo = example_repo(tmp_path)
-    patch(repo, {"docs/x.md": "x\n"})
+    shared, lanes = docs_lanes
+    repo = copy_repo(shared, tmp_path)
     digests = {}
-    for lane in ("pathfilter", "fixtures", "freeze", "properties", "replay"):
-        result = cli(repo, lane, "--base", "main")
-        last = result.out.strip().splitlines()[-1]
+    for lane in LANES:
+        last = lanes[lane].out.strip().splitlines()[-1]
         digests[lane] = last.rsplit("sha256=", 1)[1]
     expect = [f"--expect={k}={v}" for k, v in digests.items()]
     assert cli(repo, "verdict", "--base", "main", *expect).code == 0

@@ -5,7 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.flaky_helpers import code_flaky_module, flaky_calc, freeze_row, registry
-from tests.helpers import LEDGER, cli, commit, example_repo, gate, verdict, write
+from tests.helpers import (
+    LEDGER,
+    Result,
+    cli,
+    commit,
+    copy_repo,
+    example_repo,
+    gate,
+    verdict,
+    write,
+)
 
 FROZEN = "tests/test_clock.py::test_clock"
 REQUIRED = "eval/properties/test_total.py::test_total_never_negative"
@@ -116,21 +126,22 @@ def test_one(x):
 """
 
 
-def test_pathfilter_takes_the_heads_collection_from_the_suites_run(tmp_path: Path) -> None:
+def test_pathfilter_takes_the_heads_collection_from_the_suites_run(
+    tmp_path: Path, benign_gate: tuple[Path, Result]
+) -> None:
     """One pytest collects and runs the suite at head for both lanes (issue 20)."""
-    repo = example_repo(tmp_path)
-    _patch(repo, "def total(xs):\n    return sum(x for x in xs)\n")
-    result = gate(repo)
+    repo, result = benign_gate
     assert result.code == 0, result.out + result.err
     pathfilter = result.report(repo, "pathfilter")
     freeze = result.report(repo, "freeze")
     assert pathfilter["details"]["head_collection"] == "the suite's run"
     assert freeze["details"]["shared"] == {"suite_run": "pathfilter's"}
     assert freeze["details"]["suite"]["passed"] == 2
-    # The lane alone collects on its own, and concludes the same.
-    alone = cli(repo, "pathfilter", "--base", "main")
+    # The lane alone collects on its own, and concludes the same (in a copy: the gate's is shared).
+    copy = copy_repo(repo, tmp_path)
+    alone = cli(copy, "pathfilter", "--base", "main")
     assert alone.code == 0, alone.out + alone.err
-    own = alone.report(repo, "pathfilter")
+    own = alone.report(copy, "pathfilter")
     assert own["details"]["head_collection"] == "collected"
     assert own["details"]["visible_tests"] == pathfilter["details"]["visible_tests"]
     assert own["reasons"] == pathfilter["reasons"]

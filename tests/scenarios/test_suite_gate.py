@@ -14,6 +14,7 @@ from tests.helpers import (
     example_repo,
     gate,
     git,
+    run_lane,
     verdict,
     write,
 )
@@ -174,8 +175,10 @@ def test_a_base_whose_suite_does_not_collect_gets_the_bases_message(tmp_path: Pa
     repo = _repo(tmp_path, **{"tests/test_broken.py": broken})
     text = (repo / CODE).read_text()
     _patch(repo, {CODE: text + "\n# a harmless edit\n"})
-    result = gate(repo)
+    # The base's collection is pathfilter's: that lane on its own (issue 20).
+    result = run_lane(repo, "pathfilter")
     assert result.code == 1, result.out
+    assert gate_report(repo, "pathfilter")["status"] == "fail"
     reasons = gate_report(repo, "pathfilter")["reasons"]
     assert reasons == [
         "the base does not collect: tests/test_broken.py: "
