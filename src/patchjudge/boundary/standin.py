@@ -10,6 +10,10 @@ with data only; a handle is an id into its table and nothing more. A
 worker that crashes, stalls past the per-call deadline, sends what wire.py
 refuses or breaks the protocol is killed, and the property that was running
 fails with the reason, whatever the property did with the error.
+
+Imported by the plugin named before it (preload.py, review_phase.py), never
+assertion-rewritten by pytest from source (PYTEST_DONT_REWRITE: its asserts are
+type checks no report reads).
 """
 
 from __future__ import annotations
@@ -2808,9 +2812,9 @@ def _asked(handle: Handle, op: str, cls: type) -> bool:
     return worker.request("op", op, cls, (handle,)) is True
 
 
-# The judge's other plugin, loaded before this one (`-p` order, lanes/properties.py): it is
+# The judge's plugin loaded before this one (`-p` order, lanes/properties.py): it is
 # mid-import when this module installs the stand-ins and pytest looks it up after.
-JUDGE_PLUGINS = frozenset({"patchjudge.review_phase"})
+JUDGE_PLUGINS = frozenset({"patchjudge.review_phase", "patchjudge.boundary.preload"})
 
 
 def _own_chain() -> set[str]:
