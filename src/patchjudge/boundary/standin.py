@@ -210,7 +210,8 @@ class Worker:
             boot_r, boot_w = os.pipe()
             keep = (to_worker_r, from_worker_w)
         # No file, path or name of the judge's on the worker's command line (issue 18): it
-        # reads its program from stdin, compiled there under this run's names.
+        # reads its program from stdin (code compiled once here, or sources for another
+        # interpreter) and renames it there under this run's names.
         flags = worker_flags(_pyvenv_cfg(self.spec.python))
         argv = [self.spec.python, *flags, "-c", BOOT]
         loader, program = worker_program(
@@ -1190,7 +1191,7 @@ _ANSWERS: dict[str, Callable[..., tuple[bool, Any]]] = {
 # The worker's whole command line after the interpreter's flags: read the loader's length
 # and the loader from stdin, run it in a namespace of its own.
 BOOT = "import sys;r=sys.stdin.buffer.read;exec(r(int(r(8))),{})"
-# Compiles the sources the judge sends under this run's names and starts the worker. Its
+# Loads the program the judge sends under this run's names and starts the worker. Its
 # frame stays under the worker's, so it holds no name of the judge's either.
 LOADER = """\
 import sys
