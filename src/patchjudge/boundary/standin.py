@@ -10,6 +10,10 @@ with data only; a handle is an id into its table and nothing more. A
 worker that crashes, stalls past the per-call deadline, sends what wire.py
 refuses or breaks the protocol is killed, and the property that was running
 fails with the reason, whatever the property did with the error.
+
+Imported by the plugin named before it (preload.py, review_phase.py), never
+assertion-rewritten by pytest from source (PYTEST_DONT_REWRITE: its asserts are
+type checks no report reads).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import dis
 import functools
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import inspect
 import io
 import itertools
@@ -205,7 +210,8 @@ class Worker:
             boot_r, boot_w = os.pipe()
             keep = (to_worker_r, from_worker_w)
         # No file, path or name of the judge's on the worker's command line (issue 18): it
-        # reads its program from stdin, compiled there under this run's names.
+        # reads its program from stdin (code compiled once here, or sources for another
+        # interpreter) and renames it there under this run's names.
         flags = worker_flags(_pyvenv_cfg(self.spec.python))
         argv = [self.spec.python, *flags, "-c", BOOT]
         loader, program = worker_program(
@@ -213,6 +219,7 @@ class Worker:
             [str(keep[0]), str(keep[1]), self.spec.tree, os.pathsep.join(self.spec.pythonpath),
              os.pathsep.join(self.spec.coverage)],
             secrets.token_bytes(16),
+            compiled=same_interpreter(self.spec.python),
         )  # fmt: skip
         home = Path(self.spec.home)
         (home / "tmp").mkdir(parents=True, exist_ok=True)
@@ -1184,7 +1191,7 @@ _ANSWERS: dict[str, Callable[..., tuple[bool, Any]]] = {
 # The worker's whole command line after the interpreter's flags: read the loader's length
 # and the loader from stdin, run it in a namespace of its own.
 BOOT = "import sys;r=sys.stdin.buffer.read;exec(r(int(r(8))),{})"
-# Compiles the sources the judge sends under this run's names and starts the worker. Its
+# Loads the program the judge sends under this run's names and starts the worker. Its
 # frame stays under the worker's, so it holds no name of the judge's either.
 LOADER = """\
 import sys
@@ -1208,10 +1215,23 @@ def renamed(code, filename):
         return code.replace(co_filename=filename, co_consts=consts)
     name = fresh(code.co_qualname)
     return code.replace(co_filename=filename, co_name=name, co_qualname=name, co_consts=consts)
-def load(source, key, classes):
+# The judge's interpreter compiled the three modules once for its process (issue 20): their
+# code is loaded only for this interpreter's bytecode magic, else the worker stops before
+# running any of it. From another interpreter's judge they come as source, compiled here.
+if "code" in conf:
+    import importlib.util
+    if conf["magic"] != importlib.util.MAGIC_NUMBER:
+        raise SystemExit("patchjudge worker: the judge's compiled program is for another Python")
+    program = dict(zip(("wire", "protocol", "worker"), marshal.loads(conf["code"])))
+else:
+    program = {part: conf[part] for part in ("wire", "protocol", "worker")}
+def load(part, key, classes):
     module = types.ModuleType(fresh(key))
     filename = fresh(key + ".py") + ".py"
-    exec(renamed(compile(source, filename, "exec", optimize=2), filename), module.__dict__)
+    code = program[part]
+    if type(code) is str:
+        code = compile(code, filename, "exec", optimize=2)
+    exec(renamed(code, filename), module.__dict__)
     for value in list(module.__dict__.values()) if classes else ():
         if isinstance(value, type) and value.__module__ == module.__name__:
             value.__name__ = value.__qualname__ = fresh(key + "." + value.__qualname__)
@@ -1224,12 +1244,13 @@ for word in conf["forget"]:
     sys.path[:] = [p for p in sys.path if not (p.startswith("__editable__") and word in p)]
     sys.path_importer_cache.clear()
 # The wire's classes keep their names: a WireError's name is in the reasons the judge shows.
-wire = load(conf["wire"], "w", False)
-protocol = load(conf["protocol"], "p", True)
-worker = load(conf["worker"], "k", True)
+wire = load("wire", "w", False)
+protocol = load("protocol", "p", True)
+worker = load("worker", "k", True)
 argv, token = conf["argv"], fresh("token")
-del conf, salt, word
+del conf, salt, word, program
 globals().pop("name", None)
+globals().pop("importlib", None)
 """
 # The -c start-up shows argv as `python -m pytest` would; /proc/self/cmdline still has the
 # -c (the script shape has neither: docs/threat-model.md, "cheating the oracle").
@@ -1281,18 +1302,52 @@ def _pyvenv_cfg(python: str) -> str | None:
     return None
 
 
-def worker_program(here: Path, argv: list[str], salt: bytes) -> tuple[bytes, bytes]:
-    """The loader, and what it reads from stdin: the sources and arguments (marshal)."""
-    conf = {
+# The worker's modules, in the order the loader takes their code (LOADER's `program`).
+PROGRAM = ("wire", "protocol", "worker")
+
+
+@functools.cache
+def compiled_program(here: Path) -> bytes:
+    """The worker's modules compiled as the loader compiles them, once per judge process.
+
+    A run's review starts a worker per mutant, each of which compiled the
+    same 2,800 lines at boot (issue 20). The names and file names are still
+    each worker's own: the loader renames the code objects under its salt.
+    `dont_inherit`: this module's `from __future__` must not change them.
+    """
+    codes = tuple(
+        compile((here / f"{part}.py").read_text(), "", "exec", optimize=2, dont_inherit=True)
+        for part in PROGRAM
+    )
+    return marshal.dumps(codes)
+
+
+def same_interpreter(python: str) -> bool:
+    """Whether the worker's `python` is the judge's own binary, whose bytecode it can load."""
+    with contextlib.suppress(OSError):
+        return Path(python).resolve().samefile(Path(sys.executable).resolve())
+    return False
+
+
+def worker_program(
+    here: Path, argv: list[str], salt: bytes, compiled: bool = False
+) -> tuple[bytes, bytes]:
+    """The loader, and what it reads from stdin: the program and arguments (marshal).
+
+    `compiled`: the worker runs the judge's interpreter, so it gets the
+    modules' code compiled once here (compiled_program), else their sources.
+    """
+    conf: dict[str, Any] = {
         "salt": salt,
-        "wire": (here / "wire.py").read_text(),
-        "protocol": (here / "protocol.py").read_text(),
-        "worker": (here / "worker.py").read_text(),
         "argv": ["", "", *argv],
         # Names the judge's own install leaves in every interpreter of its venv (an editable
         # install's finder): gone before the code runs, so it cannot ask for them.
         "forget": [__name__.partition(".")[0]],
     }
+    if compiled:
+        conf.update(code=compiled_program(here), magic=importlib.util.MAGIC_NUMBER)
+    else:
+        conf.update({part: (here / f"{part}.py").read_text() for part in PROGRAM})
     return LOADER.encode(), marshal.dumps(conf)
 
 
@@ -2758,9 +2813,9 @@ def _asked(handle: Handle, op: str, cls: type) -> bool:
     return worker.request("op", op, cls, (handle,)) is True
 
 
-# The judge's other plugin, loaded before this one (`-p` order, lanes/properties.py): it is
+# The judge's plugin loaded before this one (`-p` order, lanes/properties.py): it is
 # mid-import when this module installs the stand-ins and pytest looks it up after.
-JUDGE_PLUGINS = frozenset({"patchjudge.review_phase"})
+JUDGE_PLUGINS = frozenset({"patchjudge.review_phase", "patchjudge.boundary.preload"})
 
 
 def _own_chain() -> set[str]:

@@ -644,9 +644,13 @@ def _out_of_process(
         tree=judge,
         args=targets,
         conftest_roots=settings.paths,
-        # The review's plugin first: it imports standin, which then keeps it (a tree that is
-        # patchjudge gets stand-ins for every other patchjudge module, standin.JUDGE_PLUGINS).
-        plugins=(*(("patchjudge.review_phase",) if phase else ()), "patchjudge.boundary.standin"),
+        # The review's plugin first, or preload's: it imports standin, so pytest does not rewrite
+        # it from source, and standin then keeps it (a tree that is patchjudge gets stand-ins for
+        # every other patchjudge module, standin.JUDGE_PLUGINS).
+        plugins=(
+            "patchjudge.review_phase" if phase else "patchjudge.boundary.preload",
+            "patchjudge.boundary.standin",
+        ),
         seed=settings.seed,
         max_examples=settings.max_examples,
         # The mutation phase's budget on top: the main pass's own limit is checked on its record.
