@@ -258,10 +258,12 @@ def cache_dir(
     from patchjudge.errors import PatchjudgeError
 
     wanted = asked if asked is not None else ledger
+    # Only `auto` needs the probe (two interpreters and a box): with `sandbox`
+    # every lane boxes the code or none runs it (nox's `isolation` session and
+    # each lane stop first), so the cache is safe either way (issue 19, session 12).
+    probed = sandbox.probe(environ) if wanted == "auto" else None
     try:
-        isolation = sandbox.choose(
-            ledger, asked, sandbox.probe(environ) if wanted != "process" else None
-        )
+        isolation = sandbox.choose(ledger, asked, probed)
     except PatchjudgeError:
         return None  # the run stops before any lane: nothing to keep
     return cache.placement(environ, repo, str(isolation))

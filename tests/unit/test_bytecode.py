@@ -343,6 +343,21 @@ def test_an_unboxed_run_neither_reads_nor_keeps_bytecode(tmp_path: Path) -> None
     assert bytecode.cache_dir(repo, "sandbox", None, {"PATCHJUDGE_CACHE_DIR": str(inside)}) is None
 
 
+def test_only_auto_probes_for_a_sandbox_before_keeping_bytecode(tmp_path: Path) -> None:
+    # issue 19, session 12: with "sandbox" every lane boxes the code or none runs
+    # it (the run stops first), so the cache is the judge's whether a box would
+    # start here or not: no probe (two interpreters and a box) is needed.
+    repo, kept = tmp_path / "repo", tmp_path / "cache"
+    no_bwrap = {"PATH": str(tmp_path / "empty"), "PATCHJUDGE_CACHE_DIR": str(kept)}
+    assert bytecode.cache_dir(repo, "sandbox", None, no_bwrap) == kept
+    assert bytecode.cache_dir(repo, "auto", "sandbox", no_bwrap) == kept
+    # "auto" is boxed only where a box starts: no bwrap, no cache.
+    assert bytecode.cache_dir(repo, "auto", None, no_bwrap) is None
+    assert bytecode.cache_dir(repo, "process", None, no_bwrap) is None
+    # A command line that would loosen the ledger stops the run: nothing kept.
+    assert bytecode.cache_dir(repo, "sandbox", "auto", no_bwrap) is None
+
+
 def test_the_build_backends_pinned_in_build_txt_and_what_they_need_get_bytecode(
     tmp_path: Path,
 ) -> None:
