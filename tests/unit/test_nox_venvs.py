@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from patchjudge import codeenv
+from patchjudge.boundary import sandbox
 from patchjudge.scaffold import template
+from tests.attack_helpers import require_sandbox
 from tests.unit.test_nox_constraints import recorded
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -301,3 +303,25 @@ def test_a_boxed_runs_lanes_take_the_one_code_venv_and_an_unboxed_runs_a_copy_ea
         unboxed, sessions = _recorded_with(tmp_path, isolation)
         (first,) = built(sessions)
         assert first == str(next((unboxed / ".nox" / "_code").glob("[0-9a-f]*/code"))), first
+
+
+def test_a_box_the_isolation_session_started_spares_each_lane_its_probe(tmp_path: Path) -> None:
+    # issue 19, session 12: with "sandbox" the `isolation` session starts a box
+    # before any lane; every patchjudge process of the run is told so and skips
+    # its own probe. Not with "auto", whose choice is each process's probe.
+    require_sandbox()
+    told = {sandbox.STARTED: "1"}
+    _, sessions = _recorded_with(tmp_path, "sandbox")
+    ours = [
+        c
+        for name, calls in sessions.items()
+        for c in calls
+        if c["method"] == "run"
+        and (name.startswith("gate") or "patchjudge.boxbuild" in c["args"])
+        and c["args"][:3] == ["python", "-P", "-m"]
+    ]
+    assert {c["args"][3] for c in ours} == {"patchjudge.boxbuild", "patchjudge"}, ours
+    assert all(c.get("env") == told for c in ours), ours
+    for isolation in ("auto", "process"):
+        _, sessions = _recorded_with(tmp_path, isolation)
+        assert not [c for calls in sessions.values() for c in calls if c.get("env")], isolation
