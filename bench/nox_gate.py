@@ -42,9 +42,27 @@ from tests.scenarios import test_real_projects as real  # noqa: E402
 ARGS = ("--base", "main", "--today", "2026-12-01")
 
 
+# A larger suite than either (bench/run.py's project: 664 tests, flit_core's build).
+MORE_ITERTOOLS = (
+    "more-itertools", "10.5.0", "5482bfef7849c25dc3c6dd53a6173ae4795da2a41a80faea6700d9f5846c5da6"
+)  # fmt: skip
+MORE_BENIGN = (
+    "more_itertools/more.py",
+    "def chunked(iterable, n, strict=False):\n",
+    "def chunked(iterable, n, strict=False):  # lists of n\n",
+)
+
+
+def _more_itertools_tree(dest: Path) -> Path:
+    tree = init_helpers.sdist(dest, *MORE_ITERTOOLS)
+    (tree / "PKG-INFO").unlink(missing_ok=True)  # as its authors commit it
+    return tree
+
+
 PROJECTS = {
     "iniconfig": (real._iniconfig_tree, real.BENIGN),
     "pluggy": (real._pluggy_tree, real.PLUGGY_BENIGN),
+    "more-itertools": (_more_itertools_tree, MORE_BENIGN),
 }
 
 

@@ -50,8 +50,10 @@ class RecordingSession:
     def install(self, *args: Any, **_: Any) -> None:
         self._record("install", args)
 
-    def run(self, *args: Any, **_: Any) -> str:
+    def run(self, *args: Any, **kwargs: Any) -> str:
         self._record("run", args)
+        if kwargs.get("env"):
+            self.calls[-1]["env"] = {str(k): str(v) for k, v in kwargs["env"].items()}
         _made_venv([str(a) for a in args])
         return ""
 

@@ -183,10 +183,12 @@ def pinned_names(requirements: str) -> list[str]:
     return names
 
 
-def distribution_sources(site: Path, names: Iterable[str]) -> list[Path]:
-    """The `.py` files the named distributions, and what they require, installed in `site`."""
+def distribution_sources(site: Path | Sequence[Path], names: Iterable[str]) -> list[Path]:
+    """The `.py` files the named distributions, and what they require, installed in `site`
+    (or in any of several: init's noxfile keeps the lane runtime beside the judge's venv)."""
     import importlib.metadata  # only here: `--code` runs without it (email, zipfile)
 
+    sites = [site] if isinstance(site, Path) else list(site)
     found: list[Path] = []
     todo, seen = list(names), set[str]()
     while todo:
@@ -194,7 +196,8 @@ def distribution_sources(site: Path, names: Iterable[str]) -> list[Path]:
         if name in seen:
             continue
         seen.add(name)
-        dist = next(iter(importlib.metadata.distributions(name=name, path=[str(site)])), None)
+        where = [str(s) for s in sites]
+        dist = next(iter(importlib.metadata.distributions(name=name, path=where)), None)
         if dist is None:
             continue
         # What it needs at run time (not an extra's): setuptools_scm's packaging.
@@ -206,7 +209,8 @@ def distribution_sources(site: Path, names: Iterable[str]) -> list[Path]:
         )
         for file in dist.files or ():
             path = Path(str(dist.locate_file(file)))
-            if file.suffix == ".py" and path.is_file() and path.is_relative_to(site):
+            inside = any(path.is_relative_to(s) for s in sites)
+            if file.suffix == ".py" and inside and path.is_file():
                 found.append(path)
     return sorted(found)
 
@@ -258,10 +262,12 @@ def cache_dir(
     from patchjudge.errors import PatchjudgeError
 
     wanted = asked if asked is not None else ledger
+    # Only `auto` needs the probe (two interpreters and a box): with `sandbox`
+    # every lane boxes the code or none runs it (nox's `isolation` session and
+    # each lane stop first), so the cache is safe either way (issue 19, session 12).
+    probed = sandbox.probe(environ) if wanted == "auto" else None
     try:
-        isolation = sandbox.choose(
-            ledger, asked, sandbox.probe(environ) if wanted != "process" else None
-        )
+        isolation = sandbox.choose(ledger, asked, probed)
     except PatchjudgeError:
         return None  # the run stops before any lane: nothing to keep
     return cache.placement(environ, repo, str(isolation))
@@ -269,7 +275,7 @@ def cache_dir(
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m patchjudge.bytecode", description=__doc__)
-    p.add_argument("site", nargs="?", type=Path, help="site-packages (default: this venv's)")
+    p.add_argument("site", nargs="*", type=Path, help="site-packages (default: this venv's)")
     p.add_argument("--code", action="store_true", help="the code's venv: pytest's packages only")
     p.add_argument(
         "--from",
@@ -283,14 +289,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--isolation", help="--isolation as given to the lanes")
     args = p.parse_args(argv)
     own = Path(sysconfig.get_paths()["purelib"])
-    site = args.site or own
+    sites: list[Path] = args.site or [own]
+    site = sites[0]
     donor = args.donor or own
+    if args.code and len(sites) > 1:
+        p.error("--code takes one site-packages")
     if not args.code or site.resolve() == donor.resolve():
         directory = cache_dir(args.cache_for, args.ledger_isolation, args.isolation, os.environ)
         extra: list[Path] = []
         if args.build is not None and args.build.is_file():
-            extra = distribution_sources(site, pinned_names(args.build.read_text()))
-        print(compile_site(site, PYTEST if args.code else JUDGE, directory, extra).line())
+            extra = distribution_sources(sites, pinned_names(args.build.read_text()))
+        # Several sites (the judge's venv and the lane runtime): one set, one cache pass.
+        found = [s for one in sites for s in sources(one, PYTEST if args.code else JUDGE)]
+        print(compile_files(list(dict.fromkeys([*found, *extra])), directory).line())
         return 0
     mode = py_compile.PycInvalidationMode.CHECKED_HASH
     for source in copy_site(site, donor, PYTEST):

@@ -25,15 +25,36 @@ _FIX = "the python of the venv the code under test runs in, e.g. .nox/code/bin/p
 # Asked with -I -S: nothing of the venv's site-packages runs to answer. Without
 # site, sys.prefix is the base interpreter's: the venv is found as site.py
 # finds it, by the pyvenv.cfg beside or above the interpreter.
+#
+# init's noxfile gives the code's venv the run's lane runtime (pytest, hypothesis)
+# by one .pth, LANE_PTH (named in _ASK too), naming another venv's site-packages:
+# read here, never run, and counted as the code's site (what is installed where
+# the code imports from: the base collection's cache key, the flakes pins, the
+# guard's roots). Only a venv's site-packages is taken, the patch may write the file.
+LANE_PTH = "patchjudge-lane.pth"
 _ASK = """
-import json, os, sys, sysconfig
+import ast, json, os, re, sys, sysconfig
 here = os.path.dirname(sys.executable)
 venv = next((d for d in (here, os.path.dirname(here))
              if os.path.isfile(os.path.join(d, "pyvenv.cfg"))), sys.prefix)
 paths = sysconfig.get_paths(vars={"base": venv, "platbase": venv})
+site = [paths["purelib"], paths["platlib"]]
+def runtime(folder):
+    try:
+        with open(os.path.join(folder, "patchjudge-lane.pth"), encoding="utf-8") as f:
+            line = re.fullmatch(r"import site; site[.]addsitedir[(](.+)[)]\\n?", f.read())
+        path = ast.literal_eval(line.group(1)) if line else None
+    except (OSError, ValueError, SyntaxError, RecursionError, MemoryError):
+        return None
+    if not (isinstance(path, str) and os.path.isabs(path) and os.path.isdir(path)):
+        return None
+    root = os.path.dirname(os.path.dirname(os.path.dirname(path)))
+    a_venvs = os.path.isfile(os.path.join(root, "pyvenv.cfg"))
+    return os.path.normpath(path) if a_venvs and os.path.basename(path) == "site-packages" else None
+site += [r for r in map(runtime, list(dict.fromkeys(site))) if r]
 print(json.dumps({
     "prefixes": [venv, sys.base_prefix, sys.base_exec_prefix],
-    "site": [paths["purelib"], paths["platlib"]],
+    "site": site,
     "scripts": paths["scripts"],
     "version": list(sys.version_info[:2]),
 }))

@@ -156,7 +156,9 @@ def snapshot(
     found: dict[str, Stamp] = {}
     for root in listed:
         found.update(top_level(root))
-    roots = list(whole)
+    # Once each: the code's venv may name a root the interpreter's list has too
+    # (init's noxfile: the lane runtime both venvs reach, issue 19).
+    roots = list(dict.fromkeys(whole))
     for root in roots:
         found.update(walk(root))
     for repo in checkouts:

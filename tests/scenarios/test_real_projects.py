@@ -168,10 +168,19 @@ def _fresh_lane_venvs(repo: Path) -> Path:
     """
     (judge,) = (repo / ".nox" / "_judge").glob("*/judge")
     (judge_site,) = judge.glob("lib/python*/site-packages")
+    # The lane runtime beside it, installed once a run, which the judge's venv and
+    # the code's reach after their own packages (issue 19, session 12).
+    (runtime,) = judge.parent.glob("lane/lib/python*/site-packages")
     pins = (repo / "constraints" / "lane.txt").read_text()
     for name in ("pytest", "hypothesis"):
-        (dist,) = judge_site.glob(f"{name}-*.dist-info")
+        (dist,) = runtime.glob(f"{name}-*.dist-info")
         assert f"{name}=={dist.name.removesuffix('.dist-info').split('-')[1]} " in pins, dist.name
+        assert not list(judge_site.glob(f"{name}-*.dist-info")), "installed once, in the runtime"
+    reach = f"import site; site.addsitedir({str(runtime)!r})\n"
+    for venv in (judge, repo / ".nox" / "_code" / "lane" / "code"):
+        if venv.exists():
+            (pth,) = venv.glob("lib/python*/site-packages/patchjudge-lane.pth")
+            assert pth.read_text() == reach, venv
     lanes = ("pathfilter", "fixtures", "freeze", "properties", "replay")
     for session in ["gate", *(f"gate-{lane}" for lane in lanes)]:
         venv = repo / ".nox" / session

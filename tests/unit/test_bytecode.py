@@ -343,6 +343,21 @@ def test_an_unboxed_run_neither_reads_nor_keeps_bytecode(tmp_path: Path) -> None
     assert bytecode.cache_dir(repo, "sandbox", None, {"PATCHJUDGE_CACHE_DIR": str(inside)}) is None
 
 
+def test_only_auto_probes_for_a_sandbox_before_keeping_bytecode(tmp_path: Path) -> None:
+    # issue 19, session 12: with "sandbox" every lane boxes the code or none runs
+    # it (the run stops first), so the cache is the judge's whether a box would
+    # start here or not: no probe (two interpreters and a box) is needed.
+    repo, kept = tmp_path / "repo", tmp_path / "cache"
+    no_bwrap = {"PATH": str(tmp_path / "empty"), "PATCHJUDGE_CACHE_DIR": str(kept)}
+    assert bytecode.cache_dir(repo, "sandbox", None, no_bwrap) == kept
+    assert bytecode.cache_dir(repo, "auto", "sandbox", no_bwrap) == kept
+    # "auto" is boxed only where a box starts: no bwrap, no cache.
+    assert bytecode.cache_dir(repo, "auto", None, no_bwrap) is None
+    assert bytecode.cache_dir(repo, "process", None, no_bwrap) is None
+    # A command line that would loosen the ledger stops the run: nothing kept.
+    assert bytecode.cache_dir(repo, "sandbox", "auto", no_bwrap) is None
+
+
 def test_the_build_backends_pinned_in_build_txt_and_what_they_need_get_bytecode(
     tmp_path: Path,
 ) -> None:
@@ -384,3 +399,42 @@ def test_the_code_venvs_step_starts_without_the_sandbox_or_importlib_metadata() 
         [sys.executable, "-I", "-c", check], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_the_judges_venv_and_the_lane_runtime_beside_it_are_compiled_in_one_step(
+    tmp_path: Path,
+) -> None:
+    # issue 19, session 12: init's noxfile keeps lane.txt in a venv of its own that the
+    # judge's venv and the code's reach by a .pth; one step compiles both, and a
+    # backend in the judge's venv has what it needs compiled in the runtime.
+    judge, runtime = _site(tmp_path / "judge"), _site(tmp_path / "lane")
+    shutil.rmtree(judge / "pluggy")
+    (judge / "patchjudge").mkdir()
+    (judge / "patchjudge" / "__init__.py").write_text("J = 1\n")
+    for site, name, requires in ((judge, "backend_x", "helper_y"), (runtime, "helper_y", "")):
+        (site / name).mkdir()
+        (site / name / "__init__.py").write_text(f"NAME = {name!r}\n")
+        info = site / f"{name}-1.0.dist-info"
+        info.mkdir()
+        needs = f"Requires-Dist: {requires}\n" if requires else ""
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n{needs}"
+        )
+        (info / "RECORD").write_text(f"{name}/__init__.py,,\n{info.name}/METADATA,,\n")
+    build = tmp_path / "build.txt"
+    build.write_text("backend-x==1.0 \\\n    --hash=sha256:00\n")
+    argv = [sys.executable, "-P", "-m", "patchjudge.bytecode", str(judge), str(runtime)]
+    done = subprocess.run(
+        [*argv, "--build", str(build)], check=True, capture_output=True, text=True
+    )
+    wanted = [
+        *bytecode.sources(judge, bytecode.JUDGE),  # patchjudge's own among them
+        judge / "backend_x" / "__init__.py",
+        runtime / "helper_y" / "__init__.py",
+        *bytecode.sources(runtime, bytecode.JUDGE),
+    ]
+    assert judge / "patchjudge" / "__init__.py" in wanted
+    for source in wanted:
+        pyc = Path(importlib.util.cache_from_source(str(source)))
+        assert bytecode.reusable(pyc.read_bytes(), source.read_bytes()), source
+    assert done.stdout.strip().endswith(f"{len(set(wanted))} compiled, 0 failed"), done.stdout

@@ -8,6 +8,7 @@ import pytest
 
 from patchjudge import codeenv
 from patchjudge.errors import PatchjudgeError
+from tests.helpers import bare_venv
 
 VENV = {
     "prefixes": ["/work/.nox/code", "/usr", "/usr"],
@@ -45,3 +46,28 @@ def test_no_python_is_the_judges_own_interpreter() -> None:
 
     assert codeenv.resolve(None).interpreter == sys.executable
     assert codeenv.resolve(None).binds == ()
+
+
+def test_the_lane_runtime_a_pth_names_is_the_codes_site_read_never_run(tmp_path: Path) -> None:
+    # issue 19, session 12: init's noxfile gives the code's venv the run's lane
+    # runtime by a .pth (the judge's venv reaches the same one): what the code
+    # imports from is its site too (the base collection's key, the flakes pins,
+    # the guard's roots). The file is read, not run, and only a venv's
+    # site-packages is taken from it.
+    python, site = bare_venv(tmp_path / "code")
+    _, runtime = bare_venv(tmp_path / "lane")
+    ran = tmp_path / "ran"
+    pth = site / codeenv.LANE_PTH
+    pth.write_text(f"import site; site.addsitedir({str(runtime)!r})\n")
+    assert codeenv.resolve(str(python)).site[-1] == runtime
+    elsewhere = tmp_path / "not-a-venv" / "site-packages"
+    elsewhere.mkdir(parents=True)
+    for text in (
+        f"import site; site.addsitedir({str(elsewhere)!r})\n",
+        f"import site; site.addsitedir({str(runtime)!r}); open({str(ran)!r}, 'w')\n",
+        f"{runtime}\n",
+        "import site; site.addsitedir('lib/python3/site-packages')\n",
+    ):
+        pth.write_text(text)
+        assert codeenv.resolve(str(python)).site == (site,), text
+    assert not ran.exists()

@@ -110,3 +110,23 @@ def test_a_root_inside_a_checkout_is_walked_once_and_still_watched(
         f"added {venv / 'pkg' / 'planted.pth'}",
         f"changed {venv / 'pkg' / 'sub' / 'mod.py'}",
     ]
+
+
+def test_a_root_named_twice_is_walked_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 19, session 12: init's noxfile gives the judge's venv and the code's one
+    # lane runtime; the lane's snapshot names it as the interpreter's and as the code's.
+    runtime = tmp_path / "lane" / "site-packages"
+    (runtime / "pkg").mkdir(parents=True)
+    (runtime / "pkg" / "mod.py").write_text("X = 1\n")
+    scanned: list[str] = []
+    scandir = os.scandir
+
+    def counting(path: str) -> object:
+        scanned.append(path)
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    snap = guard.snapshot([runtime, tmp_path / "other", Path(str(runtime))])
+    assert sorted(scanned) == sorted(set(scanned)), scanned
+    monkeypatch.undo()
+    assert snap == guard.walk(runtime)

@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 
+from patchjudge import codeenv
+from patchjudge.boundary import sandbox
 from patchjudge.scaffold import template
+from tests.attack_helpers import require_sandbox
 from tests.unit.test_nox_constraints import recorded
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,14 +77,15 @@ def test_inits_judge_venvs_never_get_the_project(
 def test_inits_judge_venv_is_built_once_per_nox_run_for_every_session(
     init_sessions: dict[str, list[dict[str, Any]]],
 ) -> None:
-    # issue 19: one judge venv a nox run (each session's own venv reaches it by a .pth).
+    # issue 19: one judge venv a nox run (each session's own venv reaches it by a .pth),
+    # and beside it one lane runtime (session 12).
     builds = [
-        name
+        (name, Path(c["args"][-1]).name)
         for name, calls in init_sessions.items()
         for c in calls
         if c["method"] == "run" and "venv" in c["args"][1:3] and "/_judge/" in c["args"][-1]
     ]
-    assert len(builds) == 1, builds
+    assert sorted(builds) == [("pathfilter", "judge"), ("pathfilter", "lane")], builds
     # patchjudge runs from the session's venv with -P: the checkout shadows nothing.
     for name in ("gate", "gate-fixtures", "gate-freeze", "flakes", "replay-verdict"):
         runs = [c["args"] for c in init_sessions[name] if c["method"] == "run"]
@@ -209,29 +213,57 @@ def test_inits_judge_venv_gets_its_bytecode_before_any_code_of_the_patch_runs(
     # lane process compiled pytest, hypothesis and patchjudge again.
     (first,) = [n for n, calls in init_sessions.items() if _bytecode_runs(calls)]
     calls = init_sessions[first]
-    judge, code = _bytecode_runs(calls)
+    (judge,) = _bytecode_runs(calls)
     # By the judge venv's own interpreter, -P (the checkout shadows nothing), into
-    # itself, once everything is installed there.
+    # itself and the lane runtime beside it, once everything is installed there.
     args = calls[judge]["args"]
     assert "/.nox/_judge/" in args[0] and args[0].endswith("/bin/python"), args
     assert args[1:4] == ["-P", "-m", "patchjudge.bytecode"], args
+    sites = [Path(a) for a in args[4:6]]
+    venv = Path(args[0]).parent.parent
+    assert [s.relative_to(venv.parent).parts[0] for s in sites] == ["judge", "lane"], args
+    assert all(s.name == "site-packages" for s in sites), args
     assert max(_installs_into(calls, "/_judge/")) < judge
     # Kept across runs in the judge's cache, as the lanes' isolation allows, with
     # the build backends the boxed build imports (issue 19, session 12).
-    flags = dict(zip(args[4::2], args[5::2], strict=True))
+    flags = dict(zip(args[6::2], args[7::2], strict=True))
     assert flags.keys() == {"--cache-for", "--build", "--ledger-isolation", "--isolation"}, args
     assert flags["--build"].endswith("/constraints/build.txt"), args
     assert Path(flags["--cache-for"], "noxfile.py").is_file(), args
-    # The code venv's pytest: after the lane's pins, before the project's build
-    # (the first of the patch's code to run) and install.
-    args = calls[code]["args"]
-    assert args[:4] == calls[judge]["args"][:4] and args[4] == "--code", args
-    assert "/.nox/_code/" in args[5] and args[5].endswith("/site-packages"), args
-    pins, *project = _installs_into(calls, "/_code/")
+    # Before the project's build (the first of the patch's code to run) and install.
     built = [i for i, c in enumerate(calls) if "patchjudge.boxbuild" in c["args"]]
-    assert pins < code < min(built + project), calls
+    assert judge < min(built + _installs_into(calls, "/_code/")), calls
     # Once per nox run: the other sessions reach the same venv through their .pth.
     assert all(not _bytecode_runs(c) for n, c in init_sessions.items() if n != first)
+
+
+def test_inits_lane_runtime_is_installed_once_a_run_and_reached_by_the_judge_and_the_code(
+    init_sessions: dict[str, list[dict[str, Any]]],
+) -> None:
+    # issue 19, session 12: the code's venv installed lane.txt a second time (~900
+    # files, the largest part of a cold run's installs). Now one venv holds it, and
+    # the judge's venv and the code's reach it by a .pth, after their own packages.
+    lane_txt = [
+        (name, args)
+        for name, calls in init_sessions.items()
+        for args in _into(calls, "/")
+        if any(a.endswith("/constraints/lane.txt") for a in args)
+    ]
+    assert len(lane_txt) == 1, lane_txt
+    name, args = lane_txt[0]
+    runtime = Path(next(a for a in args if a.endswith("/bin/python"))).parent.parent
+    assert runtime.name == "lane" and runtime.parent.parent.name == "_judge", args
+    (site,) = runtime.glob("lib/python*/site-packages")
+    reach = f"import site; site.addsitedir({str(site)!r})\n"
+    judge = runtime.parent / "judge"
+    code = runtime.parents[2] / "_code" / "lane" / "code"
+    for venv in (judge, code):
+        (pth,) = venv.glob(f"lib/python*/site-packages/{codeenv.LANE_PTH}")
+        assert pth.read_text() == reach, venv
+    # The code's venv reaches the runtime only: never the judge's venv.
+    written = [p.read_text() for p in code.rglob("*.pth")]
+    assert written == [reach], written
+    assert not [a for a in _into(init_sessions[name], "/_code/") if "lane.txt" in str(a)]
 
 
 def _recorded_with(tmp_path: Path, isolation: str) -> tuple[Path, dict[str, list[dict[str, Any]]]]:
@@ -271,3 +303,25 @@ def test_a_boxed_runs_lanes_take_the_one_code_venv_and_an_unboxed_runs_a_copy_ea
         unboxed, sessions = _recorded_with(tmp_path, isolation)
         (first,) = built(sessions)
         assert first == str(next((unboxed / ".nox" / "_code").glob("[0-9a-f]*/code"))), first
+
+
+def test_a_box_the_isolation_session_started_spares_each_lane_its_probe(tmp_path: Path) -> None:
+    # issue 19, session 12: with "sandbox" the `isolation` session starts a box
+    # before any lane; every patchjudge process of the run is told so and skips
+    # its own probe. Not with "auto", whose choice is each process's probe.
+    require_sandbox()
+    told = {sandbox.STARTED: "1"}
+    _, sessions = _recorded_with(tmp_path, "sandbox")
+    ours = [
+        c
+        for name, calls in sessions.items()
+        for c in calls
+        if c["method"] == "run"
+        and (name.startswith("gate") or "patchjudge.boxbuild" in c["args"])
+        and c["args"][:3] == ["python", "-P", "-m"]
+    ]
+    assert {c["args"][3] for c in ours} == {"patchjudge.boxbuild", "patchjudge"}, ours
+    assert all(c.get("env") == told for c in ours), ours
+    for isolation in ("auto", "process"):
+        _, sessions = _recorded_with(tmp_path, isolation)
+        assert not [c for calls in sessions.values() for c in calls if c.get("env")], isolation

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import io
 import os
 import stat
 from pathlib import Path
@@ -55,3 +56,23 @@ def test_the_fallback_line_names_the_reason_and_both_ways_out() -> None:
         "patchjudge: isolation 'auto' runs the patch's code without a sandbox: bwrap is not on PATH;"
     )
     assert 'isolation = "sandbox"' in line and sandbox.HOW_TO_GET in line
+
+
+def test_a_box_nox_started_this_run_spares_a_sandbox_lane_its_probe_never_auto(
+    tmp_path: Path,
+) -> None:
+    # issue 19, session 12: init's noxfile's `isolation` session starts a box before
+    # any lane; its lanes are told so and skip the probe (two interpreters and a
+    # box each). Only where "sandbox" is asked: a wrong word then fails the boxes,
+    # it never runs the code unboxed. `auto` chooses by its own probe, always.
+    sandbox._probe.cache_clear()
+    no_bwrap = {"PATH": str(tmp_path), sandbox.STARTED: "1"}
+    told = sandbox.decide("sandbox", None, environ=no_bwrap)
+    assert told == sandbox.Decision(sandbox.Isolation.SANDBOX)
+    assert sandbox.decide("auto", "sandbox", environ=no_bwrap).value == sandbox.Isolation.SANDBOX
+    err = io.StringIO()
+    auto = sandbox.decide("auto", None, err, environ=no_bwrap)
+    assert auto == sandbox.Decision(sandbox.Isolation.PROCESS, "bwrap is not on PATH")
+    assert "bwrap is not on PATH" in err.getvalue()
+    with pytest.raises(sandbox.PatchjudgeError, match="bwrap is not on PATH"):
+        sandbox.decide("sandbox", None, environ={"PATH": str(tmp_path)})

@@ -432,15 +432,30 @@ def fallback_line(reason: str) -> str:
     )
 
 
-def decide(ledger_value: str, cli_value: str | None, err: TextIO | None = None) -> Decision:
+# Set by init's noxfile for the processes of a nox run whose `isolation` session
+# has just started a box here: with "sandbox" asked, each lane and the boxed
+# build then skip their own probe (two interpreters and a box, issue 19).
+# Never for "auto", whose choice is the probe's. Wrongly set, it cannot take
+# code out of the box: the boxes fail to start instead of the probe saying so.
+STARTED = "PATCHJUDGE_SANDBOX_STARTED"
+
+
+def decide(
+    ledger_value: str,
+    cli_value: str | None,
+    err: TextIO | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Decision:
     """choose() with a probe only when the answer can depend on it.
 
     A fallback is never silent: it is printed on `err` (default: the
     stderr of the moment) and kept in the record, so every lane report (and
     the verdict) carries the reason.
     """
+    env = os.environ if environ is None else environ
     wanted = cli_value if cli_value is not None else ledger_value
-    reason = probe() if wanted != "process" else None
+    started = wanted == "sandbox" and env.get(STARTED) == "1"
+    reason = probe(env) if wanted != "process" and not started else None
     value = choose(ledger_value, cli_value, reason)
     fallback = reason if value == "process" and wanted == "auto" else None
     if fallback is not None:
