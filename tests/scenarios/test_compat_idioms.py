@@ -26,6 +26,7 @@ import collections.abc
 import datetime
 import enum
 import io
+import random
 import re
 import warnings
 
@@ -319,6 +320,11 @@ def noisy(x):
     return x
 
 
+def draw(n):
+    """A library drawing from its process's `random` (simulations, shuffles, sampling)."""
+    return [random.random() for _ in range(n)]
+
+
 def walk(node):
     """dpath's walk: the paths and values of a nested node, from the node itself."""
     for key, value in node.items():
@@ -339,6 +345,7 @@ import io
 import itertools
 import os
 import pickle
+import random
 import warnings
 
 import pytest
@@ -810,6 +817,15 @@ IDIOMS: dict[str, tuple[str, str]] = {
             assert lib.convert(Converts()) == 20
             with pytest.raises(TypeError):
                 lib.convert(object())
+        """,
+        "passed",
+    ),
+    "a library drawing from the global `random`, seeded per example as hypothesis seeds it": (
+        """
+        @given(st.integers())
+        def test_the_librarys_random_is_seeded_per_example(n):
+            r = random.Random(0)
+            assert lib.draw(2) == [r.random(), r.random()]
         """,
         "passed",
     ),

@@ -479,11 +479,13 @@ class Connection:
         # (protocol.py, "links"): what changed on either side since is sent to the other.
         self.links: dict[int, list[Any]] = {}
         self.next_link = 1
+        # The judge's seedings in force (protocol.SEEDS), oldest first: (serial, how to undo it).
+        self.seeded: list[tuple[int, Callable[[], None]]] = []
         # The judge's messages and requests, by protocol.py's names: a kind or request the
         # protocol declares and this table lacks is refused, as is one it does not declare.
         self.handlers: dict[str, Callable[..., None]] = {
             protocol.QUERY: self.answer, protocol.RELEASE: self.release, protocol.BYE: self.bye,
-            protocol.SYNC: self.sync,
+            protocol.SYNC: self.sync, protocol.SEEDS: self.seed,
         }  # fmt: skip
         self.requests: dict[str, Callable[..., Any]] = {
             protocol.IMPORT: importlib.import_module,
@@ -784,6 +786,19 @@ class Connection:
                 ) from None
             entry[1] = self.snapshot(entry[0]) or b""
 
+    def seed(self, seeds: Any) -> None:
+        """This process's global PRNGs seeded as hypothesis seeds the judge's (protocol.SEEDS)."""
+        if not protocol.seeds_ok(seeds):
+            raise SystemExit("patchjudge worker: the judge sent seeds not (serial, seed) pairs")
+        kept = 0
+        for (serial, _), (now, _) in zip(self.seeded, seeds, strict=False):
+            if serial != now:
+                break
+            kept += 1
+        while len(self.seeded) > kept:
+            self.seeded.pop()[1]()
+        self.seeded += [(serial, _seed_globals(seed)) for serial, seed in seeds[kept:]]
+
     def held(self, container: Any) -> Any:
         """An attribute's list, dict or set as a view: the judge changes this one in place."""
         ref = self.table.to_ref(container)
@@ -944,6 +959,26 @@ class Connection:
             args = exc.args if wire.is_data(exc.args) else (message,)
             return (protocol.ERROR_BUILTIN, cls.__name__, args)
         return (protocol.ERROR_FOREIGN, cls, exc, message)
+
+
+def _seed_globals(seed: int) -> Callable[[], None]:
+    """`random` seeded with `seed`, and numpy's global state once numpy is loaded, as
+    hypothesis' `deterministic_PRNG` does in process: returns what restores them."""
+    import random  # in process hypothesis has it loaded; here, once seeds are asked for
+
+    state = random.getstate()
+    random.seed(seed)
+    numpy_random = sys.modules.get("numpy.random") if "numpy" in sys.modules else None
+    numpy_state = numpy_random.get_state() if numpy_random is not None else None
+    if numpy_random is not None:
+        numpy_random.seed(seed)
+
+    def restore() -> None:
+        random.setstate(state)
+        if numpy_random is not None:
+            numpy_random.set_state(numpy_state)
+
+    return restore
 
 
 def _by_context(data: Any, path: str) -> dict[str, set[int]]:
