@@ -320,6 +320,49 @@ def noisy(x):
     return x
 
 
+class Wrapper:
+    """base64io's Base64IO: a stream over the caller's stream, which must have these."""
+
+    def __init__(self, wrapped):
+        if not all(hasattr(wrapped, a) for a in ("read", "write", "close", "closed", "flush")):
+            raise TypeError("the wrapped object must be a stream")
+        self.wrapped = wrapped
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.wrapped.flush()
+        return False
+
+    def write(self, data):
+        return self.wrapped.write(data.upper())
+
+
+def upgrade(tz):
+    """pytz-deprecation-shim's upgrade_tzinfo: a stdlib tzinfo comes back as itself."""
+    return tz
+
+
+UTC = datetime.timezone.utc
+
+
+class Lazy(list):
+    """pytz's LazyList: a list its own methods fill on first use."""
+
+    def __len__(self):
+        if not list.__len__(self):
+            list.extend(self, ["b", "a"])
+        return list.__len__(self)
+
+    def __iter__(self):
+        len(self)
+        return list.__iter__(self)
+
+
+ZONES = Lazy()
+
+
 def draw(n):
     """A library drawing from its process's `random` (simulations, shuffles, sampling)."""
     return [random.random() for _ in range(n)]
@@ -817,6 +860,35 @@ IDIOMS: dict[str, tuple[str, str]] = {
             assert lib.convert(Converts()) == 20
             with pytest.raises(TypeError):
                 lib.convert(object())
+        """,
+        "passed",
+    ),
+    "a stream the library checks for close and closed before it wraps it": (
+        """
+        def test_a_stream_wrapped_by_the_library():
+            buffer = io.BytesIO()
+            with lib.Wrapper(buffer) as wrapped:
+                wrapped.write(b"abc")
+            assert buffer.getvalue() == b"ABC" and not buffer.closed
+        """,
+        "passed",
+    ),
+    "a stdlib value handed back as itself, and the library's timezone.utc": (
+        """
+        @given(st.timedeltas(min_value=-datetime.timedelta(hours=23), max_value=datetime.timedelta(hours=23)))
+        def test_a_stdlib_value_handed_back_is_itself(offset):
+            tz = datetime.timezone(offset)
+            assert lib.upgrade(tz) is tz
+            assert lib.UTC is datetime.timezone.utc and lib.upgrade(lib.UTC) is lib.UTC
+            named = datetime.timezone(offset, "X")
+            assert lib.upgrade(named) is named and lib.upgrade(named).tzname(None) == "X"
+        """,
+        "passed",
+    ),
+    "a library list that fills itself on first use": (
+        """
+        def test_a_list_filled_on_first_use():
+            assert sorted(lib.ZONES) == ["a", "b"]
         """,
         "passed",
     ),

@@ -597,6 +597,7 @@ def _mine(cls: type) -> bool:
         (io.StringIO(), "write", True),
         (io.BytesIO(), "read", True),
         (io.StringIO(), "getvalue", True),
+        (io.BytesIO(), "close", True),  # base64io checks the stream it wraps has it
         (io.StringIO(), "detach", False),
         (io.StringIO(), "buffer", False),
         (io.TextIOWrapper(io.BytesIO()), "read", True),

@@ -1386,6 +1386,8 @@ def _is_function(obj: Any) -> bool:
 # the stdlib's own stream types, exactly, and their reading and writing methods only, what the
 # test asked the code to do with it. Never `buffer`, `raw`, `fileno`, `name` nor `detach`: the
 # code may use the stream, not reach the judge's file descriptors, paths or other objects.
+# `close` too: a wrapper checks the stream has it (base64io's Base64IO) and a reader may close
+# what it was handed, as in process; it closes that stream and nothing else (held-out round 8).
 # Each with the io ABC the worker's proxy for it is registered with (protocol.JUDGE_STREAMS).
 _STREAM_TYPES: dict[type, str] = {
     io.StringIO: "TextIOBase", io.TextIOWrapper: "TextIOBase", io.BytesIO: "BufferedIOBase",
@@ -1394,7 +1396,7 @@ _STREAM_TYPES: dict[type, str] = {
 }  # fmt: skip
 STREAM_METHODS = frozenset(
     ("read", "read1", "readline", "readlines", "readinto", "write", "writelines", "flush",
-     "readable", "writable", "seekable", "tell", "seek", "getvalue", "closed")
+     "readable", "writable", "seekable", "tell", "seek", "getvalue", "closed", "close")
 )  # fmt: skip
 
 
