@@ -339,6 +339,18 @@ class Wrapper:
         return self.wrapped.write(data.upper())
 
 
+class Closing:
+    """base64io's Base64IO: its finalizer (IOBase.__del__ -> close) writes to the caller's stream."""
+
+    def __init__(self, fp):
+        if not hasattr(fp, "write"):
+            raise TypeError("not a stream")
+        self.fp = fp
+
+    def __del__(self):
+        self.fp.write("closed")
+
+
 def upgrade(tz):
     """pytz-deprecation-shim's upgrade_tzinfo: a stdlib tzinfo comes back as itself."""
     return tz
@@ -870,6 +882,16 @@ IDIOMS: dict[str, tuple[str, str]] = {
             with lib.Wrapper(buffer) as wrapped:
                 wrapped.write(b"abc")
             assert buffer.getvalue() == b"ABC" and not buffer.closed
+        """,
+        "passed",
+    ),
+    "a library object whose finalizer writes to the judge's stream, let go of": (
+        """
+        def test_a_finalizer_writing_to_the_judges_stream():
+            buffer = io.StringIO()
+            for _ in range(3):
+                lib.Closing(buffer)
+            assert lib.check(1) == 1 and buffer.getvalue() == "closed" * 3
         """,
         "passed",
     ),

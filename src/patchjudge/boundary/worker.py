@@ -257,15 +257,18 @@ class Table:
         except KeyError:
             raise LookupError(f"no handle {ident} in this worker") from None
 
-    def release(self, ident: int, times: int) -> None:
+    def release(self, ident: int, times: int) -> Any:
+        """Forget `ident` once released as often as it was sent: the object, for the caller
+        to let go of (a finalizer may call the judge: it runs where the caller decides)."""
         left = self.counts.get(ident, 0) - times
         if left > 0:
             self.counts[ident] = left
-            return
+            return None
         obj = self.objects.pop(ident, None)
         self.counts.pop(ident, None)
         if obj is not None and self.by_identity.get(id(obj)) == ident:
             del self.by_identity[id(obj)]
+        return obj
 
 
 def _meta(obj: Any) -> Any:
@@ -481,6 +484,7 @@ class Connection:
         self.next_link = 1
         # The judge's seedings in force (protocol.SEEDS), oldest first: (serial, how to undo it).
         self.seeded: list[tuple[int, Callable[[], None]]] = []
+        self.dropped: list[Any] = []  # objects the judge released, let go of in `answer`
         # The judge's messages and requests, by protocol.py's names: a kind or request the
         # protocol declares and this table lacks is refused, as is one it does not declare.
         self.handlers: dict[str, Callable[..., None]] = {
@@ -608,8 +612,12 @@ class Connection:
                 original.update(value)
 
     def release(self, released: Any) -> None:
-        for ident, times in released:
-            self.table.release(ident, times)
+        # Let go of at the next request (answer), not here: the judge sends a RELEASE in the
+        # same write as that request, and an object's finalizer that calls the judge
+        # (base64io's IOBase.__del__ -> close -> wrapped.write) would wait for its reply
+        # here while the request behind it was answered from inside the wait: the judge,
+        # its request answered, went on, and the two conversations crossed (held-out 8).
+        self.dropped += [self.table.release(ident, times) for ident, times in released]
 
     def bye(self) -> None:
         raise SystemExit(0)
@@ -643,6 +651,8 @@ class Connection:
         return self.serve(until=ident)
 
     def answer(self, ident: int, op: Any, *args: Any) -> None:
+        if self.dropped:
+            self.dropped.clear()  # finalizers run here, inside this request's conversation
         mutated: tuple[Any, ...] = ()
         if op == protocol.BATCH:
             self.answer_batch(ident, *args)
