@@ -351,6 +351,11 @@ class Closing:
         self.fp.write("closed")
 
 
+def probe(fp):
+    """base64io's passthrough checks on the stream it wraps: present or not, then used."""
+    return hasattr(fp, "readable"), fp.read(3)
+
+
 def upgrade(tz):
     """pytz-deprecation-shim's upgrade_tzinfo: a stdlib tzinfo comes back as itself."""
     return tz
@@ -401,6 +406,7 @@ import itertools
 import os
 import pickle
 import random
+import unittest.mock
 import warnings
 
 import pytest
@@ -892,6 +898,17 @@ IDIOMS: dict[str, tuple[str, str]] = {
             for _ in range(3):
                 lib.Closing(buffer)
             assert lib.check(1) == 1 and buffer.getvalue() == "closed" * 3
+        """,
+        "passed",
+    ),
+    "a MagicMock the property hands the library": (
+        """
+        def test_a_mock_handed_to_the_library():
+            stream = unittest.mock.MagicMock()
+            stream.read.return_value = b"xyz"
+            del stream.readable
+            assert lib.probe(stream) == (False, b"xyz")
+            stream.read.assert_called_once_with(3)
         """,
         "passed",
     ),
