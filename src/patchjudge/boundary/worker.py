@@ -805,9 +805,18 @@ class Connection:
             if serial != now:
                 break
             kept += 1
+        # What restores the state below the first seeding let go of: the state a new seeding
+        # saves, since no code runs in between (one example ending, the next starting: one
+        # setstate, not a restore, a getstate and a seed).
+        below = None
         while len(self.seeded) > kept:
-            self.seeded.pop()[1]()
-        self.seeded += [(serial, _seed_globals(seed)) for serial, seed in seeds[kept:]]
+            below = self.seeded.pop()[1]
+        for serial, seed in seeds[kept:]:
+            self.seeded.append((serial, below or _saved_globals()))
+            below = None
+            _seed_globals(seed)
+        if below is not None:
+            below()
 
     def held(self, container: Any) -> Any:
         """An attribute's list, dict or set as a view: the judge changes this one in place."""
@@ -971,17 +980,13 @@ class Connection:
         return (protocol.ERROR_FOREIGN, cls, exc, message)
 
 
-def _seed_globals(seed: int) -> Callable[[], None]:
-    """`random` seeded with `seed`, and numpy's global state once numpy is loaded, as
-    hypothesis' `deterministic_PRNG` does in process: returns what restores them."""
+def _saved_globals() -> Callable[[], None]:
+    """What puts `random` (and numpy's global state, once numpy is loaded) back as it is now."""
     import random  # in process hypothesis has it loaded; here, once seeds are asked for
 
     state = random.getstate()
-    random.seed(seed)
     numpy_random = sys.modules.get("numpy.random") if "numpy" in sys.modules else None
     numpy_state = numpy_random.get_state() if numpy_random is not None else None
-    if numpy_random is not None:
-        numpy_random.seed(seed)
 
     def restore() -> None:
         random.setstate(state)
@@ -989,6 +994,25 @@ def _seed_globals(seed: int) -> Callable[[], None]:
             numpy_random.set_state(numpy_state)
 
     return restore
+
+
+_SEEDED: dict[int, Any] = {}  # seed -> random's state once seeded so (hypothesis' _seeded_state)
+
+
+def _seed_globals(seed: int) -> None:
+    """`random` seeded with `seed`, and numpy's global state once numpy is loaded, as
+    hypothesis' `deterministic_PRNG` seeds them in process."""
+    import random
+
+    state = _SEEDED.get(seed)
+    if state is None:
+        if len(_SEEDED) >= protocol.SEED_DEPTH:
+            _SEEDED.clear()
+        state = _SEEDED[seed] = random.Random(seed).getstate()
+    random.setstate(state)
+    numpy_random = sys.modules.get("numpy.random") if "numpy" in sys.modules else None
+    if numpy_random is not None:
+        numpy_random.seed(seed)
 
 
 def _by_context(data: Any, path: str) -> dict[str, set[int]]:
