@@ -26,6 +26,7 @@ import collections.abc
 import datetime
 import enum
 import io
+import random
 import re
 import warnings
 
@@ -319,6 +320,71 @@ def noisy(x):
     return x
 
 
+class Wrapper:
+    """base64io's Base64IO: a stream over the caller's stream, which must have these."""
+
+    def __init__(self, wrapped):
+        if not all(hasattr(wrapped, a) for a in ("read", "write", "close", "closed", "flush")):
+            raise TypeError("the wrapped object must be a stream")
+        self.wrapped = wrapped
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.wrapped.flush()
+        return False
+
+    def write(self, data):
+        return self.wrapped.write(data.upper())
+
+
+class Closing:
+    """base64io's Base64IO: its finalizer (IOBase.__del__ -> close) writes to the caller's stream."""
+
+    def __init__(self, fp):
+        if not hasattr(fp, "write"):
+            raise TypeError("not a stream")
+        self.fp = fp
+
+    def __del__(self):
+        self.fp.write("closed")
+
+
+def probe(fp):
+    """base64io's passthrough checks on the stream it wraps: present or not, then used."""
+    return hasattr(fp, "readable"), fp.read(3)
+
+
+def upgrade(tz):
+    """pytz-deprecation-shim's upgrade_tzinfo: a stdlib tzinfo comes back as itself."""
+    return tz
+
+
+UTC = datetime.timezone.utc
+
+
+class Lazy(list):
+    """pytz's LazyList: a list its own methods fill on first use."""
+
+    def __len__(self):
+        if not list.__len__(self):
+            list.extend(self, ["b", "a"])
+        return list.__len__(self)
+
+    def __iter__(self):
+        len(self)
+        return list.__iter__(self)
+
+
+ZONES = Lazy()
+
+
+def draw(n):
+    """A library drawing from its process's `random` (simulations, shuffles, sampling)."""
+    return [random.random() for _ in range(n)]
+
+
 def walk(node):
     """dpath's walk: the paths and values of a nested node, from the node itself."""
     for key, value in node.items():
@@ -339,6 +405,8 @@ import io
 import itertools
 import os
 import pickle
+import random
+import unittest.mock
 import warnings
 
 import pytest
@@ -810,6 +878,65 @@ IDIOMS: dict[str, tuple[str, str]] = {
             assert lib.convert(Converts()) == 20
             with pytest.raises(TypeError):
                 lib.convert(object())
+        """,
+        "passed",
+    ),
+    "a stream the library checks for close and closed before it wraps it": (
+        """
+        def test_a_stream_wrapped_by_the_library():
+            buffer = io.BytesIO()
+            with lib.Wrapper(buffer) as wrapped:
+                wrapped.write(b"abc")
+            assert buffer.getvalue() == b"ABC" and not buffer.closed
+        """,
+        "passed",
+    ),
+    "a library object whose finalizer writes to the judge's stream, let go of": (
+        """
+        def test_a_finalizer_writing_to_the_judges_stream():
+            buffer = io.StringIO()
+            for _ in range(3):
+                lib.Closing(buffer)
+            assert lib.check(1) == 1 and buffer.getvalue() == "closed" * 3
+        """,
+        "passed",
+    ),
+    "a MagicMock the property hands the library": (
+        """
+        def test_a_mock_handed_to_the_library():
+            stream = unittest.mock.MagicMock()
+            stream.read.return_value = b"xyz"
+            del stream.readable
+            assert lib.probe(stream) == (False, b"xyz")
+            stream.read.assert_called_once_with(3)
+        """,
+        "passed",
+    ),
+    "a stdlib value handed back as itself, and the library's timezone.utc": (
+        """
+        @given(st.timedeltas(min_value=-datetime.timedelta(hours=23), max_value=datetime.timedelta(hours=23)))
+        def test_a_stdlib_value_handed_back_is_itself(offset):
+            tz = datetime.timezone(offset)
+            assert lib.upgrade(tz) is tz
+            assert lib.UTC is datetime.timezone.utc and lib.upgrade(lib.UTC) is lib.UTC
+            named = datetime.timezone(offset, "X")
+            assert lib.upgrade(named) is named and lib.upgrade(named).tzname(None) == "X"
+        """,
+        "passed",
+    ),
+    "a library list that fills itself on first use": (
+        """
+        def test_a_list_filled_on_first_use():
+            assert sorted(lib.ZONES) == ["a", "b"]
+        """,
+        "passed",
+    ),
+    "a library drawing from the global `random`, seeded per example as hypothesis seeds it": (
+        """
+        @given(st.integers())
+        def test_the_librarys_random_is_seeded_per_example(n):
+            r = random.Random(0)
+            assert lib.draw(2) == [r.random(), r.random()]
         """,
         "passed",
     ),

@@ -6,6 +6,8 @@ Both ends use it: the worker for a call's result, the judge for a callback's
 
 from __future__ import annotations
 
+import datetime
+import decimal
 from typing import Any
 
 import pytest
@@ -41,6 +43,8 @@ def resolve(value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 S = "a text long enough not to be interned " * 2
 B = b"some bytes"
 BIG = 10**30
+TZ = datetime.timezone(datetime.timedelta(hours=2))
+D = decimal.Decimal("1.5")
 
 
 @pytest.mark.parametrize(
@@ -57,6 +61,10 @@ BIG = 10**30
         # Small ints, None and bools are the same object on both sides anyway.
         ((5, None, True), (5, None, True), {}, "(5, None, True)"),
         (BIG, (BIG,), {}, "Named(0)"),
+        # A stdlib value crosses as a copy too: handed back, it is named (held-out round 8,
+        # pytz-deprecation-shim's `upgrade_tzinfo(tz) is tz`).
+        (TZ, (TZ,), {}, "Named(0)"),
+        ([D], (), {"d": D}, "[Named('d')]"),
         # Not data: it crosses by reference already, never named.
         (object, (object,), {}, repr(object)),
         # Dict keys and set members keep their value (a name is no key).

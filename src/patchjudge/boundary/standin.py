@@ -187,6 +187,7 @@ class Worker:
         # Module name -> the registry the judge's "default" and "module" filters keep for
         # the code's warnings (_issue_warning): shown once a place, as in process.
         self.warned: dict[str, dict[str | tuple[str, type[Warning], int], int]] = {}
+        self.seeds: tuple[tuple[int, int], ...] = ()  # the seedings last sent (protocol.SEEDS)
 
     # --- lifetime ---
     def start(self) -> None:
@@ -375,10 +376,11 @@ class Worker:
             except wire.WireError as exc:
                 raise TypeError(f"cannot cross to the code under test: {exc}") from None
             synced = self._sync() if self.links or self.unlinks else None
-            if not (unclaimed or self.released or synced):
+            seeded = self._seeded() if _PRNG.seeds != self.seeds else None
+            if not (unclaimed or self.released or synced or seeded):
                 self._send(payload)  # the common request: one frame, nothing to ask first
                 return self._await(frame, call)
-            frames = [payload]
+            frames = [payload] if seeded is None else [seeded, payload]
             claims = self._ask_claims(unclaimed, frames)
             if synced:
                 frames.insert(0, synced)  # the worker's copies as the judge's are, first
@@ -578,6 +580,11 @@ class Worker:
         if not out:
             return None
         return wire.encode((protocol.SYNC, tuple(out)), self._to_ref)
+
+    def _seeded(self) -> bytes:
+        """The SEEDS for the next request: the seedings hypothesis has in force now."""
+        self.seeds = _PRNG.seeds
+        return wire.encode((protocol.SEEDS, self.seeds))
 
     def _on_err(self, frame: _Frame, call: Any, ident: int, error: Any) -> Any:
         raise self._exception(error)
@@ -1434,6 +1441,8 @@ def _is_function(obj: Any) -> bool:
 # the stdlib's own stream types, exactly, and their reading and writing methods only, what the
 # test asked the code to do with it. Never `buffer`, `raw`, `fileno`, `name` nor `detach`: the
 # code may use the stream, not reach the judge's file descriptors, paths or other objects.
+# `close` too: a wrapper checks the stream has it (base64io's Base64IO) and a reader may close
+# what it was handed, as in process; it closes that stream and nothing else (held-out round 8).
 # Each with the io ABC the worker's proxy for it is registered with (protocol.JUDGE_STREAMS).
 _STREAM_TYPES: dict[type, str] = {
     io.StringIO: "TextIOBase", io.TextIOWrapper: "TextIOBase", io.BytesIO: "BufferedIOBase",
@@ -1442,7 +1451,7 @@ _STREAM_TYPES: dict[type, str] = {
 }  # fmt: skip
 STREAM_METHODS = frozenset(
     ("read", "read1", "readline", "readlines", "readinto", "write", "writelines", "flush",
-     "readable", "writable", "seekable", "tell", "seek", "getvalue", "closed")
+     "readable", "writable", "seekable", "tell", "seek", "getvalue", "closed", "close")
 )  # fmt: skip
 
 
@@ -1463,6 +1472,12 @@ def judge_attribute(obj: Any, name: Any, judge_class: Callable[[type], bool]) ->
         return False
     if type(obj) in _STREAM_TYPES and name in STREAM_METHODS:
         return True
+    mock = sys.modules.get("unittest.mock")  # loaded only if a property uses it
+    if mock is not None and isinstance(obj, mock.NonCallableMock) and not isinstance(obj, type):
+        # A test double the property hands the code (base64io's MagicMock stream): it answers
+        # every public name, as in process. Not one that wraps a real object: its
+        # attributes would reach that object's (held-out round 8).
+        return obj.__dict__.get("_mock_wraps") is None
     if isinstance(obj, types.ModuleType):
         return False
     if isinstance(obj, type):
@@ -2759,6 +2774,38 @@ _state: _State | None = None
 _started: list[Worker] = []
 
 
+class WorkerPrng:
+    """The workers' global PRNGs, as the judge's hypothesis manages them (`register_random`).
+
+    hypothesis seeds every registered PRNG at each example's start and restores
+    it at the end (`deterministic_PRNG`; `st.random_module()` seeds again with
+    what it drew): here a seeding is a (serial, seed) pushed on `seeds`, a
+    state is `seeds` itself, and each worker's next request carries the seeds
+    in force (protocol.SEEDS), so the code's `random` draws what it draws in
+    process, run after run (issue 17).
+    """
+
+    def __init__(self) -> None:
+        self.seeds: tuple[tuple[int, int], ...] = ()
+        self.serials = itertools.count(1)
+
+    def seed(self, seed: Any) -> None:
+        if not (type(seed) is int and 0 <= seed < protocol.SEED_LIMIT):
+            raise ValueError(f"a worker's PRNG is seeded with an int below 2**32, not {seed!r}")
+        if len(self.seeds) >= protocol.SEED_DEPTH:
+            raise ValueError(f"more than {protocol.SEED_DEPTH} seedings of the PRNGs at once")
+        self.seeds = (*self.seeds, (next(self.serials), seed))
+
+    def getstate(self) -> tuple[tuple[int, int], ...]:
+        return self.seeds
+
+    def setstate(self, state: tuple[tuple[int, int], ...]) -> None:
+        self.seeds = state
+
+
+_PRNG = WorkerPrng()
+
+
 @atexit.register
 def _reap() -> None:
     """No worker outlives the judge's process: the gate counts one that does as escaped."""
@@ -2777,6 +2824,9 @@ def _install(spec: Spec) -> _State:
     """
     state = _State(spec)
     _forget_judge_modules(state, keep=_own_chain())
+    from hypothesis import register_random  # the judge's: its pytest loads it anyway
+
+    register_random(_PRNG)
     sys.meta_path.insert(0, _Finder(state))
     # Text the code produced never runs as judge code (evaluate.py): the judge's files (its
     # pytest's cwd and rootdir) eval in the worker, and the audit hook refuses other routes.

@@ -199,8 +199,16 @@ def _enum_member(name: str, value: int) -> Any:
     return cls(value)
 
 
-def _timezone(offset: datetime.timedelta, name: str) -> datetime.timezone:
-    return datetime.timezone(offset, name)
+def _timezone(offset: datetime.timedelta, name: str | None) -> datetime.timezone:
+    # Made as it was made: without a name, a zero offset is the receiver's `timezone.utc`
+    # (C's timezone constructor returns the singleton), so `tz is timezone.utc` holds.
+    return datetime.timezone(offset) if name is None else datetime.timezone(offset, name)
+
+
+def _timezone_args(tz: datetime.timezone) -> tuple[datetime.timedelta, str | None]:
+    """A timezone's constructor arguments (`__getinitargs__`): its name only if it was given one."""
+    args = tz.__getinitargs__()  # type: ignore[attr-defined]
+    return (args[0], args[1] if len(args) > 1 else None)
 
 
 _NONE = (type(None),)
@@ -243,8 +251,8 @@ STDLIB: dict[int, _Kind] = {
         (_INT,) * 3, True,
     ),
     10: _Kind(
-        datetime.timezone, lambda v: (v.utcoffset(None), v.tzname(None)), _timezone,
-        ((datetime.timedelta,), (str,)), True,
+        datetime.timezone, _timezone_args, _timezone, ((datetime.timedelta,), (str, type(None))),
+        True,
     ),
     11: _Kind(pathlib.PurePosixPath, lambda v: (str(v),), pathlib.PurePosixPath, ((str,),), True),
     12: _Kind(pathlib.PosixPath, lambda v: (str(v),), pathlib.PosixPath, ((str,),), True),
@@ -283,6 +291,8 @@ _READ_AS_BASE: dict[type, Callable[[Any], Any]] = {
     int: int.__int__,
     float: float.__float__,
 }
+# The containers' own `__len__`: a subclass with another one is asked it before it is read.
+_FILLED_ON_FIRST_USE: dict[type, Any] = {b: b.__len__ for b in (list, dict, set, frozenset, tuple)}
 _ERRORS = (ValueError, TypeError, OverflowError, ArithmeticError, KeyError)
 
 
@@ -332,7 +342,7 @@ def returned_arguments(
     keys = {
         id(v): k
         for k, v in (*enumerate(args), *kwargs.items())
-        if type(v) in DATA_TYPES and not (type(v) is int and -5 <= v <= 256)
+        if (type(v) in DATA_TYPES or type(v) in _CODES) and not (type(v) is int and -5 <= v <= 256)
         and v is not None and type(v) is not bool
     }  # fmt: skip
     if not keys:
@@ -636,6 +646,12 @@ def _encode_view(  # noqa: PLR0917
     member or without one, the data alone. False if the base type's methods refuse it.
     """
     try:
+        own_len = _FILLED_ON_FIRST_USE.get(base)
+        if own_len is not None and type(value).__len__ is not own_len:
+            # Its own first use before the base type reads it: a container that fills itself
+            # then (pytz's LazyList, `sorted(pytz.all_timezones)`) holds its data, as it
+            # would for any use in process; after, the data is read through the base type.
+            len(value)
         plain = _READ_AS_BASE[base](value)
     except Exception:  # a layout the base type's methods refuse: a reference
         return False

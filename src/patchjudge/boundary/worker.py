@@ -257,15 +257,18 @@ class Table:
         except KeyError:
             raise LookupError(f"no handle {ident} in this worker") from None
 
-    def release(self, ident: int, times: int) -> None:
+    def release(self, ident: int, times: int) -> Any:
+        """Forget `ident` once released as often as it was sent: the object, for the caller
+        to let go of (a finalizer may call the judge: it runs where the caller decides)."""
         left = self.counts.get(ident, 0) - times
         if left > 0:
             self.counts[ident] = left
-            return
+            return None
         obj = self.objects.pop(ident, None)
         self.counts.pop(ident, None)
         if obj is not None and self.by_identity.get(id(obj)) == ident:
             del self.by_identity[id(obj)]
+        return obj
 
 
 def _meta(obj: Any) -> Any:
@@ -479,11 +482,14 @@ class Connection:
         # (protocol.py, "links"): what changed on either side since is sent to the other.
         self.links: dict[int, list[Any]] = {}
         self.next_link = 1
+        # The judge's seedings in force (protocol.SEEDS), oldest first: (serial, how to undo it).
+        self.seeded: list[tuple[int, Callable[[], None]]] = []
+        self.dropped: list[Any] = []  # objects the judge released, let go of in `answer`
         # The judge's messages and requests, by protocol.py's names: a kind or request the
         # protocol declares and this table lacks is refused, as is one it does not declare.
         self.handlers: dict[str, Callable[..., None]] = {
             protocol.QUERY: self.answer, protocol.RELEASE: self.release, protocol.BYE: self.bye,
-            protocol.SYNC: self.sync,
+            protocol.SYNC: self.sync, protocol.SEEDS: self.seed,
         }  # fmt: skip
         self.requests: dict[str, Callable[..., Any]] = {
             protocol.IMPORT: importlib.import_module,
@@ -606,8 +612,12 @@ class Connection:
                 original.update(value)
 
     def release(self, released: Any) -> None:
-        for ident, times in released:
-            self.table.release(ident, times)
+        # Let go of at the next request (answer), not here: the judge sends a RELEASE in the
+        # same write as that request, and an object's finalizer that calls the judge
+        # (base64io's IOBase.__del__ -> close -> wrapped.write) would wait for its reply
+        # here while the request behind it was answered from inside the wait: the judge,
+        # its request answered, went on, and the two conversations crossed (held-out 8).
+        self.dropped += [self.table.release(ident, times) for ident, times in released]
 
     def bye(self) -> None:
         raise SystemExit(0)
@@ -641,6 +651,8 @@ class Connection:
         return self.serve(until=ident)
 
     def answer(self, ident: int, op: Any, *args: Any) -> None:
+        if self.dropped:
+            self.dropped.clear()  # finalizers run here, inside this request's conversation
         mutated: tuple[Any, ...] = ()
         if op == protocol.BATCH:
             self.answer_batch(ident, *args)
@@ -783,6 +795,28 @@ class Connection:
                     f"patchjudge worker: the judge synced link {link}: {exc}"
                 ) from None
             entry[1] = self.snapshot(entry[0]) or b""
+
+    def seed(self, seeds: Any) -> None:
+        """This process's global PRNGs seeded as hypothesis seeds the judge's (protocol.SEEDS)."""
+        if not protocol.seeds_ok(seeds):
+            raise SystemExit("patchjudge worker: the judge sent seeds not (serial, seed) pairs")
+        kept = 0
+        for (serial, _), (now, _) in zip(self.seeded, seeds, strict=False):
+            if serial != now:
+                break
+            kept += 1
+        # What restores the state below the first seeding let go of: the state a new seeding
+        # saves, since no code runs in between (one example ending, the next starting: one
+        # setstate, not a restore, a getstate and a seed).
+        below = None
+        while len(self.seeded) > kept:
+            below = self.seeded.pop()[1]
+        for serial, seed in seeds[kept:]:
+            self.seeded.append((serial, below or _saved_globals()))
+            below = None
+            _seed_globals(seed)
+        if below is not None:
+            below()
 
     def held(self, container: Any) -> Any:
         """An attribute's list, dict or set as a view: the judge changes this one in place."""
@@ -944,6 +978,41 @@ class Connection:
             args = exc.args if wire.is_data(exc.args) else (message,)
             return (protocol.ERROR_BUILTIN, cls.__name__, args)
         return (protocol.ERROR_FOREIGN, cls, exc, message)
+
+
+def _saved_globals() -> Callable[[], None]:
+    """What puts `random` (and numpy's global state, once numpy is loaded) back as it is now."""
+    import random  # in process hypothesis has it loaded; here, once seeds are asked for
+
+    state = random.getstate()
+    numpy_random = sys.modules.get("numpy.random") if "numpy" in sys.modules else None
+    numpy_state = numpy_random.get_state() if numpy_random is not None else None
+
+    def restore() -> None:
+        random.setstate(state)
+        if numpy_random is not None:
+            numpy_random.set_state(numpy_state)
+
+    return restore
+
+
+_SEEDED: dict[int, Any] = {}  # seed -> random's state once seeded so (hypothesis' _seeded_state)
+
+
+def _seed_globals(seed: int) -> None:
+    """`random` seeded with `seed`, and numpy's global state once numpy is loaded, as
+    hypothesis' `deterministic_PRNG` seeds them in process."""
+    import random
+
+    state = _SEEDED.get(seed)
+    if state is None:
+        if len(_SEEDED) >= protocol.SEED_DEPTH:
+            _SEEDED.clear()
+        state = _SEEDED[seed] = random.Random(seed).getstate()
+    random.setstate(state)
+    numpy_random = sys.modules.get("numpy.random") if "numpy" in sys.modules else None
+    if numpy_random is not None:
+        numpy_random.seed(seed)
 
 
 def _by_context(data: Any, path: str) -> dict[str, set[int]]:
