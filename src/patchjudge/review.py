@@ -1005,7 +1005,10 @@ def _edited_segment(f: ChangedFile, m: Mutant, text: str) -> str | None:
         end = starts[bottom] + len(m.replacement) - (m.end - m.start)
         if text[end - 1 : end] not in ("\n", "\r"):
             return None  # the edit took the statement's line end
-        return text[starts[top - 1] : end]
+        segment = text[starts[top - 1] : end]
+        if segment.rstrip("\r\n").endswith("\\"):
+            return None  # a trailing backslash joins the next statement's line to it
+        return segment
     return None
 
 

@@ -269,6 +269,8 @@ def _parsed(text: str) -> bytes | None:
     [
         ("c = 4\nd = 5\n", 5, 6, ""),  # the statement's line end eaten: `c = 4d = 5`
         ("c = 4\r\nd = 5\n", 5, 7, " "),
+        # the edit ends in a backslash: alone it parses, joined to `if x:` it is indented
+        ("x = 1\r\nif x:\r\n    y = [x,\r\n         2]\r\nz = 3", 0, 5, "\n    \\"),
         ("a = (1,\n     2); b = 3\nc = 4\n", 4, 5, ""),  # a statement shares its last line
         ("def f():\n    return 1\nx = 2\n", 22, 23, ""),
     ],
