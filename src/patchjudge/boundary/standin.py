@@ -1476,8 +1476,13 @@ def judge_attribute(obj: Any, name: Any, judge_class: Callable[[type], bool]) ->
     if mock is not None and isinstance(obj, mock.NonCallableMock) and not isinstance(obj, type):
         # A test double the property hands the code (base64io's MagicMock stream): it answers
         # every public name, as in process. Not one that wraps a real object: its
-        # attributes would reach that object's (held-out round 8).
-        return obj.__dict__.get("_mock_wraps") is None
+        # attributes would reach that object's (held-out round 8). Nor the double's own
+        # API (configure_mock, assert_called_with, call_count, return_value...): with it
+        # the code set `write.assert_called_once_with = len` and `call_count = 1`, and the
+        # property's own check of the calls passed with none made (red team, session 12,
+        # third round): its data and behaviour are the property's, as a judge class's.
+        api = any(name in cls.__dict__ for cls in type(obj).__mro__)
+        return obj.__dict__.get("_mock_wraps") is None and not api
     if isinstance(obj, types.ModuleType):
         return False
     if isinstance(obj, type):
