@@ -933,10 +933,12 @@ IDIOMS: dict[str, tuple[str, str]] = {
     ),
     "a library drawing from the global `random`, seeded per example as hypothesis seeds it": (
         """
+        FIRST_DRAWS = []
+
         @given(st.integers())
         def test_the_librarys_random_is_seeded_per_example(n):
-            r = random.Random(0)
-            assert lib.draw(2) == [r.random(), r.random()]
+            FIRST_DRAWS.append(lib.draw(2))
+            assert FIRST_DRAWS[-1] == FIRST_DRAWS[0]
         """,
         "passed",
     ),

@@ -27,6 +27,7 @@ import copy
 import datetime
 import dis
 import functools
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -2786,19 +2787,30 @@ class WorkerPrng:
     it at the end (`deterministic_PRNG`; `st.random_module()` seeds again with
     what it drew): here a seeding is a (serial, seed) pushed on `seeds`, a
     state is `seeds` itself, and each worker's next request carries the seeds
-    in force (protocol.SEEDS), so the code's `random` draws what it draws in
-    process, run after run (issue 17).
+    in force (protocol.SEEDS), so the code's `random` draws the same, run after
+    run (issue 17).
+
+    The example's own seeding (the outermost) is never hypothesis' 0: in
+    process every example starts from `random.Random(0)`'s state, public, and
+    a patch right only in that state was accepted (red team, session 12, third
+    round). It is the seed mixed with `salt`, the worker's hash seed (the
+    key's or the commit's, seed.py): the same for every example of a run, and
+    not a value the code can know. A nested seeding (`st.random_module()`'s
+    drawn seed, which the property sees) is kept as drawn.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, salt: str = "0") -> None:
         self.seeds: tuple[tuple[int, int], ...] = ()
         self.serials = itertools.count(1)
+        self.salt = salt
 
     def seed(self, seed: Any) -> None:
         if not (type(seed) is int and 0 <= seed < protocol.SEED_LIMIT):
             raise ValueError(f"a worker's PRNG is seeded with an int below 2**32, not {seed!r}")
         if len(self.seeds) >= protocol.SEED_DEPTH:
             raise ValueError(f"more than {protocol.SEED_DEPTH} seedings of the PRNGs at once")
+        if not self.seeds:
+            seed = salted_seed(self.salt, seed)
         self.seeds = (*self.seeds, (next(self.serials), seed))
 
     def getstate(self) -> tuple[tuple[int, int], ...]:
@@ -2806,6 +2818,13 @@ class WorkerPrng:
 
     def setstate(self, state: tuple[tuple[int, int], ...]) -> None:
         self.seeds = state
+
+
+@functools.lru_cache(maxsize=64)
+def salted_seed(salt: str, seed: int) -> int:
+    """Pure: an example's seeding of the worker's PRNGs, below protocol.SEED_LIMIT."""
+    digest = hashlib.sha256(f"patchjudge-prng:{salt}:{seed}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % protocol.SEED_LIMIT
 
 
 _PRNG = WorkerPrng()
@@ -2831,6 +2850,7 @@ def _install(spec: Spec) -> _State:
     _forget_judge_modules(state, keep=_own_chain())
     from hypothesis import register_random  # the judge's: its pytest loads it anyway
 
+    _PRNG.salt = spec.hash_seed
     register_random(_PRNG)
     sys.meta_path.insert(0, _Finder(state))
     # Text the code produced never runs as judge code (evaluate.py): the judge's files (its
