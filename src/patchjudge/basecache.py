@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import importlib.machinery
 import json
 import os
 import sys
@@ -195,15 +196,33 @@ def _packaging(site: Iterable[Path]) -> list[str]:
 
 def shadowed(entries: Iterable[git.TreeEntry], pythonpath: Iterable[str]) -> frozenset[str]:
     """Pure: the top-level modules the base's tree gives its pythonpath, which a base run
-    imports from the tree before any copy installed in the code's venv."""
+    imports from the tree before any copy installed in the code's venv.
+
+    A module (`X.py`) or a regular package (`X/__init__.py`) only: a directory
+    without `__init__.py` is a namespace portion, and a regular package `X` in the
+    code's venv, later on sys.path, wins over it (red team, session 12, third round:
+    the head's installed `calc/__init__.py` ran in the base's collection, unkeyed).
+    """
     names = set()
     for entry in entries:
         for root in pythonpath:
             prefix = "" if root in ("", ".") else root.rstrip("/") + "/"
             if entry.path.startswith(prefix):
-                top = entry.path[len(prefix) :].split("/", 1)[0]
-                names.add(top[:-3] if top.endswith(".py") else top)
+                parts = entry.path[len(prefix) :].split("/")
+                if len(parts) == 1 and parts[0].endswith(".py"):
+                    names.add(parts[0][:-3])
+                elif len(parts) == 2 and parts[1] == "__init__.py":
+                    names.add(parts[0])
     return frozenset(names)
+
+
+def _module(name: str) -> str | None:
+    """Pure: the top-level module a site-packages entry named `name` is, if it is one
+    (`X/`, `X.py`, `X.cpython-311-x86_64-linux-gnu.so`); a `.pth`, a `.dist-info` is not."""
+    for suffix in (".py", *importlib.machinery.EXTENSION_SUFFIXES):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name if "." not in name else None
 
 
 @functools.cache
@@ -232,8 +251,8 @@ def site_digest(site: tuple[Path, ...], shadowed: frozenset[str]) -> str:
         for top in tops:
             if top.name.endswith((".dist-info", ".egg-info")):
                 files = [top / "entry_points.txt"]
-            elif top.name.split(".", 1)[0] in shadowed:
-                continue
+            elif _module(top.name) in shadowed:
+                continue  # `X.pth` is not the module X: it runs at every start
             else:
                 files = [top, *sorted(top.rglob("*"))] if top.is_dir() else [top]
             for path in files:

@@ -22,7 +22,17 @@ from pathlib import Path
 import pytest
 
 from tests.attack_helpers import fast_ledger, require_sandbox
-from tests.helpers import Result, bare_venv, cli, cli_env, commit, example_repo, git, write
+from tests.helpers import (
+    PROPERTY,
+    Result,
+    bare_venv,
+    cli,
+    cli_env,
+    commit,
+    example_repo,
+    git,
+    write,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -119,3 +129,71 @@ def test_an_honest_heads_own_package_still_reads_the_kept_base_collection(
     _, second = _gate(repo, _code_venv(venv, "VALUE = 2\n", hostile=False), cache)
     assert (first["verdict"], first["base_collection"]) == ("accept_for_review", "miss")
     assert (second["verdict"], second["base_collection"]) == ("accept_for_review", "hit")
+
+
+# Red team, session 12 (third round): the key left out every top-level name the base's
+# tree has on its pythonpath, a namespace package (a directory, no __init__.py) among
+# them; a regular package of that name in the code's venv wins over a namespace portion
+# earlier on sys.path, so the base's runs imported the head's installed `calc`.
+FORGING_PACKAGE = FAKE_PLUGIN.replace("globals().update(", "_unused = dict(")
+
+
+def _namespace_repo(tmp_path: Path) -> Path:
+    """The example project with `calc` a namespace package (src/calc/core.py, no __init__)."""
+    repo = _repo(tmp_path)
+    git(repo, "checkout", "-q", "main")
+    (repo / "src" / "calc" / "__init__.py").unlink()
+    write(
+        repo,
+        {
+            "src/calc/core.py": "def total(xs):\n    return sum(xs)\n",
+            "tests/test_calc.py": "from calc.core import total\n\n\ndef test_empty():\n"
+            "    assert total([]) == 0\n\n\ndef test_two():\n    assert total([1, 2]) == 3\n",
+            "eval/properties/test_total.py": PROPERTY.replace(
+                "from calc import", "from calc.core import"
+            ),
+        },
+    )
+    commit(repo, "calc as a namespace package")
+    return repo
+
+
+def _namespace_venv(where: Path, core: str, init: str | None) -> Path:
+    """The code's venv: the namespace project installed (`init`: a head's calc/__init__.py)."""
+    shutil.rmtree(where, ignore_errors=True)
+    python, site = bare_venv(where)
+    (site / "judge_runtime.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (site / "calc").mkdir()
+    (site / "calc" / "core.py").write_text(core)
+    if init is not None:
+        (site / "calc" / "__init__.py").write_text(init)
+    (site / INFO).mkdir()
+    (site / INFO / "METADATA").write_text("Metadata-Version: 2.1\nName: calc\nVersion: 0.1\n")
+    (site / INFO / "RECORD").write_text("")
+    return python
+
+
+def _namespace_head(repo: Path, branch: str, code: str) -> None:
+    git(repo, "checkout", "-q", "main")
+    git(repo, "checkout", "-q", "-b", branch)
+    write(repo, {"src/calc/core.py": code})
+    commit(repo, branch)
+
+
+def test_a_heads_package_over_a_namespace_package_cannot_leave_the_base_collection(
+    tmp_path: Path,
+) -> None:
+    require_sandbox()
+    repo, venv, cache = _namespace_repo(tmp_path), tmp_path / "code", tmp_path / "cache"
+    _namespace_head(repo, "hostile", "def total(xs):\n    return sum(list(xs))\n")
+    core = "def total(xs):\n    return sum(xs)\n"
+    _gate(repo, _namespace_venv(venv, core, FORGING_PACKAGE), cache)
+    _namespace_head(repo, "honest", "def total(xs):\n    return sum(iter(xs))\n")
+    result, found = _gate(repo, _namespace_venv(venv, core, None), cache)
+    # On lead: reject, "pathfilter: visible test gone: tests/test_calc.py::test_phantom":
+    # the hostile head's calc/__init__.py ran in the base's collection, and the key left
+    # the namespace package's name out ("hit").
+    assert (found["verdict"], found["base_collection"]) == ("accept_for_review", "miss"), (
+        found["reasons"],
+        result.err[-2000:],
+    )

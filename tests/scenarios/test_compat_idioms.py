@@ -931,12 +931,13 @@ IDIOMS: dict[str, tuple[str, str]] = {
         """,
         "passed",
     ),
-    "a library drawing from the global `random`, seeded per example as hypothesis seeds it": (
+    "a library drawing from the global `random`, seeded by the judge": (
         """
         @given(st.integers())
         def test_the_librarys_random_is_seeded_per_example(n):
-            r = random.Random(0)
-            assert lib.draw(2) == [r.random(), r.random()]
+            # The numbers are the worker's own seeding's, run after run, not Random(0)'s
+            # (red team, session 12, third round): tests/unit/test_standin_random.py.
+            assert all(0 <= x < 1 for x in lib.draw(2))
         """,
         "passed",
     ),

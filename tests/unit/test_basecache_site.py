@@ -16,9 +16,12 @@ def _entry(path: str) -> TreeEntry:
 
 
 def test_the_base_tree_shadows_the_top_level_modules_of_its_pythonpath() -> None:
-    entries = [_entry(p) for p in ("src/calc/__init__.py", "src/one.py", "tests/t.py", "x.py")]
+    paths = ("src/calc/__init__.py", "src/one.py", "src/ns/core.py", "tests/t.py", "x.py")
+    entries = [_entry(p) for p in paths]
+    # A directory without __init__.py (src/ns, and src, tests under ".") is a namespace
+    # portion: a regular package of its name in the code's venv wins over it at base.
     assert basecache.shadowed(entries, ["src"]) == {"calc", "one"}
-    assert basecache.shadowed(entries, ["."]) == {"src", "tests", "x"}
+    assert basecache.shadowed(entries, ["."]) == {"x"}
     assert basecache.shadowed(entries, []) == set()
 
 
@@ -53,6 +56,8 @@ def _write(rel: str, text: str) -> Callable[[Path], None]:
         (_write("_pytest/main.py", "x = 2\n"), True),
         (_write("sitecustomize.py", ""), True),
         (_write("zz.pth", "import calc_plug\n"), True),
+        # Named like the project's package, not the package: it runs at every start.
+        (_write("calc.pth", "import calc_plug\n"), True),
         # The project's own package (the tree's copy runs at base), bookkeeping, bytecode.
         (_write("calc/__init__.py", "VALUE = 2\n"), False),
         (_write("calc/_version.py", "v = '0.1'\n"), False),
@@ -62,7 +67,7 @@ def _write(rel: str, text: str) -> Callable[[Path], None]:
     ],
     ids=[
         "an entry point", "a module", "a runtime distribution's source", "a start-up file",
-        "a .pth", "the project's package", "a file in it", "RECORD", "direct_url", "bytecode",
+        "a .pth", "a .pth named like the package", "the project's package", "a file in it", "RECORD", "direct_url", "bytecode",
     ],
 )  # fmt: skip
 def test_the_digest_moves_with_what_a_base_run_can_load(

@@ -606,6 +606,16 @@ def _mine(cls: type) -> bool:
         (unittest.mock.Mock(), "anything", True),
         (unittest.mock.MagicMock(), "_mock_children", False),
         (unittest.mock.MagicMock(wraps=os), "system", False),
+        # Never the double's own API: the code neutered the property's check of its calls
+        # with it (red team, session 12, third round).
+        (unittest.mock.MagicMock(), "configure_mock", False),
+        (unittest.mock.MagicMock(), "assert_called_once_with", False),
+        (unittest.mock.MagicMock(), "call_count", False),
+        (unittest.mock.MagicMock(), "return_value", False),
+        (unittest.mock.MagicMock(), "side_effect", False),
+        (unittest.mock.Mock(), "attach_mock", False),
+        (unittest.mock.AsyncMock(), "assert_awaited", False),
+        (unittest.mock.NonCallableMagicMock(), "reset_mock", False),
         (io.StringIO(), "detach", False),
         (io.StringIO(), "buffer", False),
         (io.TextIOWrapper(io.BytesIO()), "read", True),

@@ -653,6 +653,8 @@ class Connection:
     def answer(self, ident: int, op: Any, *args: Any) -> None:
         if self.dropped:
             self.dropped.clear()  # finalizers run here, inside this request's conversation
+        if _NUMPY_SEED and "numpy" in sys.modules:
+            _seed_numpy()
         mutated: tuple[Any, ...] = ()
         if op == protocol.BATCH:
             self.answer_batch(ident, *args)
@@ -1010,9 +1012,19 @@ def _seed_globals(seed: int) -> None:
             _SEEDED.clear()
         state = _SEEDED[seed] = random.Random(seed).getstate()
     random.setstate(state)
+    _NUMPY_SEED[:] = [seed]
+    _seed_numpy()
+
+
+# numpy's global state, seeded like `random` once numpy is loaded: the worker's own
+# seeding comes at its first request, before the code imports numpy (answer() asks).
+_NUMPY_SEED: list[int] = []
+
+
+def _seed_numpy() -> None:
     numpy_random = sys.modules.get("numpy.random") if "numpy" in sys.modules else None
     if numpy_random is not None:
-        numpy_random.seed(seed)
+        numpy_random.seed(_NUMPY_SEED.pop())
 
 
 def _by_context(data: Any, path: str) -> dict[str, set[int]]:
