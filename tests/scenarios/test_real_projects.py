@@ -46,6 +46,8 @@ REMOVAL = (
     ' "iscommentline"]\n\n\n',
     "",
 )
+# The ledger asking replay for a slice by marker: what gives it a collection to run.
+MARKER = ("eval/gate.toml", "[replay]\n", '[replay]\nmarker = "slow"\n')
 GONE = "visible test gone: testing/test_iniconfig.py::test_api_import"
 
 
@@ -233,33 +235,51 @@ def test_a_judge_dependency_with_a_generated_version_file_through_nox(
     assert all("--python" in c for c in _lane_commands(log, "freeze")), log[-4000:]
     # One patch that both breaks the code and removes a test (issue 20: one nox run, not
     # two): each lane's reason reaches the verdict through nox. Each edit alone is
-    # rejected through the CLI (..._through_the_cli).
+    # rejected through the CLI (..._through_the_cli). The same patch names a replay
+    # marker in the head's ledger, which changes nothing: only the base's gives replay a
+    # code venv (test_a_skipped_lane_fails_the_gate_and_a_base_marker_...).
     git(repo, "checkout", "-q", "-b", "break")
     _edit(repo, *BREAK)
     _edit(repo, *REMOVAL)
+    _edit(repo, *MARKER)
     result = _nox_gate(repo, "-R")  # the sessions' venvs reused; the judge's and code's rebuilt
-    assert result.returncode == 1, (result.stdout + result.stderr)[-4000:]
+    log = result.stdout + result.stderr
+    assert result.returncode == 1, log[-4000:]
     assert verdict(repo)["lanes"]["freeze"]["reasons"][0].startswith("suite: ")
     assert GONE in verdict(repo)["lanes"]["pathfilter"]["reasons"]
     assert _fresh_lane_venvs(repo) != first, "a judge venv of the run's own, the last one gone"
+    (replay,) = _lane_commands(log, "replay")
+    assert "--python" not in replay, replay
 
 
 @pytest.mark.slow
-def test_a_lane_session_nox_skips_fails_the_gate_through_nox(
+def test_a_skipped_lane_fails_the_gate_and_a_base_marker_gives_replay_a_code_venv(
     tmp_path: Path, iniconfig_adopted: Path
 ) -> None:
+    # Two claims on one nox run (issue 20: one fresh nox run, not two), each from its own
+    # edit of the adoption commit and read from its own lane: freeze's and replay's.
+    repo = _adopted(tmp_path, iniconfig_adopted)
+    git(repo, "checkout", "-q", "main")
     # nox counts a skipped session as a success. The judge's noxfile is edited
     # here, at the adoption commit, so that gate-freeze skips before its lane
     # runs: the lanes' venvs are shared per run now, and a lane nox skipped must
     # still be missing to the verdict, never a pass.
-    repo = _adopted(tmp_path, iniconfig_adopted)
-    git(repo, "checkout", "-q", "main")
     noxfile = repo / "noxfile.py"
     text = noxfile.read_text()
     old = "    def session_fn(session: nox.Session) -> None:\n"
     assert old in text
     skip = '        if name == "freeze" and for_gate:\n            session.skip("skipped")\n'
     noxfile.write_text(text.replace(old, old + skip, 1))
+    # issue 19: each lane's copy of the code's venv costs a copy and a guard walk.
+    # replay runs code only to collect a slice the ledger names by node id or
+    # marker; the ledger read is the merge base's, never the head's. Here the base's
+    # marker gives the slice a collection to run: the code's venv. Without a marker at
+    # the base replay gets none, and the head asking for one (MARKER) changes nothing:
+    # test_a_judge_dependency_with_a_generated_version_file_through_nox asserts both.
+    ledger = (repo / "eval" / "gate.toml").read_text()
+    marked = ledger.replace(MARKER[1], MARKER[2], 1)
+    assert marked != ledger
+    (repo / "eval" / "gate.toml").write_text(marked)
     git(repo, "commit", "-q", "-a", "--amend", "--no-edit")
     git(repo, "branch", "-f", "patch", "main")
     git(repo, "checkout", "-q", "patch")
@@ -271,38 +291,6 @@ def test_a_lane_session_nox_skips_fails_the_gate_through_nox(
     found = verdict(repo)
     assert found["verdict"] == "reject", found
     assert found["lanes"]["freeze"]["reasons"] == ["report missing: the lane did not run"], found
-
-
-@pytest.mark.slow
-def test_the_replay_lane_gets_a_code_venv_only_when_the_base_ledger_gives_it_one_to_collect(
-    tmp_path: Path, iniconfig_adopted: Path
-) -> None:
-    # issue 19: each lane's copy of the code's venv costs a copy and a guard walk.
-    # replay runs code only to collect a slice the ledger names by node id or
-    # marker; the ledger read is the merge base's, never the head's.
-    # Without a marker at the base, replay gets no code venv:
-    # test_a_judge_dependency_with_a_generated_version_file_through_nox asserts it on
-    # the same repository and patch (issue 20: one nox run fewer).
-    repo = _adopted(tmp_path, iniconfig_adopted)
-    _edit(repo, *BENIGN)
-    # The head asking for a marker changes nothing: the base's ledger decides.
-    ledger = (repo / "eval" / "gate.toml").read_text()
-    marked = ledger.replace("[replay]\n", '[replay]\nmarker = "slow"\n', 1)
-    assert marked != ledger
-    (repo / "eval" / "gate.toml").write_text(marked)
-    commit(repo, "the head names a replay marker")
-    second = _nox_gate(repo)
-    log = second.stdout + second.stderr
-    (replay,) = _lane_commands(log, "replay")
-    assert "--python" not in replay, replay
-    # At the base, the marker gives the slice a collection to run: the code's venv.
-    git(repo, "checkout", "-q", "main")
-    (repo / "eval" / "gate.toml").write_text(marked)
-    git(repo, "commit", "-q", "-a", "--amend", "--no-edit")
-    git(repo, "checkout", "-q", "-b", "patch2")
-    _edit(repo, *BENIGN)
-    result = _nox_gate(repo, "-R")
-    log = result.stdout + result.stderr
     (replay,) = _lane_commands(log, "replay")
     assert "--python" in replay and "/lane/code/bin/python" in replay, replay
 

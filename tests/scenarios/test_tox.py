@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import configparser
+import json
 import shutil
 import sys
 
@@ -57,31 +58,37 @@ def test_tox_resolves_flakes_and_lane_commands_without_building_anything(tmp_pat
     assert f"patchjudge properties --repo {repo}" in shown.stdout
 
 
+# calc with a second public name that its visible suite does not use.
+MEAN = "def total(xs):\n    return sum(xs)\n\n\ndef mean(xs):\n    return total(xs) / len(xs)\n"
+
+
 @pytest.mark.slow
 def test_tox_e_gate_judges_a_patch_from_constraints(tmp_path, judge_wheel):
+    # One tox run, not two (issue 20): the patch removes `mean`, which the suite never
+    # calls. tox fails on the reject; properties found the name gone in the head's code;
+    # every other lane passed, so the unpackaged project's own suite ran and passed on
+    # the head under tox. A benign patch accepted through tox:
+    # test_tox_installs_the_project_into_the_codes_venv_never_the_judges.
     wheel = judge_wheel
     repo = flat_project(tmp_path / "calc")
+    write(repo, {"calc/__init__.py": MEAN})
+    commit(repo, "mean")
     result = cli(repo, "init", "--runner", "tox", *spec(wheel))
     assert result.code == 0, result.err
-    # The starter property checks names, it calls nothing: the changed line is never
-    # exercised (issue 18). This test is about tox, so the ledger only reports it.
-    with (repo / "eval" / "gate.toml").open("a") as fh:
-        fh.write('\n[review]\nunexercised = "report"\n')
+    assert "boxbuild" not in (repo / "tox.ini").read_text(), "unpackaged: no project install"
     commit(repo, "Adopt patchjudge")
     git(repo, "checkout", "-q", "-b", "patch")
-    write(repo, {"calc/__init__.py": "def total(xs):\n    return sum(list(xs))\n"})
-    commit(repo, "trivial")
-    good = run([*TOX, "-e", "gate", "--", "--base", "main", "--today", "2026-12-01"], repo)
-    assert good.returncode == 0, good.stdout[-3000:] + good.stderr[-3000:]
-    assert verdict(repo)["verdict"] == "accept_for_review"
-
-    write(repo, {"calc/__init__.py": "def summed(xs):\n    return sum(xs)\n"})
-    commit(repo, "agent renames the public function")
+    write(repo, {"calc/__init__.py": "def total(xs):\n    return sum(xs)\n"})
+    commit(repo, "agent removes a public function")
     bad = run([*TOX, "-e", "gate", "--", "--base", "main", "--today", "2026-12-01"], repo)
-    assert bad.returncode != 0
+    assert bad.returncode != 0, bad.stdout[-3000:] + bad.stderr[-3000:]
     v = verdict(repo)
     assert v["verdict"] == "reject"
     assert v["lanes"]["properties"]["status"] == "fail"
+    assert "public names gone: calc.mean" in json.dumps(v["lanes"]["properties"]), v
+    others = {n: lane["status"] for n, lane in v["lanes"].items() if n != "properties"}
+    assert set(others.values()) <= {"pass", "not_applicable"}, v
+    assert others["freeze"] == "pass", v
 
 
 def _tox(repo, *args, boxed):

@@ -53,9 +53,13 @@ def test_what_gate_flakes_and_replay_write_validates(tmp_path: Path) -> None:
     assert written["verdict.json"]["verdict"] == "accept_for_review"
     assert written["verdict.json"]["review"]["freeze"]
 
-    # Undecided: replay required and no receipt.
-    assert gate(dev).code == 3
-    assert _validate_all(dev / ".patchjudge")["verdict.json"]["verdict"] == "undecided"
+    # Undecided: replay required and no receipt. The replay lane decides it, so only it
+    # runs again, then the verdict over the same head's reports (issue 20: not a second gate).
+    assert cli(dev, "replay", "--base", "main").code == 3
+    assert cli(dev, "verdict", "--base", "main").code == 3
+    written = _validate_all(dev / ".patchjudge")
+    assert written["replay.json"]["status"] == "undecided"
+    assert written["verdict.json"]["verdict"] == "undecided"
 
     # Evidence: the visible suite twice.
     flakes = cli(dev, "flakes", "--count", "2", "--workers", "0", "--today", "2026-12-01")
