@@ -816,8 +816,26 @@ def _header_end(node: ast.stmt) -> int:
     return max([node.lineno, *(getattr(p, "end_lineno", None) or node.lineno for p in parts)])
 
 
+# candidates() of the ChangedFiles this process holds (issue 20): the gate lists them for the
+# mutation phase's plan before the run and chooses among them after it, each three walks of
+# the whole module. Keyed by identity, the file held so its id is not reused; bounded.
+_CANDIDATES_LIMIT = 64
+_candidates_of: dict[int, tuple[ChangedFile, tuple[Mutant, ...]]] = {}
+
+
 def candidates(f: ChangedFile) -> list[Mutant]:
     """Every mutant of f's changed lines, in source order (before any is chosen)."""
+    held = _candidates_of.get(id(f))
+    if held is not None and held[0] is f:
+        return list(held[1])
+    found = _candidates(f)
+    if len(_candidates_of) >= _CANDIDATES_LIMIT:
+        del _candidates_of[next(iter(_candidates_of))]  # the oldest
+    _candidates_of[id(f)] = (f, tuple(found))
+    return found
+
+
+def _candidates(f: ChangedFile) -> list[Mutant]:
     if not f.changed:
         return []
     try:

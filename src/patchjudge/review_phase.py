@@ -113,11 +113,33 @@ def changed_files(plan: dict[str, Any]) -> list[review.ChangedFile]:
     return files
 
 
+def mutable_ran(
+    plan: dict[str, Any],
+    files: Sequence[review.ChangedFile],
+    index: dict[tuple[str, int], frozenset[str]],
+) -> bool:
+    """Whether a property ran a statement some mutant of the changed lines edits.
+
+    From the statements the gate listed in the plan (`mutable`, issue 20): the
+    module is not parsed or walked here unless a mutant has a runner. A plan
+    without them: the candidates, as before. A wrong list only skips the phase
+    or runs it for nothing: the gate runs any mutant the phase did not name.
+    """
+    said = [f.get("mutable") for f in plan["files"]]
+    if all(isinstance(s, list) for s in said):
+        return any(
+            index.get((f["path"], int(n)))
+            for f, s in zip(plan["files"], said, strict=True)
+            for n in s
+        )
+    return any(index.get((m.path, m.statement)) for f in files for m in review.candidates(f))
+
+
 def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any]) -> None:
     files = changed_files(plan)
     executed = {n: {p: tuple(sorted(v)) for p, v in d.items()} for n, d in state.executed.items()}
     index = review.node_index(executed, files)
-    if not any(index.get((m.path, m.statement)) for f in files for m in review.candidates(f)):
+    if not mutable_ran(plan, files, index):
         # No property ran a mutable changed statement: no mutant has a runner, so none
         # would run (the tasks below would be empty). Skips choosing and the mutants'
         # parse checks, a whole-module parse each (issue 20).

@@ -315,3 +315,69 @@ def test_the_plan_carries_the_statements_the_gate_read(
 
     monkeypatch.setattr(review, "statements", unread)
     assert review_phase.changed_files(plan) == [f]
+
+
+def _unwalked(*_: object, **__: object) -> None:
+    raise AssertionError("the module walked again for its mutants")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        CODE,
+        # A changed header: its compound statement's arm on the same line.
+        "def f(a):\n    if a: return 0\n    return 0 if a > 2 else a\n",
+        "def f(x:\n    return x\n",  # does not parse: no mutant
+        '"""Only a docstring changed."""\n',
+    ],
+)
+def test_the_phase_knows_from_the_plan_whether_a_property_ran_a_mutable_statement(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 20: the gate lists the statements a mutant edits; the judge's pytest answers
+    # from that list, as the candidates would, without walking the module (three walks).
+    import json
+
+    from patchjudge import review_phase
+    from patchjudge.lanes import properties
+
+    f = changed(text)
+    plan = json.loads(json.dumps({"files": [properties.plan_file(f)]}))
+    mutable = {m.statement for m in review._candidates(f)}
+    lines = range(1, text.count("\n") + 2)
+    monkeypatch.setattr(review, "candidates", _unwalked)
+    monkeypatch.setattr(review, "_candidates", _unwalked)
+    assert not review_phase.mutable_ran(plan, [f], {})
+    for n in lines:
+        index = {("m.py", n): frozenset({"t.py::test_p"})}
+        assert review_phase.mutable_ran(plan, [f], index) is (n in mutable), n
+        assert not review_phase.mutable_ran(plan, [f], {("other.py", n): index[("m.py", n)]})
+
+
+def test_a_plan_without_the_list_still_answers_from_the_candidates() -> None:
+    from patchjudge import review_phase
+
+    f = changed(CODE)
+    plan = {"files": [{"path": "m.py"}]}
+    (m, *_) = review.candidates(f)
+    assert review_phase.mutable_ran(plan, [f], {("m.py", m.statement): frozenset({"t"})})
+    assert not review_phase.mutable_ran(plan, [f], {})
+
+
+def test_the_gate_walks_a_changed_module_for_its_mutants_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Issue 20: the plan lists the candidates before the run, the choice reads them after it.
+    from patchjudge.lanes import properties
+
+    walks: list[str] = []
+    skipped = review._skipped
+    monkeypatch.setattr(review, "_skipped", lambda tree: walks.append("walk") or skipped(tree))
+    f = changed(CODE)
+    properties.plan_file(f)
+    chosen = review.choose([f], seed=3, limit=4, executed=lambda m: True)
+    assert chosen and walks == ["walk"]
+    # Another ChangedFile of the same text is its own: the answer is never another file's.
+    g = changed(CODE.replace("LIMIT = 3", "LIMIT = 5"))
+    assert [m.what for m in review.candidates(g)] != [m.what for m in review.candidates(f)]
+    assert walks == ["walk", "walk"]

@@ -730,6 +730,10 @@ def plan_file(f: review.ChangedFile) -> dict[str, Any]:
         "statements": None
         if f.stmts is None
         else {"lines": sorted(f.stmts.lines), "first": sorted(f.stmts.first.items())},
+        # The statements a mutant can edit (issue 20): the phase asks whether a property ran
+        # one before anything else, and need not walk the module three times to know. The
+        # gate chooses among the same candidates after the run (review.candidates keeps them).
+        "mutable": sorted({m.statement for m in review.candidates(f)}),
     }
 
 
