@@ -295,6 +295,11 @@ def test_a_boxed_nox_run_takes_the_judges_venvs_an_earlier_one_kept_only_as_buil
     assert verdict(repo)["verdict"] == "accept_for_review"
     assert _fresh_lane_venvs(repo) == judge
     assert not _installed_lane_txt(log) and "patchjudge.bytecode" not in log, log[-4000:]
+    # The lane runtime at the path the first run gave it: the code's interpreter reads
+    # alike, and the base's collection the first run kept is a hit (a runtime under a
+    # path of each run's own missed it every run).
+    pathfilter = json.loads((repo / ".patchjudge" / "pathfilter.json").read_text())
+    assert pathfilter["details"]["cache"] == {"base_collection": "hit"}, pathfilter["details"]
     # One entry more (a .pth runs at every start): not taken, said, removed, built again.
     (site,) = judge.glob("lib/python*/site-packages")
     (site / "planted.pth").write_text("import os\n")
