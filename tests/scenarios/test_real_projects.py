@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.attack_helpers import require_sandbox
 from tests.helpers import built_once, cli, commit, git, shared_dir, verdict
 from tests.init_helpers import no_git_env, repo_from_tree, run, sdist
 
@@ -156,20 +157,32 @@ def test_a_judge_dependency_with_a_generated_version_file_through_the_cli(
     assert GONE in found["lanes"]["pathfilter"]["reasons"], found
 
 
-def _nox_gate(repo: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+def _nox_gate(
+    repo: Path, *flags: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     nox = [sys.executable, "-m", "nox", "--no-color", *flags, "-s", "gate", "--"]
-    return run([*nox, "--base", "main", "--today", "2026-12-01"], repo, timeout=900)
+    argv = [*nox, "--base", "main", "--today", "2026-12-01"]
+    if env is None:
+        return run(argv, repo, timeout=900)
+    env = {**no_git_env(os.environ), **env}
+    return subprocess.run(
+        argv, cwd=repo, capture_output=True, text=True, env=env, timeout=900, check=False
+    )
 
 
 def _fresh_lane_venvs(repo: Path) -> Path:
     """Each lane session's venv holds nothing but a .pth to this run's one judge venv.
 
     issue 19: the judge's venv is built once per nox run (pinned, from
-    constraints/), never kept from an earlier run; each session still has a
-    venv of its own; a lane's copy of the code's venv is gone once it ran.
+    constraints/), or, boxed, kept as an earlier boxed run built it (session
+    12, noxcold4); each session still has a venv of its own; a lane's copy of
+    the code's venv is gone once it ran.
     """
-    (judge,) = (repo / ".nox" / "_judge").glob("*/judge")
-    (judge_site,) = judge.glob("lib/python*/site-packages")
+    (pth,) = (repo / ".nox" / "gate").glob("lib/python*/site-packages/patchjudge-judge.pth")
+    judge_site = Path(pth.read_text().split("addsitedir(", 1)[1].rsplit(")", 1)[0].strip("'\""))
+    judge = judge_site.parents[2]
+    if judge.parent.parent != repo / ".nox" / "_judge":
+        assert judge.parent.parent.name == "venvs", judge  # kept: the judge's cache
     # The lane runtime beside it, installed once a run, which the judge's venv and
     # the code's reach after their own packages (issue 19, session 12).
     (runtime,) = judge.parent.glob("lane/lib/python*/site-packages")
@@ -242,14 +255,70 @@ def test_a_judge_dependency_with_a_generated_version_file_through_nox(
     _edit(repo, *BREAK)
     _edit(repo, *REMOVAL)
     _edit(repo, *MARKER)
-    result = _nox_gate(repo, "-R")  # the sessions' venvs reused; the judge's and code's rebuilt
+    result = _nox_gate(repo, "-R")  # the sessions' venvs reused; the code's rebuilt
     log = result.stdout + result.stderr
     assert result.returncode == 1, log[-4000:]
     assert verdict(repo)["lanes"]["freeze"]["reasons"][0].startswith("suite: ")
     assert GONE in verdict(repo)["lanes"]["pathfilter"]["reasons"]
-    assert _fresh_lane_venvs(repo) != first, "a judge venv of the run's own, the last one gone"
+    if "/venvs/" in str(first):  # boxed, with the suite's cache: the judge's kept venv
+        assert _fresh_lane_venvs(repo) == first
+    else:
+        assert _fresh_lane_venvs(repo) != first, "a judge venv of the run's own, the last gone"
     (replay,) = _lane_commands(log, "replay")
     assert "--python" not in replay, replay
+
+
+def _installed_lane_txt(log: str) -> bool:
+    return any(
+        "pip install" in line and "/constraints/lane.txt" in line for line in log.splitlines()
+    )
+
+
+@pytest.mark.slow
+def test_a_boxed_nox_run_takes_the_judges_venvs_an_earlier_one_kept_only_as_built(
+    tmp_path: Path, iniconfig_adopted: Path
+) -> None:
+    # issue 19, session 12 (noxcold4): with isolation "sandbox" the judge's venv
+    # and the lane runtime (with their bytecode) are kept in the judge's cache,
+    # which the box never sees, and a later run takes them only when every entry
+    # is as the run that built them recorded it.
+    require_sandbox()
+    repo = _adopted(tmp_path, iniconfig_adopted)
+    ledger = tomllib.loads((repo / "eval" / "gate.toml").read_text())
+    assert ledger["gate"]["isolation"] == "sandbox"
+    _edit(repo, *BENIGN)
+    env = {"PATCHJUDGE_CACHE_DIR": str(tmp_path / "cache")}
+    first = _nox_gate(repo, env=env)
+    log = first.stdout + first.stderr
+    assert first.returncode == 0, log[-4000:]
+    assert verdict(repo)["verdict"] == "accept_for_review"
+    judge = _fresh_lane_venvs(repo)
+    assert judge.parent.parent == tmp_path / "cache" / "venvs", judge
+    assert not (repo / ".nox" / "_judge").exists()
+    assert _installed_lane_txt(log), log[-4000:]
+    # Taken as built: nothing installed or compiled for the judge; the gate as before.
+    second = _nox_gate(repo, "-R", env=env)
+    log = second.stdout + second.stderr
+    assert second.returncode == 0, log[-4000:]
+    assert verdict(repo)["verdict"] == "accept_for_review"
+    assert _fresh_lane_venvs(repo) == judge
+    assert not _installed_lane_txt(log) and "patchjudge.bytecode" not in log, log[-4000:]
+    # The lane runtime at the path the first run gave it: the code's interpreter reads
+    # alike, and the base's collection the first run kept is a hit (a runtime under a
+    # path of each run's own missed it every run).
+    pathfilter = json.loads((repo / ".patchjudge" / "pathfilter.json").read_text())
+    assert pathfilter["details"]["cache"] == {"base_collection": "hit"}, pathfilter["details"]
+    # One entry more (a .pth runs at every start): not taken, said, removed, built again.
+    (site,) = judge.glob("lib/python*/site-packages")
+    (site / "planted.pth").write_text("import os\n")
+    third = _nox_gate(repo, "-R", env=env)
+    log = third.stdout + third.stderr
+    assert third.returncode == 0, log[-4000:]
+    assert "changed since it was built; building it again" in log, log[-4000:]
+    assert _installed_lane_txt(log), log[-4000:]
+    rebuilt = _fresh_lane_venvs(repo)
+    assert rebuilt != judge and not judge.parent.exists(), rebuilt
+    assert not list(rebuilt.glob("lib/python*/site-packages/planted.pth"))
 
 
 @pytest.mark.slow
