@@ -400,6 +400,7 @@ import collections.abc
 import concurrent.futures
 import copy
 import datetime
+import fractions
 import inspect
 import io
 import itertools
@@ -928,6 +929,15 @@ IDIOMS: dict[str, tuple[str, str]] = {
         """
         def test_a_list_filled_on_first_use():
             assert sorted(lib.ZONES) == ["a", "b"]
+        """,
+        "passed",
+    ),
+    "an integer too long to print, and a Fraction of it": (
+        """
+        def test_an_int_too_long_to_print():
+            big = 10**5000
+            assert lib.check(big) == big and lib.check(-big + big) == 0
+            assert lib.kinds([fractions.Fraction(big, 3)]) == [fractions.Fraction]
         """,
         "passed",
     ),
