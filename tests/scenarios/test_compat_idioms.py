@@ -26,6 +26,7 @@ import collections.abc
 import datetime
 import enum
 import io
+import ipaddress
 import random
 import re
 import warnings
@@ -134,6 +135,16 @@ class Code(enum.IntEnum):
 class Event:
     def __init__(self):
         self.code = Code.CLOSED
+
+
+class Perm(enum.IntFlag):
+    R = 4
+    W = 2
+    X = 1
+
+
+def perms():
+    return Perm.R | Perm.W
 
 
 class Frame:
@@ -245,6 +256,22 @@ def read_any(src):
     if isinstance(src, io.IOBase):
         src = src.read()
     return src.upper()
+
+
+def octets_stream(data):
+    """btclib's bytesio_from_binarydata: the caller's BytesIO as it came, anything else wrapped."""
+    return data if isinstance(data, io.BytesIO) else io.BytesIO(bytes(data))
+
+
+def take2(data):
+    return octets_stream(data).read(2)
+
+
+def packed_ip(ip):
+    """btclib's NetworkAddress: an address object, told by its class."""
+    if not isinstance(ip, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
+        raise TypeError(f"invalid ip type: {type(ip).__name__}")
+    return ip.packed, ipaddress.ip_address(ip.packed)
 
 
 def stream_kind(fp):
@@ -403,6 +430,7 @@ import datetime
 import fractions
 import inspect
 import io
+import ipaddress
 import itertools
 import os
 import pickle
@@ -623,6 +651,35 @@ IDIOMS: dict[str, tuple[str, str]] = {
             assert lib.read_any(io.StringIO("abc")) == "ABC" and lib.read_any("xyz") == "XYZ"
             assert lib.stream_kind(io.StringIO()) == "text"
             assert lib.stream_kind(io.BytesIO()) == "binary" and lib.stream_kind([]) == "other"
+        """,
+        "passed",
+    ),
+    "a BytesIO the library tells from octets by isinstance(io.BytesIO), read where it is": (
+        """
+        def test_a_bytesio_told_from_octets():
+            stream = io.BytesIO(b"abcd")
+            assert lib.take2(stream) == b"ab" and stream.read() == b"cd"
+            assert lib.take2(b"xyz") == b"xy" and lib.octets_stream(stream) is stream
+            assert lib.octets_stream(bytearray(b"q")).read() == b"q"
+        """,
+        "passed",
+    ),
+    "a library IntFlag asked `flag in flags`": (
+        """
+        def test_an_intflag_member_in_flags():
+            rw = lib.perms()
+            assert lib.Perm.R in rw and lib.Perm.X not in rw and int(rw) == 6
+        """,
+        "passed",
+    ),
+    "IP addresses and networks as values": (
+        """
+        @given(st.ip_addresses())
+        def test_an_ip_address_as_a_value(ip):
+            packed, back = lib.packed_ip(ip)
+            assert packed == ip.packed and back == ip and type(back) is type(ip)
+            net = ipaddress.ip_network(ip)
+            assert lib.kinds([net, ipaddress.ip_interface(ip)]) == [type(net), type(ipaddress.ip_interface(ip))]
         """,
         "passed",
     ),

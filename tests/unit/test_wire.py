@@ -9,6 +9,7 @@ import datetime
 import decimal
 import fractions
 import http
+import ipaddress
 import math
 import os
 import pathlib
@@ -253,6 +254,9 @@ stdlib_values = st.one_of(
     st.builds(collections.OrderedDict, st.dictionaries(hashable, data, max_size=3)),
     st.builds(bytearray, st.binary(max_size=8)),
     st.just(...),
+    st.ip_addresses(),
+    st.ip_addresses().map(ipaddress.ip_network),
+    st.builds(ipaddress.ip_interface, st.ip_addresses()),
     st.sampled_from(sorted(wire.CLASSES.values(), key=repr)),
     st.sampled_from([*http.HTTPStatus, *signal.Signals, re.I | re.M, re.ASCII]),
 )
@@ -344,6 +348,9 @@ def stdlib(code: int, args: Any) -> bytes:
         (stdlib(2, (1.0, 2, 1)), "range from a float"),
         (stdlib(4, ("1e",)), "Decimal"),
         (stdlib(5, (1, 0)), "Fraction"),
+        (stdlib(21, ("300.1.1.1",)), "Octet 300"),
+        (stdlib(23, ("10.0.0.1/8",)), "has host bits set"),
+        (stdlib(22, (1,)), "IPv6Address from a int"),
         (stdlib(6, (2026, 13, 1)), "month must be in 1..12"),
         (stdlib(7, (1, 2, 3, 4, "UTC", 0)), "time from a str"),
         (stdlib(7, (1, 2, 3, 4, None, 2)), "fold must be either 0 or 1"),
