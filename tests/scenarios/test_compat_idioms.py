@@ -664,6 +664,21 @@ IDIOMS: dict[str, tuple[str, str]] = {
         """,
         "passed",
     ),
+    "a BytesIO subclass of the property's, counting the reads the library makes": (
+        """
+        def test_a_bytesio_subclass_counts_reads():
+            reads = []
+
+            class Recording(io.BytesIO):
+                def read(self, size=-1):
+                    reads.append(size)
+                    return super().read(size)
+
+            stream = Recording(b"abcd")
+            assert lib.take2(stream) == b"ab" and reads == [2] and stream.read() == b"cd"
+        """,
+        "passed",
+    ),
     "a library IntFlag asked `flag in flags`": (
         """
         def test_an_intflag_member_in_flags():

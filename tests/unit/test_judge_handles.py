@@ -616,7 +616,9 @@ def _mine(cls: type) -> bool:
         (io.TextIOWrapper(io.BytesIO()), "fileno", False),
         (io.TextIOWrapper(io.BytesIO()), "name", False),
         (io.TextIOWrapper(io.BytesIO()), "reconfigure", False),
-        (type("MyStream", (io.StringIO,), {})(), "write", False),  # exact types only
+        # A subclass of one (btclib's `class Recording(BytesIO)`): its stream methods only.
+        (type("MyStream", (io.StringIO,), {})(), "write", True),
+        (type("MyStream", (io.BytesIO,), {})(), "getbuffer", False),
         (io.StringIO, "write", False),  # the class: its unbound methods take any stream
     ],
 )
@@ -662,7 +664,10 @@ class MyStream(io.StringIO):
         (io.TextIOWrapper(io.BytesIO()), "TextIOBase"),
         (io.BytesIO(), "BytesIO"),
         (io.BufferedReader(io.BytesIO()), "BufferedIOBase"),
-        (MyStream(), None),  # the stdlib's exact types only, as judge_attribute's stream methods
+        (
+            MyStream(),
+            "StringIO",
+        ),  # a subclass (of the judge's files): its own methods are judge code
         ([], None),
     ],
 )

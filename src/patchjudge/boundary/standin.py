@@ -1426,7 +1426,7 @@ def judge_capabilities(obj: Any) -> tuple[str, ...]:
         own = getattr(cls, f"__{cap}__", None)
         if own is not None and own is not getattr(object, f"__{cap}__", None):
             found.append(cap)
-    stream = _STREAM_TYPES.get(cls)
+    stream = stream_kind(cls)
     if stream is not None:
         found.append(stream)
     return tuple(sorted(found))
@@ -1453,6 +1453,13 @@ _STREAM_TYPES: dict[type, str] = {
 STREAM_METHODS = frozenset(protocol.STREAM_METHODS)
 
 
+def stream_kind(cls: type) -> str | None:
+    """Pure: the JUDGE_STREAMS name of `cls`, a stdlib stream type or a subclass of one (a
+    property's `class Recording(BytesIO)` counting the reads the code makes: btclib, held-out
+    round 9): its stream methods are the stdlib type's or its own override, judge code."""
+    return next((_STREAM_TYPES[t] for t in cls.__mro__ if t in _STREAM_TYPES), None)
+
+
 def judge_attribute(obj: Any, name: Any, judge_class: Callable[[type], bool]) -> bool:
     """Pure: may the worker read or set `name` on `obj`? A public attribute it has itself.
 
@@ -1468,7 +1475,7 @@ def judge_attribute(obj: Any, name: Any, judge_class: Callable[[type], bool]) ->
         return False
     if name.startswith("_") and not protocol.sunder(name):
         return False
-    if type(obj) in _STREAM_TYPES and name in STREAM_METHODS:
+    if name in STREAM_METHODS and stream_kind(type(obj)) is not None:
         return True
     mock = sys.modules.get("unittest.mock")  # loaded only if a property uses it
     if mock is not None and isinstance(obj, mock.NonCallableMock) and not isinstance(obj, type):
