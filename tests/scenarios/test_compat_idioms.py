@@ -26,6 +26,7 @@ import collections.abc
 import datetime
 import enum
 import io
+import ipaddress
 import random
 import re
 import warnings
@@ -134,6 +135,16 @@ class Code(enum.IntEnum):
 class Event:
     def __init__(self):
         self.code = Code.CLOSED
+
+
+class Perm(enum.IntFlag):
+    R = 4
+    W = 2
+    X = 1
+
+
+def perms():
+    return Perm.R | Perm.W
 
 
 class Frame:
@@ -245,6 +256,22 @@ def read_any(src):
     if isinstance(src, io.IOBase):
         src = src.read()
     return src.upper()
+
+
+def octets_stream(data):
+    """btclib's bytesio_from_binarydata: the caller's BytesIO as it came, anything else wrapped."""
+    return data if isinstance(data, io.BytesIO) else io.BytesIO(bytes(data))
+
+
+def take2(data):
+    return octets_stream(data).read(2)
+
+
+def packed_ip(ip):
+    """btclib's NetworkAddress: an address object, told by its class."""
+    if not isinstance(ip, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
+        raise TypeError(f"invalid ip type: {type(ip).__name__}")
+    return ip.packed, ipaddress.ip_address(ip.packed)
 
 
 def stream_kind(fp):
@@ -400,8 +427,10 @@ import collections.abc
 import concurrent.futures
 import copy
 import datetime
+import fractions
 import inspect
 import io
+import ipaddress
 import itertools
 import os
 import pickle
@@ -622,6 +651,50 @@ IDIOMS: dict[str, tuple[str, str]] = {
             assert lib.read_any(io.StringIO("abc")) == "ABC" and lib.read_any("xyz") == "XYZ"
             assert lib.stream_kind(io.StringIO()) == "text"
             assert lib.stream_kind(io.BytesIO()) == "binary" and lib.stream_kind([]) == "other"
+        """,
+        "passed",
+    ),
+    "a BytesIO the library tells from octets by isinstance(io.BytesIO), read where it is": (
+        """
+        def test_a_bytesio_told_from_octets():
+            stream = io.BytesIO(b"abcd")
+            assert lib.take2(stream) == b"ab" and stream.read() == b"cd"
+            assert lib.take2(b"xyz") == b"xy" and lib.octets_stream(stream) is stream
+            assert lib.octets_stream(bytearray(b"q")).read() == b"q"
+        """,
+        "passed",
+    ),
+    "a BytesIO subclass of the property's, counting the reads the library makes": (
+        """
+        def test_a_bytesio_subclass_counts_reads():
+            reads = []
+
+            class Recording(io.BytesIO):
+                def read(self, size=-1):
+                    reads.append(size)
+                    return super().read(size)
+
+            stream = Recording(b"abcd")
+            assert lib.take2(stream) == b"ab" and reads == [2] and stream.read() == b"cd"
+        """,
+        "passed",
+    ),
+    "a library IntFlag asked `flag in flags`": (
+        """
+        def test_an_intflag_member_in_flags():
+            rw = lib.perms()
+            assert lib.Perm.R in rw and lib.Perm.X not in rw and int(rw) == 6
+        """,
+        "passed",
+    ),
+    "IP addresses and networks as values": (
+        """
+        @given(st.ip_addresses())
+        def test_an_ip_address_as_a_value(ip):
+            packed, back = lib.packed_ip(ip)
+            assert packed == ip.packed and back == ip and type(back) is type(ip)
+            net = ipaddress.ip_network(ip)
+            assert lib.kinds([net, ipaddress.ip_interface(ip)]) == [type(net), type(ipaddress.ip_interface(ip))]
         """,
         "passed",
     ),
@@ -928,6 +1001,15 @@ IDIOMS: dict[str, tuple[str, str]] = {
         """
         def test_a_list_filled_on_first_use():
             assert sorted(lib.ZONES) == ["a", "b"]
+        """,
+        "passed",
+    ),
+    "an integer too long to print, and a Fraction of it": (
+        """
+        def test_an_int_too_long_to_print():
+            big = 10**5000
+            assert lib.check(big) == big and lib.check(-big + big) == 0
+            assert lib.kinds([fractions.Fraction(big, 3)]) == [fractions.Fraction]
         """,
         "passed",
     ),

@@ -9,10 +9,13 @@ connection and asks the judge for `__class__`, `__globals__` and the like.
 
 from __future__ import annotations
 
+import copy
 import io
 import os
+import pickle
 import unittest.mock
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -623,7 +626,9 @@ def _mine(cls: type) -> bool:
         (io.TextIOWrapper(io.BytesIO()), "fileno", False),
         (io.TextIOWrapper(io.BytesIO()), "name", False),
         (io.TextIOWrapper(io.BytesIO()), "reconfigure", False),
-        (type("MyStream", (io.StringIO,), {})(), "write", False),  # exact types only
+        # A subclass of one (btclib's `class Recording(BytesIO)`): its stream methods only.
+        (type("MyStream", (io.StringIO,), {})(), "write", True),
+        (type("MyStream", (io.BytesIO,), {})(), "getbuffer", False),
         (io.StringIO, "write", False),  # the class: its unbound methods take any stream
     ],
 )
@@ -665,11 +670,14 @@ class MyStream(io.StringIO):
 @pytest.mark.parametrize(
     ("obj", "stream"),
     [
-        (io.StringIO(), "TextIOBase"),
+        (io.StringIO(), "StringIO"),
         (io.TextIOWrapper(io.BytesIO()), "TextIOBase"),
-        (io.BytesIO(), "BufferedIOBase"),
+        (io.BytesIO(), "BytesIO"),
         (io.BufferedReader(io.BytesIO()), "BufferedIOBase"),
-        (MyStream(), None),  # the stdlib's exact types only, as judge_attribute's stream methods
+        (
+            MyStream(),
+            "StringIO",
+        ),  # a subclass (of the judge's files): its own methods are judge code
         ([], None),
     ],
 )
@@ -685,7 +693,7 @@ def test_the_workers_stream_proxies_are_io_streams_and_nothing_more(
 ) -> None:
     monkeypatch.setattr(worker, "wire", wire)  # as main() loads them in a worker
     monkeypatch.setattr(worker, "protocol", protocol)
-    assert set(worker._STREAM_ABCS) == set(protocol.JUDGE_STREAMS)
+    assert {*worker._STREAM_ABCS, *worker._STREAM_CLASSES} == set(protocol.JUDGE_STREAMS)
     text = worker._proxy_class(("TextIOBase", "iter", "next"))
     binary = worker._proxy_class(("BufferedIOBase",))
     plain = worker._proxy_class(("iter", "next"))
@@ -695,6 +703,48 @@ def test_the_workers_stream_proxies_are_io_streams_and_nothing_more(
     # A name, not a method: the proxy has no `__TextIOBase__` nor io's own methods.
     assert not hasattr(text, "__TextIOBase__") and not hasattr(text, "readline")
     conn = object.__new__(worker.Connection)
-    for caps in (("TextIOBase", "BufferedIOBase"), ("IOBase",), ("RawIOBase",)):
+    for caps in (
+        ("TextIOBase", "BufferedIOBase"),
+        ("IOBase",),
+        ("RawIOBase",),
+        ("BytesIO", "StringIO"),
+    ):
         with pytest.raises(wire.WireError):
             conn.judge_proxy(wire.Ref(protocol.JUDGE_OBJ, 1, caps))
+
+
+@pytest.mark.parametrize(("cap", "base"), [("BytesIO", io.BytesIO), ("StringIO", io.StringIO)])
+def test_a_judge_bytesio_or_stringio_is_one_to_the_code_and_nothing_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, cap: str, base: type
+) -> None:
+    """btclib's `isinstance(stream, BytesIO)` ("a stream or octets?", held-out round 9): the
+    proxy subclasses the class, and every public name of it is the judge's stream method or
+    absent, so nothing reads the proxy's own empty buffer; no copy, pickle nor finalizer."""
+    monkeypatch.setattr(worker, "wire", wire)
+    monkeypatch.setattr(worker, "protocol", protocol)
+    asked: list[tuple[int, str, tuple[Any, ...]]] = []
+
+    class Conn:
+        def judge_op(self, ident: int, op: str, args: tuple[Any, ...]) -> Any:
+            asked.append((ident, op, args))
+            return lambda *a: ("called", args[0], a) if op == protocol.GETATTR else None
+
+    conn = object.__new__(worker.Connection)
+    proxy = conn.judge_proxy(wire.Ref(protocol.JUDGE_OBJ, 7, (cap, "iter", "next")))
+    object.__setattr__(proxy, "_conn", Conn())
+    assert (
+        isinstance(proxy, base) and isinstance(proxy, io.IOBase) and worker.is_judge_object(proxy)
+    )
+    assert proxy.read(2) == ("called", "read", (2,)) and proxy.getvalue()[1] == "getvalue"
+    for name in ("getbuffer", "fileno", "detach", "truncate", "isatty"):
+        # The class's own names that are no stream method: absent, without asking the judge.
+        assert not hasattr(proxy, name) or not hasattr(base, name), name
+    asked_for = [args[0] for _, _, args in asked]
+    assert asked_for == ["read", "getvalue", *(["getbuffer"] if base is io.StringIO else [])]
+    with pytest.raises(TypeError, match="cannot copy or pickle"):
+        copy.copy(proxy)
+    with pytest.raises(TypeError, match="cannot copy or pickle"):
+        pickle.dumps(proxy)
+    asked.clear()
+    proxy.__del__()  # IOBase's would close the judge's stream when the worker drops the proxy
+    assert asked == []

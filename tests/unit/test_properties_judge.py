@@ -224,6 +224,14 @@ def test_judge_outcomes(run: TestRun, fragment: str | None) -> None:
          "calls l.setlocale (line 4)"),
         (b"from os import chdir\nimport mylib\n\ndef test_x(tmp_path):\n    chdir(tmp_path)\n",
          "calls chdir (line 5)"),
+        # A stdlib module's attribute the code reads, patched in the judge's (ecc's draws).
+        (b"import secrets\nimport mylib\n\ndef test_x(monkeypatch):\n"
+         b"    monkeypatch.setattr(secrets, 'randbelow', lambda n: 0)\n    mylib.blind(3)\n",
+         "patches secrets (line 5): state of the whole process"),
+        (b"import mylib\n\ndef test_x(monkeypatch):\n"
+         b"    monkeypatch.setattr('os.urandom', lambda n: bytes(n))\n", "patches 'os.urandom'"),
+        (b"import mylib\nfrom helpers import fake\n\ndef test_x(monkeypatch):\n"
+         b"    monkeypatch.setattr(fake, 'x', 1)\n    monkeypatch.setattr('helpers.x', 1)\n", None),
         # Its own generator, a module of the file's named alike, no library: nothing shared.
         (b"import random\nimport mylib\n\ndef test_x():\n    r = random.Random(4)\n"
          b"    r.seed(5)\n    mylib.f(r.random())\n", None),

@@ -84,7 +84,7 @@ def _compare(name: str) -> Callable[[Any, Any], Any]:
     slot = f"__{name}__"
 
     def compare(a: Any, b: Any) -> Any:
-        if isinstance(b, JudgeObject | JudgeFunction):
+        if is_judge_object(b) or isinstance(b, JudgeFunction):
             return getattr(type(a), slot)(a, b)
         return op(a, b)
 
@@ -418,7 +418,11 @@ def _judge_only(value: Any) -> bool:
     """Whether `value` is data and the judge's own objects, nothing of this worker's."""
 
     def ref(obj: Any) -> Any:
-        if isinstance(obj, JudgeObject | JudgeFunction) or protocol.builtin_name(obj) is not None:
+        if (
+            is_judge_object(obj)
+            or isinstance(obj, JudgeFunction)
+            or protocol.builtin_name(obj) is not None
+        ):
             return wire.Ref(protocol.JUDGE_OBJ, 0)
         raise wire.WireError("an object of the worker's")
 
@@ -440,6 +444,61 @@ _proxy_classes: dict[tuple[str, ...], type] = {}
 # The io ABCs a judge stream's proxy is registered with (protocol.JUDGE_STREAMS), as this
 # module found them before the code ran.
 _STREAM_ABCS: dict[str, Any] = {"TextIOBase": io.TextIOBase, "BufferedIOBase": io.BufferedIOBase}
+# The stdlib stream classes a judge stream's proxy subclasses (protocol.JUDGE_STREAMS), and
+# the proxy classes made so: judge objects as JudgeObject's are (is_judge_object).
+_STREAM_CLASSES: dict[str, Any] = {"BytesIO": io.BytesIO, "StringIO": io.StringIO}
+_stream_proxies: set[type] = set()
+
+
+def is_judge_object(obj: Any) -> bool:
+    return isinstance(obj, JudgeObject) or type(obj) in _stream_proxies
+
+
+def _stream_method(name: str) -> Callable[..., Any]:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return _judge_op(self, protocol.GETATTR, name)(*args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def _absent(name: str) -> property:
+    def get(self: Any) -> Any:
+        raise AttributeError(f"{name}: not an attribute the judge's stream offers")
+
+    return property(get)
+
+
+def _stream_body(base: type, body: dict[str, Any]) -> dict[str, Any]:
+    """A subclass of `base` (io.BytesIO, io.StringIO) that is the judge's stream and nothing of
+    its own: every public name of `base` is the judge's stream method (STREAM_METHODS, as the
+    judge offers them) or absent; the judge object's operations as JudgeObject has them; the
+    proxy's own buffer, pickle state and finalizer never used (`__del__` would close the
+    judge's stream when the worker drops its proxy)."""
+    for name in dir(base):
+        if not name.startswith("_") and name != "closed":
+            offered = name in protocol.STREAM_METHODS
+            body.setdefault(name, _stream_method(name) if offered else _absent(name))
+    body["closed"] = property(lambda self: _judge_op(self, protocol.GETATTR, "closed"))
+    for name in ("__setattr__", "__repr__", "__str__", "__reduce_ex__"):
+        body[name] = JudgeObject.__dict__[name]
+    own = frozenset(dir(base))
+
+    def getattr_(self: Any, name: str) -> Any:
+        if name in own:  # an absent name of the class's (its property raised): not the judge's
+            raise AttributeError(f"{name}: not an attribute the judge's stream offers")
+        return JudgeObject.__getattr__(self, name)
+
+    body["__getattr__"] = getattr_
+    body["__reduce__"] = body["__getstate__"] = body["__setstate__"] = _no_copy
+    body["__del__"] = lambda self: None
+    body["__init__"] = lambda self, *args, **kwargs: None
+    body["__slots__"] = ("_conn", "_id")
+    return body
+
+
+def _no_copy(self: Any, *args: Any) -> Any:
+    raise TypeError("the code under test cannot copy or pickle an object of the judge's")
 
 
 def _proxy_class(capabilities: tuple[str, ...]) -> type:
@@ -448,13 +507,20 @@ def _proxy_class(capabilities: tuple[str, ...]) -> type:
     if cls is None:
         body: dict[str, Any] = {"__slots__": ()}
         for cap in capabilities:
-            if cap not in _STREAM_ABCS:
+            if cap not in _STREAM_ABCS and cap not in _STREAM_CLASSES:
                 body[f"__{cap}__"] = _call if cap == "call" else _forward(cap)
         if "hash" not in capabilities:
             # Unhashable unless it has a hash of its own or keeps identity equality.
             body["__hash__"] = None if "eq" in capabilities else object.__hash__
+        bases: tuple[type, ...] = (JudgeObject,)
+        for cap in capabilities:
+            if cap in _STREAM_CLASSES:
+                bases = (_STREAM_CLASSES[cap],)
+                body = _stream_body(bases[0], body)
         # The base's name, which the loader made this run's own (issue 18).
-        cls = _proxy_classes[capabilities] = type(JudgeObject.__name__, (JudgeObject,), body)
+        cls = _proxy_classes[capabilities] = type(JudgeObject.__name__, bases, body)
+        if bases[0] is not JudgeObject:
+            _stream_proxies.add(cls)
         for cap in capabilities:
             if cap in _STREAM_ABCS:
                 # `isinstance(fp, io.IOBase)` holds, as for the judge's stream in process; its
@@ -522,7 +588,7 @@ class Connection:
         if isinstance(obj, wire.Ref):
             return obj  # an ARGUMENT reference built by answer()
         # A judge object goes back as itself: the judge gets its own object, not a handle.
-        if isinstance(obj, JudgeObject):
+        if is_judge_object(obj):
             return wire.Ref(protocol.JUDGE_OBJ, object.__getattribute__(obj, "_id"))
         if isinstance(obj, JudgeFunction):
             return wire.Ref(protocol.JUDGE_FN, obj._id)
@@ -564,7 +630,8 @@ class Connection:
             or len(set(caps) & set(protocol.JUDGE_STREAMS)) > 1
         ):
             raise wire.WireError(f"judge object {ref.id} with capabilities {caps!r}")
-        proxy: Any = object.__new__(_proxy_class(tuple(sorted(caps))))
+        cls: Any = _proxy_class(tuple(sorted(caps)))
+        proxy: Any = cls.__new__(cls) if cls in _stream_proxies else object.__new__(cls)
         object.__setattr__(proxy, "_conn", self)
         object.__setattr__(proxy, "_id", ref.id)
         return proxy

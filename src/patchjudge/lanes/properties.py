@@ -210,7 +210,8 @@ PROCESS_STATE = frozenset(
 
 def _process_state(tree: ast.AST, dotted: dict[str, str]) -> str | None:
     """Pure: the first call that sets process-wide state of the standard library
-    (PROCESS_STATE, or an attribute of `decimal.getcontext()`), or None."""
+    (PROCESS_STATE, an attribute of `decimal.getcontext()`, a stdlib module's attribute
+    `monkeypatch.setattr` replaces), or None."""
 
     def path(expr: ast.expr) -> str | None:
         if isinstance(expr, ast.Name):
@@ -220,10 +221,31 @@ def _process_state(tree: ast.AST, dotted: dict[str, str]) -> str | None:
             return f"{inner}.{expr.attr}" if inner else None
         return None
 
+    def stdlib_target(call: ast.Call) -> bool:
+        # `monkeypatch.setattr(secrets, "randbelow", f)` or `("secrets.randbelow", f)`: the
+        # judge's module, not the one the code reads (ecc's recorded draws, held-out round 9).
+        if not call.args:
+            return False
+        first = call.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            target: str | None = first.value
+        else:
+            target = path(first)
+        return bool(target) and str(target).partition(".")[0] in sys.stdlib_module_names
+
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and path(node.func) in PROCESS_STATE:
             found.append((node.lineno, f"calls {ast.unparse(node.func)}"))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "monkeypatch"
+            and node.func.attr in ("setattr", "delattr")
+            and stdlib_target(node)
+        ):
+            found.append((node.lineno, f"patches {ast.unparse(node.args[0])}"))
         elif isinstance(node, ast.Assign | ast.AugAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
