@@ -459,7 +459,8 @@ def _installs_only_from_constraints(repo: Path, log: str) -> None:
         # A benign patch accepted. Its removal through the CLI only (issue 20: one nox run
         # fewer): the same adoption and a removal of the same name,
         # test_a_src_layout_with_two_top_level_packages_is_adopted_with_no_edit.
-        ("cachetools_adopted", ("src/cachetools/keys.py", '"""', '# x\n"""'), None),
+        ("cachetools_adopted", ("src/cachetools/keys.py", '"""Key functions', '# x\n"""Key functions'),
+         None),
     ],
     ids=["pyflakes", "cachetools"],
 )  # fmt: skip
@@ -471,7 +472,7 @@ def test_the_noxfile_init_wrote_gates_a_strangers_repository(
     rel, old, new = edit
     source = (repo / rel).read_text()
     assert old in source, (rel, old)
-    write(repo, {rel: source.replace(old, new)})
+    write(repo, {rel: source.replace(old, new)})  # every use: a name and its callers
     commit(repo, "the patch")
     result = _nox_gate(repo)
     log = result.stdout[-3000:] + result.stderr[-3000:]
