@@ -66,26 +66,11 @@ PROJECTS = {
 }
 
 
-def _wheel(src: Path, dest: Path) -> Path:
-    """patchjudge's wheel from the tree `src` (init_helpers.build_wheel, for any tree)."""
-    if src == ROOT:
-        return init_helpers.build_wheel(dest)
-    tree = dest / "src-copy"
-    ignore = shutil.ignore_patterns("*.egg-info", "__pycache__")
-    shutil.copytree(src / "src", tree / "src", ignore=ignore)
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        if (src / name).exists():
-            shutil.copy2(src / name, tree / name)
-    subprocess.run(["uv", "build", "-q", "--wheel", "--out-dir", str(dest), str(tree)], check=True)
-    (wheel,) = dest.glob("patchjudge-*.whl")
-    return wheel
-
-
 def adopt(work: Path, project: str = "iniconfig", src: Path = ROOT) -> tuple[Path, Path]:
     """The project adopted with `src`'s judge, a benign patch on `patch`; (repo, code python)."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    wheel = _wheel(src, work / "wheel")
+    wheel = init_helpers.build_wheel(work / "wheel", src)
     tree, benign = PROJECTS[project]
     repo = init_helpers.repo_from_tree(tree(work / "sdist"), work / project)
     result = cli(repo, "init", "--base", "main", "--patchjudge-spec", str(wheel))

@@ -38,15 +38,16 @@ def run(argv: list[str], cwd: Path, timeout: float = 900) -> subprocess.Complete
     )
 
 
-def build_wheel(dest: Path) -> Path:
-    """patchjudge's wheel, built from a copy: two workers never share a build/ dir."""
+def build_wheel(dest: Path, src: Path = ROOT) -> Path:
+    """patchjudge's wheel from the checkout `src` (this one by default), built from a copy:
+    two workers never share a build/ dir."""
     tree = dest / "src-copy"
     # The suite writes bytecode into src (tests/conftest.py): a wheel ships sources only.
     ignore = shutil.ignore_patterns("*.egg-info", "__pycache__")
-    shutil.copytree(ROOT / "src", tree / "src", ignore=ignore)
+    shutil.copytree(src / "src", tree / "src", ignore=ignore)
     for name in ("pyproject.toml", "README.md", "LICENSE"):
-        if (ROOT / name).exists():
-            shutil.copy2(ROOT / name, tree / name)
+        if (src / name).exists():
+            shutil.copy2(src / name, tree / name)
     uv = Path(sys.executable).with_name("uv")
     argv = [str(uv) if uv.exists() else "uv", "build", "-q", "--wheel", "--out-dir", str(dest)]
     result = run([*argv, str(tree)], dest)
