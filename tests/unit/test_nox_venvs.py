@@ -325,3 +325,55 @@ def test_a_box_the_isolation_session_started_spares_each_lane_its_probe(tmp_path
     for isolation in ("auto", "process"):
         _, sessions = _recorded_with(tmp_path, isolation)
         assert not [c for calls in sessions.values() for c in calls if c.get("env")], isolation
+
+
+def _noxfile_module(project: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """init's noxfile, written into `project` and imported; its sessions register in a
+    registry of this test's own, not nox's."""
+    import importlib.util
+
+    import nox.registry
+
+    monkeypatch.setattr(nox.registry, "_REGISTRY", {})
+
+    (project / "eval").mkdir(parents=True)
+    (project / "eval" / "gate.toml").write_text('[gate]\nisolation = "sandbox"\n')
+    (project / "noxfile.py").write_text(template("init/noxfile.py.tmpl"))
+    spec = importlib.util.spec_from_file_location("inits_noxfile", project / "noxfile.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"HOME": "/home/u"},
+        {"HOME": "/home/u", "XDG_CACHE_HOME": "/var/cache/u"},
+        {"PATCHJUDGE_CACHE_DIR": "/srv/judge-cache"},
+        {"PATCHJUDGE_CACHE_DIR": ""},
+        {"PATCHJUDGE_CACHE_DIR": "relative/cache"},
+        {"PATCHJUDGE_CACHE_DIR": "{project}/.cache"},
+        {},
+    ],
+    ids=["home", "xdg", "explicit", "off", "relative", "inside the checkout", "no home"],
+)
+def test_inits_kept_judge_venvs_live_where_patchjudge_keeps_its_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str]
+) -> None:
+    # The noxfile runs where patchjudge may not import, so it repeats cache.placement's
+    # rules (noxcold4): the two must name the same directory, or none.
+    from patchjudge import cache
+
+    project = tmp_path / "project"
+    noxfile = _noxfile_module(project, monkeypatch)
+    env = {k: v.format(project=project) for k, v in env.items()}
+    for name in ("HOME", "XDG_CACHE_HOME", cache.ENV):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    placed = cache.placement(env, project, "sandbox")
+    expected = None if placed is None else placed / "venvs"
+    assert noxfile._kept_root(["--isolation", "sandbox"]) == expected
+    assert noxfile._kept_root([]) == expected  # the ledger asks for "sandbox"
