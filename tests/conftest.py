@@ -52,13 +52,6 @@ else:
     os.environ["PATCHJUDGE_CACHE_DIR"] = os.environ[SUITE_CACHE]
     atexit.register(shutil.rmtree, os.environ[SUITE_CACHE], True)
 
-# virtualenv's app-data (the seed wheels it copies pip from) is not safe for two processes
-# that build at once (pypa/virtualenv#1869): on a loaded CI run tox made a venv with no pip.
-# Every process of the run (the xdist controller and each worker) gets its own.
-_APP_DATA = tempfile.mkdtemp(prefix="patchjudge-test-virtualenv-")
-os.environ["VIRTUALENV_OVERRIDE_APP_DATA"] = _APP_DATA
-atexit.register(shutil.rmtree, _APP_DATA, True)
-
 settings.register_profile("patchjudge-suite", deadline=None, print_blob=True)
 settings.register_profile(
     "patchjudge-ci", parent=settings.get_profile("patchjudge-suite"), derandomize=True
