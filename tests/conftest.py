@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -94,6 +94,23 @@ def _downloads_once(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Each pinned sdist is downloaded once for the run (pip takes seconds of CPU), unpacked
     afresh for each test that asks."""
     init_helpers.DOWNLOADS = shared_dir(tmp_path_factory)
+
+
+def environment_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    """The variables a test left added, changed or removed, pytest's own aside. Pure."""
+    names = (set(before) | set(after)) - {"PYTEST_CURRENT_TEST"}
+    return sorted(n for n in names if before.get(n) != after.get(n))
+
+
+@pytest.fixture(autouse=True)
+def _environment_kept() -> Iterator[None]:
+    """A test leaves the worker's environment as it found it: a variable set in process
+    (init's noxfile sets VIRTUALENV_NO_SEED at import) changes every later test's
+    subprocesses in that worker (tox built venvs with no pip). Use monkeypatch."""
+    before = dict(os.environ)
+    yield
+    changed = environment_changes(before, os.environ)
+    assert not changed, f"the test changed os.environ and left it so: {changed}; use monkeypatch"
 
 
 # The long poles (issue 20): with --dist=worksteal each xdist worker is first given a

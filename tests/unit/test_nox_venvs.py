@@ -7,6 +7,7 @@ into the code's venv, whose python every command that runs the code is given.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -335,6 +336,9 @@ def _noxfile_module(project: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     import nox.registry
 
     monkeypatch.setattr(nox.registry, "_REGISTRY", {})
+    # The noxfile sets VIRTUALENV_NO_SEED at import: in this xdist worker's own environment it
+    # made a later test's tox build venvs with no pip (CI, where tox runs `pip freeze`).
+    monkeypatch.setattr(os, "environ", dict(os.environ))
 
     (project / "eval").mkdir(parents=True)
     (project / "eval" / "gate.toml").write_text('[gate]\nisolation = "sandbox"\n')
