@@ -1,0 +1,58 @@
+"""standin.functions_replaced: the judge's functions in a container the code changed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from patchjudge.boundary.standin import functions_replaced
+
+
+def check(xs: list[int], got: int) -> bool:
+    return got == sum(xs)
+
+
+class Model:
+    def step(self) -> int:
+        return 1
+
+
+MODEL = Model()
+STEP = MODEL.step  # a bound method: the judge's container holds this very object
+
+
+def code_function(*_: Any) -> bool:  # what the code put there (a handle, in a real run)
+    return True
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ({"ok": check}, {"ok": slice}, "['ok']"),
+        ({"ok": check}, {"ok": code_function}, "['ok']"),
+        ({"ok": check}, {}, "['ok']"),
+        ({"ok": check, "n": 1}, {"n": 1, "ok": None}, "['ok']"),
+        ([check, 1], [code_function, 1], "[0]"),
+        ([1, check], [1], "[1]"),
+        ({"steps": [STEP]}, {"steps": [Model().step]}, "['steps'][0]"),
+        ({"kind": int}, {"kind": str}, "['kind']"),
+        ({"model": MODEL}, {"model": Model()}, None),  # not callable: its data
+        ({"a": {"b": [check]}}, {"a": {"b": [len]}}, "['a']['b'][0]"),
+        ({check, 1}, {1}, "{<function check"),
+        # What the code may do: leave the judge's function as it is, change the data
+        # beside it, add items of its own (functions too).
+        ({"ok": check}, {"ok": check}, None),
+        ({"steps": [STEP]}, {"steps": [STEP]}, None),
+        ({"ok": check, "n": 1}, {"ok": check, "n": 2, "mine": code_function}, None),
+        ([check], [check, code_function], None),
+        ({check}, {check, code_function}, None),
+        ({"a": [1]}, {"a": (1,)}, None),  # a type change of data: merge's own business
+    ],
+)
+def test_which_changes_replace_a_function_of_the_judges(old: Any, new: Any, where: str | None):
+    found = functions_replaced(old, new)
+    if where is None:
+        assert found is None
+    else:
+        assert found is not None and found.startswith(where), found
