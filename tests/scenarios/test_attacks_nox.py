@@ -1,4 +1,4 @@
-"""Red team, session 13: `nox -s gate` run in the head's own checkout.
+"""Red team, session 13: `nox -s gate` (and `tox -e gate`) run in the head's own checkout.
 
 init's noxfile reads the judge's settings (`eval/gate.toml`, `constraints/`)
 from its own directory to build the venvs, before any lane runs. From a
@@ -31,6 +31,9 @@ PYPROJECT = (
 )
 
 
+BROKEN = "def total(xs):\n    return sum(xs) + 1\n"
+
+
 def _adopted_with_a_hostile_head(tmp_path: Path, wheel: Path) -> tuple[Path, Path]:
     """init's project on `main`; on `patch`, a broken change whose ledger installs the
     tree editable (built outside the box) with a backend that leaves a mark outside."""
@@ -48,7 +51,7 @@ def _adopted_with_a_hostile_head(tmp_path: Path, wheel: Path) -> tuple[Path, Pat
             "eval/gate.toml": ledger.replace("install = []", 'install = ["-e ."]'),
             "pyproject.toml": PYPROJECT,
             "evil.py": evil + "raise SystemExit(1)\n",
-            "calc/__init__.py": "def total(xs):\n    return sum(xs) + 1\n",
+            "calc/__init__.py": BROKEN,
         },
     )
     commit(repo, "broken, and the ledger builds the tree outside the box")
@@ -125,3 +128,24 @@ def test_without_base_the_remote_default_branch_names_it_and_a_heads_pin_stops_t
     git(repo, "checkout", "-q", "main", "--", "constraints/lane.txt")
     done = run(argv, repo)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_heads_constraints_stop_a_tox_run_in_its_checkout(tmp_path, judge_wheel):
+    # The tox flow (`init --runner tox`): tox.ini installs the judge from constraints/
+    # (patchjudge.txt, --find-links constraints/, no hash). The head's pin named a wheel
+    # of its own; toxfile.py, tox's inline plugin, now stops the run before any env.
+    repo = flat_project(tmp_path / "calc")
+    assert cli(repo, "init", "--runner", "tox", *spec(judge_wheel)).code == 0
+    commit(repo, "Adopt patchjudge")
+    git(repo, "checkout", "-q", "-b", "patch")
+    write(repo, {"constraints/patchjudge.txt": "patchjudge==99\n", "calc/__init__.py": BROKEN})
+    commit(repo, "broken, and the judge's pin is the head's")
+    argv = [sys.executable, "-m", "tox", "-e", "gate", "--", "--base", "main"]
+    done = run(argv, repo, timeout=300)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out
+    said = [line for line in out.splitlines() if "not the merge base" in line]
+    assert len(said) == 1, out
+    assert "constraints/patchjudge.txt: not the merge base" in said[0]
+    assert said[0].endswith("-- --base REF); no environment was built"), said[0]
+    assert not (repo / ".tox").exists() or not any((repo / ".tox").glob("*/pyvenv.cfg"))
