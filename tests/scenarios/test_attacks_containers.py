@@ -38,6 +38,11 @@ def count(xs):
     return len(xs)
 
 
+class Liar:
+    def check(self, *args):
+        return True
+
+
 def total(xs):
 {total}
 """
@@ -50,9 +55,30 @@ HOSTILE = CALC.format(
         "    for kept in KEPT:\n"
         '        if "b" in kept:\n'
         '            kept["b"] = lambda *a: True\n'
+        '        if "d" in kept:\n'
+        '            kept["d"] = Liar()\n'
         "    return sum(xs) + (len(xs) > 2)"
     ),
 )
+
+ORACLE = """
+from hypothesis import given, strategies as st
+
+import calc
+
+
+class Oracle:
+    def check(self, xs, got):
+        return got == sum(xs)
+
+
+@given(st.lists(st.integers(min_value=-1000, max_value=1000)))
+def test_oracle(xs):
+    checks = {"d": Oracle()}
+    calc.keep(checks)
+    got = calc.total(xs)
+    assert checks["d"].check(xs, got)
+"""
 
 PROPERTY = """
 from hypothesis import given, strategies as st
@@ -82,9 +108,10 @@ def _property(name: str, key: str, call: str, under_test: str, extra: str = "") 
 
 
 def test_the_code_cannot_replace_a_function_in_the_judges_container(tmp_path: Path) -> None:
-    # One gate run, three property files (each its own worker): the builtin put in during
-    # the call (a changed argument copied back), the code's own function put in later
-    # (a kept container's link merged), and the honest look-alike: the code adds data
+    # One gate run, four property files: the builtin put in during the call (a changed
+    # argument copied back), the code's own function put in later (a kept container's
+    # link merged), an object of the code's for the property's own oracle object, and
+    # the honest look-alike: the code adds data
     # and a function of its own beside the judge's function, and keeps the dict.
     honest_extra = '    assert checks["seen"] == 1 and checks["mine"](xs) == len(xs)\n'
     judged = attack(
@@ -94,6 +121,7 @@ def test_the_code_cannot_replace_a_function_in_the_judges_container(tmp_path: Pa
             "src/calc/__init__.py": HONEST,
             "eval/properties/test_in_the_call.py": _property("in_the_call", "a", "register", "total"),
             "eval/properties/test_kept.py": _property("kept", "b", "keep", "total"),
+            "eval/properties/test_oracle.py": ORACLE,
             "eval/properties/test_beside.py": _property("beside", "c", "annotate", "count", honest_extra),
         },
     )  # fmt: skip
@@ -103,8 +131,12 @@ def test_the_code_cannot_replace_a_function_in_the_judges_container(tmp_path: Pa
     reasons = judged.lane("properties")["reasons"]
     # The refusal ends the worker, as any break of the protocol does: the properties run
     # after it on that worker fail with its reason too (test_total.py's, here).
-    for name, where in (("in_the_call", "argument 0"), ("kept", "a kept container")):
-        said = f"{where}: replaced a function of the judge's at"
+    for name, where in (
+        ("in_the_call", "argument 0"),
+        ("kept", "a kept container"),
+        ("oracle", "a kept container"),
+    ):
+        said = f"{where}: replaced a function or object of the judge's at"
         assert [r for r in reasons if f"test_{name}" in r and said in r], judged.explain()
     # Run first (its file sorts first): the honest look-alike passed.
     assert not [r for r in reasons if "test_beside" in r], judged.explain()

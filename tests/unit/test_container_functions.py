@@ -1,7 +1,8 @@
-"""standin.functions_replaced: the judge's functions in a container the code changed."""
+"""standin.functions_replaced: the judge's functions and objects in a container the code changed."""
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import pytest
@@ -37,7 +38,10 @@ def code_function(*_: Any) -> bool:  # what the code put there (a handle, in a r
         ([1, check], [1], "[1]"),
         ({"steps": [STEP]}, {"steps": [Model().step]}, "['steps'][0]"),
         ({"kind": int}, {"kind": str}, "['kind']"),
-        ({"model": MODEL}, {"model": Model()}, None),  # not callable: its data
+        ({"model": MODEL}, {"model": Model()}, "['model']"),  # the judge's object, by reference
+        ({"model": MODEL}, {"model": MODEL, "n": 2}, None),
+        ({"when": datetime.date(2026, 1, 1)}, {"when": datetime.date(2027, 1, 1)}, None),  # data
+        ({"part": slice(1, 2)}, {"part": slice(2, 3)}, None),  # a slice value is data
         ({"a": {"b": [check]}}, {"a": {"b": [len]}}, "['a']['b'][0]"),
         ({check, 1}, {1}, "{<function check"),
         # What the code may do: leave the judge's function as it is, change the data

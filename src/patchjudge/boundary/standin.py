@@ -559,13 +559,13 @@ class Worker:
 
     def _keeps_functions(self, original: Any, data: Any, what: str) -> None:
         """The `setattr` rule for a container's items: the code changes the judge's data,
-        never its functions. A change that replaces or drops one is refused whole."""
+        never its functions or objects. A change that replaces or drops one is refused."""
         where = functions_replaced(original, data)
         if where is not None:
             raise self.fail(
                 Cause.PROTOCOL,
-                f"{what}: replaced a function of the judge's at {where}; the code may change"
-                " the data in a container the property passed, not its functions",
+                f"{what}: replaced a function or object of the judge's at {where}; the code"
+                " may change the data in a container the property passed, not its functions",
             )
 
     def _sync(self) -> bytes | None:
@@ -2475,20 +2475,22 @@ _PATH_KEYS = (int, str, bytes, float, type(None), bool)
 
 def functions_replaced(old: Any, new: Any, depth: int = 0) -> str | None:
     """Where merging `new` into the judge's container `old` would replace or drop one of
-    the judge's functions (anything callable that is not data: a function, a class, a
-    bound method, a callable object), as a path (`['ok']`, `[0]['f']`); else None.
+    the judge's functions or objects (anything that crosses by reference, not as data:
+    a function, a class, a bound method, an instance of a property's own class), as a
+    path (`['ok']`, `[0]['f']`); else None.
 
-    A function in a container crosses to the worker as a reference and comes back as
-    the very object: an item the code left alone is `is` the judge's. One it put
-    there is a function of its own (run in the box, answering what the code wants)
+    Such an item crosses to the worker as a reference and comes back as the very
+    object: one the code left alone is `is` the judge's. One it put there is a
+    function or object of its own (run in the box, answering what the code wants)
     or a builtin that crosses as the judge's own (`slice`: truthy for any two
-    arguments): either made the property's own check pass for wrong code. Items
-    the code adds beside the judge's, functions too, are its data.
+    arguments): either made the property's own check pass for wrong code. Data
+    items change freely, and items the code adds beside the judge's, functions
+    too, are its own.
     """
     if type(old) is not type(new) or depth >= wire.MAX_DEPTH:
         return None
     if type(old) is set:
-        gone = [v for v in old if _judge_function(v) and not any(v is w for w in new)]
+        gone = [v for v in old if _by_reference(v) and not any(v is w for w in new)]
         return f"{{{gone[0]!r:.60}}}" if gone else None
     if type(old) is dict:
         pairs = [(k, v, new.get(k, _GONE)) for k, v in old.items()]
@@ -2497,7 +2499,7 @@ def functions_replaced(old: Any, new: Any, depth: int = 0) -> str | None:
     else:
         return None
     for key, was, now in pairs:
-        if _judge_function(was) and now is not was:
+        if _by_reference(was) and now is not was:
             return f"[{key!r:.60}]"
         inner = functions_replaced(was, now, depth + 1)
         if inner is not None:
@@ -2508,8 +2510,17 @@ def functions_replaced(old: Any, new: Any, depth: int = 0) -> str | None:
 _GONE = object()  # a key or index the code's container no longer has
 
 
-def _judge_function(value: Any) -> bool:
-    return callable(value) and not isinstance(value, wire.DATA_TYPES)
+def _by_reference(value: Any) -> bool:
+    """Whether `value`, an item of the judge's container, crosses as a reference."""
+    if type(value) in wire.DATA_TYPES:
+        return False
+    if callable(value):
+        return True
+    try:
+        wire.encode(value)
+    except (wire.WireError, RecursionError):
+        return True
+    return False
 
 
 def _linkable(value: Any) -> bool:
