@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
+from patchjudge.boundary import standin
 from patchjudge.boundary.standin import functions_replaced
 
 
@@ -17,6 +18,11 @@ def check(xs: list[int], got: int) -> bool:
 class Model:
     def step(self) -> int:
         return 1
+
+
+class Point(NamedTuple):
+    x: int
+    y: int
 
 
 MODEL = Model()
@@ -38,10 +44,13 @@ def code_function(*_: Any) -> bool:  # what the code put there (a handle, in a r
         ([1, check], [1], "[1]"),
         ({"steps": [STEP]}, {"steps": [Model().step]}, "['steps'][0]"),
         ({"kind": int}, {"kind": str}, "['kind']"),
-        ({"model": MODEL}, {"model": Model()}, "['model']"),  # the judge's object, by reference
+        ({"model": MODEL}, {"model": Model()}, "['model']"),  # the property's own object
+        ({"at": datetime.UTC}, {"at": datetime.timezone(datetime.timedelta(0))}, None),
         ({"model": MODEL}, {"model": MODEL, "n": 2}, None),
         ({"when": datetime.date(2026, 1, 1)}, {"when": datetime.date(2027, 1, 1)}, None),  # data
         ({"part": slice(1, 2)}, {"part": slice(2, 3)}, None),  # a slice value is data
+        ({"at": [datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)]}, {"at": []}, None),
+        ([Point(1, 2)], [(1, 2)], None),  # a judge-side tuple subclass crosses as data
         ({"a": {"b": [check]}}, {"a": {"b": [len]}}, "['a']['b'][0]"),
         ({check, 1}, {1}, "{<function check"),
         # What the code may do: leave the judge's function as it is, change the data
@@ -54,7 +63,11 @@ def code_function(*_: Any) -> bool:  # what the code put there (a handle, in a r
         ({"a": [1]}, {"a": (1,)}, None),  # a type change of data: merge's own business
     ],
 )
-def test_which_changes_replace_a_function_of_the_judges(old: Any, new: Any, where: str | None):
+def test_which_changes_replace_a_function_of_the_judges(
+    old: Any, new: Any, where: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # This file stands for the judge's tree: its classes are the property's own.
+    monkeypatch.setattr(standin, "_judge_class", lambda cls: cls.__module__ == __name__)
     found = functions_replaced(old, new)
     if where is None:
         assert found is None

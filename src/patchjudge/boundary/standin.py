@@ -2511,16 +2511,18 @@ _GONE = object()  # a key or index the code's container no longer has
 
 
 def _by_reference(value: Any) -> bool:
-    """Whether `value`, an item of the judge's container, crosses as a reference."""
-    if type(value) in wire.DATA_TYPES:
-        return False
-    if callable(value):
-        return True
+    """Whether `value`, an item of the judge's container, is one of the judge's functions
+    or objects: callable (a function, a class, a bound method, a builtin), or an
+    instance of a class the judge's tree defines (a property's own oracle). Data (a
+    judge-side container subclass too), the stdlib's values (a datetime, which may
+    come back anew) and the code's own objects are not."""
     try:
-        wire.encode(value)
-    except (wire.WireError, RecursionError):
-        return True
-    return False
+        own = _holds_worker_object(value) or "_pj_handle" in vars(value)
+    except TypeError:  # no __dict__
+        own = False
+    if own or type(value) in wire.DATA_TYPES or wire.data_base(type(value)) is not None:
+        return False  # a judge-side subclass of a container crosses as data
+    return callable(value) or _judge_class(type(value))
 
 
 def _linkable(value: Any) -> bool:
