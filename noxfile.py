@@ -9,6 +9,9 @@ failed lane, and every report of one gate run carries this run's id.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 import secrets
 import shutil
 import subprocess
@@ -61,7 +64,93 @@ def _wanted_isolation(posargs: list[str]) -> tuple[str, str]:
 
 @nox.session(name="isolation", venv_backend="none", default=False)
 def isolation(session: nox.Session) -> None:
-    """Before any venv is built: a `sandbox` that cannot start stops here, in one line."""
+    """Before any venv is built: a `sandbox` that cannot start, or judge settings in
+    this directory that are not the merge base's, stop the run here, in one line."""
+    _sandbox_starts(session)
+    _settings_are_the_bases(session)
+
+
+# What this noxfile reads from its own directory to build the venvs, before any
+# lane: the judge's settings, human-owned and protected. They must be the merge
+# base's: run from a checkout of the head, the patch's `install = ["-e ."]` built
+# outside the box and its constraints/ chose the judge venv's pins.
+JUDGE_SETTINGS = ("eval/gate.toml", "constraints")
+GIT_ENV = {"GIT_NO_REPLACE_OBJECTS": "1", "GIT_GRAFT_FILE": os.devnull, "GIT_TERMINAL_PROMPT": "0"}
+
+
+def _git(repo: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | GIT_ENV
+    return subprocess.run(["git", "-C", repo, *args], capture_output=True, env=env, check=False)
+
+
+def _merge_base(session: nox.Session) -> tuple[str, str]:
+    """(the merge base's sha, "") of `--base` (else the CLI's default) and `--head`; ("", why)."""
+    posargs = list(session.posargs)
+    refs = {"--base": "", "--head": "HEAD"}
+    for i, arg in enumerate(posargs):
+        flag, eq, value = arg.partition("=")
+        if flag in refs:
+            refs[flag] = value if eq else (posargs[i + 1] if i + 1 < len(posargs) else "")
+    repo = session.invoked_from
+    base = refs["--base"]
+    for candidate in ("origin/HEAD", "origin/main") if not base else ():
+        ledger = _git(repo, "show", f"{candidate}:eval/gate.toml")
+        if ledger.returncode == 0:  # as the CLI: the remote default branch names the base
+            with contextlib.suppress(tomllib.TOMLDecodeError, UnicodeDecodeError):
+                base = str(tomllib.loads(ledger.stdout.decode()).get("gate", {}).get("base", ""))
+            break
+    if not base:
+        return "", "no --base given and no origin/main to read [gate] base from"
+    if base.startswith("-") or refs["--head"].startswith("-"):
+        return "", f"--base {base} --head {refs['--head']}: not a revision"
+    found = _git(repo, "merge-base", "--", base, refs["--head"])
+    if found.returncode != 0:
+        return "", f"no merge base of {base} and {refs['--head']} in {repo}"
+    return found.stdout.decode().strip(), ""
+
+
+def _blob_id(path: Path, length: int) -> str:
+    """git's object id of `path` as a blob (a symlink: its target), sha1 or sha256."""
+    data = str(path.readlink()).encode() if path.is_symlink() else path.read_bytes()
+    digest = hashlib.sha1() if length == 40 else hashlib.sha256()
+    digest.update(b"blob %d\0" % len(data) + data)
+    return digest.hexdigest()
+
+
+def _settings_are_the_bases(session: nox.Session) -> None:
+    """The judge's settings here are the merge base's, byte for byte, and no file more."""
+    sha, why = _merge_base(session)
+    if not sha:
+        session.error(f"{why}: cannot tell the judge's settings are the base's"
+                      " (pass --base REF after --); no venv was built")  # fmt: skip
+    listed = _git(session.invoked_from, "ls-tree", "-r", "-z", sha, "--", *JUDGE_SETTINGS)
+    at_base: dict[str, str] = {}
+    for entry in listed.stdout.decode(errors="surrogateescape").split("\0"):
+        meta, _, name = entry.partition("\t")
+        if name:
+            at_base[name] = meta.split()[-1]
+    here = {name for name in JUDGE_SETTINGS[:1] if (HERE / name).is_file()}
+    for root, dirs, files in os.walk(HERE / JUDGE_SETTINGS[1]):
+        # A directory linked in is a file here: its target is compared, not walked.
+        files += [d for d in dirs if Path(root, d).is_symlink()]
+        here |= {Path(root, f).relative_to(HERE).as_posix() for f in files}
+    width = len(next(iter(at_base.values()), "0" * 40))
+    differ = sorted(
+        name for name in here | set(at_base)
+        if name not in here or name not in at_base
+        or _blob_id(HERE / name, width) != at_base[name]
+    )  # fmt: skip
+    if listed.returncode != 0 or differ:
+        named = ", ".join(differ[:3]) + (f" and {len(differ) - 3} more" if differ[3:] else "")
+        session.error(
+            f"{named or ' '.join(JUDGE_SETTINGS)}: not the merge base {sha[:12]}'s in {HERE};"
+            " the judge's settings come from the base: run the base's noxfile"
+            " (nox -f <base worktree>/noxfile.py -- --base REF); no venv was built"
+        )
+
+
+def _sandbox_starts(session: nox.Session) -> None:
+    """`sandbox` asked for and no box starts: the run stops, in one line."""
     wanted, asked = _wanted_isolation(list(session.posargs))
     if wanted != "sandbox":
         return  # `auto` that finds no sandbox says so itself, on stderr and in verdict.md

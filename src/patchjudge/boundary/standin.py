@@ -553,8 +553,20 @@ class Worker:
             if not _same(original, data):
                 _state.mutations.append("a kept argument")
             return
+        self._keeps_functions(original, data, "a kept container")
         wire.merge(original, data)
         entry[1] = self._snapshot(original) or b""
+
+    def _keeps_functions(self, original: Any, data: Any, what: str) -> None:
+        """The `setattr` rule for a container's items: the code changes the judge's data,
+        never its functions or objects. A change that replaces or drops one is refused."""
+        where = functions_replaced(original, data)
+        if where is not None:
+            raise self.fail(
+                Cause.PROTOCOL,
+                f"{what}: replaced a function or object of the judge's at {where}; the code"
+                " may change the data in a container the property passed, not its functions",
+            )
 
     def _sync(self) -> bytes | None:
         """The SYNC for the next request: each linked container that changed since it was
@@ -738,6 +750,7 @@ class Worker:
                 if not _same(original, value):
                     _state.mutations.append(f"argument {key!r}")
                 continue
+            self._keeps_functions(original, value, f"argument {key!r}")
             # In place, keeping the judge's nested objects where they stand (wire.merge).
             wire.merge(original, value)
 
@@ -2458,6 +2471,58 @@ _OWN_VIEW_OF = {base: _own_view_class(base) for base in _MUTATORS}
 _OWN_VIEWS = tuple(_OWN_VIEW_OF.values())
 # A path's steps into the judge's data (protocol.PART): data keys only, hashed in the judge.
 _PATH_KEYS = (int, str, bytes, float, type(None), bool)
+
+
+def functions_replaced(old: Any, new: Any, depth: int = 0) -> str | None:
+    """Where merging `new` into the judge's container `old` would replace or drop one of
+    the judge's functions or objects (anything that crosses by reference, not as data:
+    a function, a class, a bound method, an instance of a property's own class), as a
+    path (`['ok']`, `[0]['f']`); else None.
+
+    Such an item crosses to the worker as a reference and comes back as the very
+    object: one the code left alone is `is` the judge's. One it put there is a
+    function or object of its own (run in the box, answering what the code wants)
+    or a builtin that crosses as the judge's own (`slice`: truthy for any two
+    arguments): either made the property's own check pass for wrong code. Data
+    items change freely, and items the code adds beside the judge's, functions
+    too, are its own.
+    """
+    if type(old) is not type(new) or depth >= wire.MAX_DEPTH:
+        return None
+    if type(old) is set:
+        gone = [v for v in old if _by_reference(v) and not any(v is w for w in new)]
+        return f"{{{gone[0]!r:.60}}}" if gone else None
+    if type(old) is dict:
+        pairs = [(k, v, new.get(k, _GONE)) for k, v in old.items()]
+    elif type(old) is list:
+        pairs = [(i, v, new[i] if i < len(new) else _GONE) for i, v in enumerate(old)]
+    else:
+        return None
+    for key, was, now in pairs:
+        if _by_reference(was) and now is not was:
+            return f"[{key!r:.60}]"
+        inner = functions_replaced(was, now, depth + 1)
+        if inner is not None:
+            return f"[{key!r:.60}]{inner}"
+    return None
+
+
+_GONE = object()  # a key or index the code's container no longer has
+
+
+def _by_reference(value: Any) -> bool:
+    """Whether `value`, an item of the judge's container, is one of the judge's functions
+    or objects: callable (a function, a class, a bound method, a builtin), or an
+    instance of a class the judge's tree defines (a property's own oracle). Data (a
+    judge-side container subclass too), the stdlib's values (a datetime, which may
+    come back anew) and the code's own objects are not."""
+    try:
+        own = _holds_worker_object(value) or "_pj_handle" in vars(value)
+    except TypeError:  # no __dict__
+        own = False
+    if own or type(value) in wire.DATA_TYPES or wire.data_base(type(value)) is not None:
+        return False  # a judge-side subclass of a container crosses as data
+    return callable(value) or _judge_class(type(value))
 
 
 def _linkable(value: Any) -> bool:
