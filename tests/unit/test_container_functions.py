@@ -59,6 +59,12 @@ def code_function(*_: Any) -> bool:  # what the code put there (a handle, in a r
         ({"steps": [STEP]}, {"steps": [STEP]}, None),
         ({"ok": check, "n": 1}, {"ok": check, "n": 2, "mine": code_function}, None),
         ([check], [check, code_function], None),
+        # An in-place sort, reverse or shuffle of the property's own objects: every one is
+        # still there, in another slot. A slot of the judge's taken by the code's is not.
+        ([MODEL, STEP, 1], [1, STEP, MODEL], None),
+        ([check, MODEL], [MODEL, check, code_function], None),
+        ([check, MODEL], [code_function, MODEL, check], "[0]"),
+        ([check, MODEL], [MODEL], "[0]"),
         ({check}, {check, code_function}, None),
         ({"a": [1]}, {"a": (1,)}, None),  # a type change of data: merge's own business
     ],

@@ -2494,12 +2494,18 @@ def functions_replaced(old: Any, new: Any, depth: int = 0) -> str | None:
         return f"{{{gone[0]!r:.60}}}" if gone else None
     if type(old) is dict:
         pairs = [(k, v, new.get(k, _GONE)) for k, v in old.items()]
+        moved: set[int] | None = None  # a key is a name: its item may not move
     elif type(old) is list:
         pairs = [(i, v, new[i] if i < len(new) else _GONE) for i, v in enumerate(old)]
+        # A list's order is the code's to change (an in-place sort of the property's own
+        # objects): a slot may take data or another of the judge's items, none may go.
+        moved = {id(v) for v in old if _by_reference(v)}
+        if missing := moved - {id(v) for v in new}:
+            return f"[{next(i for i, v in enumerate(old) if id(v) in missing)!r}]"
     else:
         return None
     for key, was, now in pairs:
-        if _by_reference(was) and now is not was:
+        if _by_reference(was) and now is not was and not (moved and _reordered(now, moved)):
             return f"[{key!r:.60}]"
         inner = functions_replaced(was, now, depth + 1)
         if inner is not None:
@@ -2508,6 +2514,12 @@ def functions_replaced(old: Any, new: Any, depth: int = 0) -> str | None:
 
 
 _GONE = object()  # a key or index the code's container no longer has
+
+
+def _reordered(now: Any, moved: set[int]) -> bool:
+    """Whether `now`, in a list slot that held one of the judge's items, is another of the
+    judge's items of that list (`moved`) or plain data: the list was reordered."""
+    return id(now) in moved or type(now) in wire.DATA_TYPES
 
 
 def _by_reference(value: Any) -> bool:
