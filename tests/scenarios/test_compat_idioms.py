@@ -29,9 +29,12 @@ import io
 import ipaddress
 import random
 import re
+import types
 import warnings
 
 WORDS = re.compile("[a-z]+")
+# btclib's CONSENSUS_PARAMS: a read-only mapping the suite hands pytest as `ids=`.
+PARAMS = types.MappingProxyType({"mainnet": 1})
 
 
 class Error(ValueError):
@@ -1010,6 +1013,15 @@ IDIOMS: dict[str, tuple[str, str]] = {
             big = 10**5000
             assert lib.check(big) == big and lib.check(-big + big) == 0
             assert lib.kinds([fractions.Fraction(big, 3)]) == [fractions.Fraction]
+        """,
+        "passed",
+    ),
+    "a library mapping as pytest's ids=, iterated, not called": (
+        """
+        @pytest.mark.parametrize("n", [1], ids=lib.PARAMS)  # id: mainnet
+        def test_a_library_mapping_names_the_parameters(n):
+            assert not callable(lib.PARAMS) and callable(lib.Thing)
+            assert lib.PARAMS["mainnet"] == n
         """,
         "passed",
     ),
