@@ -755,7 +755,13 @@ class Worker:
                 return self.fail(Cause.PROTOCOL, "raised something that is not its exception")
             if not issubclass(cls, Exception):
                 return self._interrupted(f"{cls.__module__}.{cls.__qualname__}")
-            exc = cls(str(message))
+            try:
+                exc = cls(str(message))
+            except TypeError:
+                # A stdlib base whose __init__ wants its fields (json.JSONDecodeError's msg,
+                # doc, pos): made without it; the fields are read from the worker's instance.
+                exc = cls.__new__(cls, str(message))
+                BaseException.__init__(exc, str(message))
             exc._pj_handle = instance  # type: ignore[attr-defined]
             return exc
         if kind == protocol.ERROR_JUDGE and len(desc) == 2:
@@ -939,6 +945,11 @@ class Worker:
             resolved = tuple(
                 getattr(builtins, ref) if kind == "b" else built[ref] for kind, ref in bases
             )
+            stdlib = _stdlib_exception(module, qualname)
+            if stdlib is not None:
+                # The judge's own class as the stand-in's base (its MRO is the judge's):
+                # `pytest.raises(dataclasses.FrozenInstanceError)` catches it, as in process.
+                resolved = (stdlib,)
             known = self.exception_classes.get((module, qualname))
             if known is None or known.__bases__ != resolved:
                 body = {
@@ -1902,6 +1913,27 @@ def _builtin_exception(name: str, args: Any) -> BaseException:
         return cls(*args) if type(args) is tuple else cls(str(args))
     except Exception:
         return RuntimeError(f"{name}{args!r}")
+
+
+def _stdlib_exception(module: Any, qualname: Any) -> type[BaseException] | None:
+    """The judge's own exception class `module.qualname` of the standard library, or None.
+
+    Only a module the judge has already imported (nothing is imported on the worker's
+    word), a top-level name of its namespace (no module `__getattr__` runs), whose class
+    says it is that name: naming one only decides which `except` catches the stand-in,
+    which raising that stdlib class in the worker decides anyway.
+    """
+    if type(module) is not str or type(qualname) is not str or "." in qualname:
+        return None
+    if module.partition(".")[0] not in sys.stdlib_module_names:
+        return None
+    loaded = sys.modules.get(module)
+    found = vars(loaded).get(qualname) if type(loaded) is types.ModuleType else None
+    if not (isinstance(found, type) and issubclass(found, BaseException)):
+        return None
+    if found.__module__ != module or found.__qualname__ != qualname:
+        return None
+    return None if vars(builtins).get(qualname) is found else found
 
 
 def _filler(body: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
