@@ -23,15 +23,33 @@ pytestmark = pytest.mark.compat
 
 LIB = '''
 import collections.abc
+import dataclasses
 import datetime
 import enum
 import io
 import ipaddress
+import json
 import random
 import re
+import types
 import warnings
 
 WORDS = re.compile("[a-z]+")
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """btclib's frozen dataclasses: a change raises dataclasses.FrozenInstanceError."""
+
+    x: int
+
+
+def parse_json(text):
+    return json.loads(text)
+
+
+# btclib's CONSENSUS_PARAMS: a read-only mapping the suite hands pytest as `ids=`.
+PARAMS = types.MappingProxyType({"mainnet": 1})
 
 
 class Error(ValueError):
@@ -426,12 +444,14 @@ import builtins
 import collections.abc
 import concurrent.futures
 import copy
+import dataclasses
 import datetime
 import fractions
 import inspect
 import io
 import ipaddress
 import itertools
+import json
 import os
 import pickle
 import random
@@ -1010,6 +1030,28 @@ IDIOMS: dict[str, tuple[str, str]] = {
             big = 10**5000
             assert lib.check(big) == big and lib.check(-big + big) == 0
             assert lib.kinds([fractions.Fraction(big, 3)]) == [fractions.Fraction]
+        """,
+        "passed",
+    ),
+    "a stdlib exception class the library raises, caught as that class": (
+        """
+        def test_a_stdlib_exception_class_raised_by_the_library():
+            point = lib.Point(1)
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                point.x = 2
+            with pytest.raises(json.JSONDecodeError) as info:
+                lib.parse_json("[1,")
+            assert isinstance(info.value, ValueError) and info.value.pos == 3
+            assert type(info.value).__name__ == "JSONDecodeError"
+        """,
+        "passed",
+    ),
+    "a library mapping as pytest's ids=, iterated, not called": (
+        """
+        @pytest.mark.parametrize("n", [1], ids=lib.PARAMS)  # id: mainnet
+        def test_a_library_mapping_names_the_parameters(n):
+            assert not callable(lib.PARAMS) and callable(lib.Thing)
+            assert lib.PARAMS["mainnet"] == n
         """,
         "passed",
     ),

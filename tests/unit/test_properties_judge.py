@@ -214,7 +214,13 @@ def test_judge_outcomes(run: TestRun, fragment: str | None) -> None:
         # Two types compared, a builtin, a class of the file's, a constant's type: they hold.
         (b"import mylib\n\nclass Mine:\n    pass\n\ndef test_x(a, b):\n"
          b"    assert type(a) is type(b) and type(a) is not int and type(b) == Mine\n"
-         b"    assert mylib.kinds()[0] is type(None) and type(a).__name__ == 'X'\n", None),
+         b"    assert mylib.kinds()[0] is type(None) and type(a).__name__ == 'X'\n"
+         b"    assert [type(x).__name__ for x in (a, b)] and {n: 1 for n in (a, b)}\n", None),
+        # Types collected to be compared later (jsonpath-ng's node kinds of a parsed tree).
+        (b"import mylib\n\ndef test_x(tree):\n    kinds = {type(n) for n in mylib.walk(tree)}\n",
+         "collects type(n) (line 4)"),
+        (b"import mylib\n\ndef test_x(ns):\n    assert {n: type(n) for n in ns}\n",
+         "collects type(n) (line 4)"),
         # State of the whole process the code reads from its own (mpmath's random.seed).
         (b"import random\nimport mylib\n\ndef test_x():\n    random.seed(42)\n    mylib.rand()\n",
          "calls random.seed (line 5): state of the whole process"),

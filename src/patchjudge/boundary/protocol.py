@@ -310,6 +310,10 @@ META_HELD = "held"
 # statement's sequence or mapping pattern reads of a subject's type: the judge's handle for
 # it is of a class with the same flag (issue 17).
 META_SEQUENCE, META_MAPPING = "sequence", "mapping"
+# ("sequence", "call"), ("mapping", "call"): the same, of an object whose type is callable;
+# without it the judge's handle has no `__call__`, so `callable(h)` is False as in process
+# (pytest takes a callable `ids=` for an id function: btclib's mapping of parameters).
+META_CALLABLE = "call"
 # The metaclasses a class handle may claim, most derived first: each side's own by name.
 METACLASSES = ("enum.EnumType", "abc.ABCMeta", "builtins.type")
 

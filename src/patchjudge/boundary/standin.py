@@ -49,7 +49,7 @@ import weakref
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
 from _pytest.compat import ascii_escaped
@@ -123,14 +123,14 @@ class Worker:
         self.failure: protocol.Incident | None = None
         self.frames: list[_Frame] = []
         self.next_id = 1
-        self.proxies: weakref.WeakValueDictionary[int, Handle] = weakref.WeakValueDictionary()
+        self.proxies: weakref.WeakValueDictionary[int, HandleBase] = weakref.WeakValueDictionary()
         self.counts: dict[int, int] = {}
         self.released: list[tuple[int, int]] = []
         self.exception_classes: dict[tuple[str, str], type] = {}
         self.id_texts: dict[int, str] = {}  # handle id -> its parametrize id (enum members)
         # Handle id -> the metaclass a class of the code's claims (protocol.METACLASSES).
         self.metaclasses: dict[int, type] = {}
-        self.shapes: dict[int, type[Handle]] = {}  # a sequence's or mapping's handle class
+        self.shapes: dict[int, type[HandleBase]] = {}  # a sequence's or mapping's handle class
         # Handle id -> the one view of an enum member with a data value (an IntEnum's):
         # a member is a singleton, `event.code is Codes.CLOSED` (issue 17).
         self.enum_views: dict[int, Any] = {}
@@ -768,7 +768,13 @@ class Worker:
                 return self.fail(Cause.PROTOCOL, "raised something that is not its exception")
             if not issubclass(cls, Exception):
                 return self._interrupted(f"{cls.__module__}.{cls.__qualname__}")
-            exc = cls(str(message))
+            try:
+                exc = cls(str(message))
+            except TypeError:
+                # A stdlib base whose __init__ wants its fields (json.JSONDecodeError's msg,
+                # doc, pos): made without it; the fields are read from the worker's instance.
+                exc = cls.__new__(cls, str(message))
+                BaseException.__init__(exc, str(message))
             exc._pj_handle = instance  # type: ignore[attr-defined]
             return exc
         if kind == protocol.ERROR_JUDGE and len(desc) == 2:
@@ -869,7 +875,7 @@ class Worker:
             return _view(self._handle(ref.id), ref.data)
         return self._handle(ref.id)
 
-    def _handle(self, ident: int) -> Handle:
+    def _handle(self, ident: int) -> HandleBase:
         proxy = self.proxies.get(ident)
         if proxy is not None:
             self.counts[ident] += 1
@@ -952,6 +958,11 @@ class Worker:
             resolved = tuple(
                 getattr(builtins, ref) if kind == "b" else built[ref] for kind, ref in bases
             )
+            stdlib = _stdlib_exception(module, qualname)
+            if stdlib is not None:
+                # The judge's own class as the stand-in's base (its MRO is the judge's):
+                # `pytest.raises(dataclasses.FrozenInstanceError)` catches it, as in process.
+                resolved = (stdlib,)
             known = self.exception_classes.get((module, qualname))
             if known is None or known.__bases__ != resolved:
                 body = {
@@ -1412,7 +1423,7 @@ def _ident(obj: Any) -> int | None:
 
 def _owner(obj: Any) -> tuple[Worker, int] | None:
     """The worker and id behind a handle, a stand-in module, exception class or instance."""
-    if isinstance(obj, Handle):
+    if isinstance(obj, HandleBase):
         return object.__getattribute__(obj, "_pj_worker"), object.__getattribute__(obj, "_pj_id")
     if isinstance(obj, StandinModule):
         return _owner(_module_handle(obj))
@@ -1614,7 +1625,7 @@ def _is_verdict(exc: BaseException) -> bool:
 
 
 def _name_of(obj: Any) -> str:
-    name = getattr(obj, "__qualname__", None) if not isinstance(obj, Handle) else None
+    name = getattr(obj, "__qualname__", None) if not isinstance(obj, HandleBase) else None
     return name if type(name) is str else f"{type(obj).__name__} object"
 
 
@@ -1780,7 +1791,7 @@ def _is_enum_meta(meta: Any) -> bool:
 
 
 def _is_shape_meta(meta: Any) -> bool:
-    return type(meta) is tuple and len(meta) == 1 and type(meta[0]) is str and meta in _SHAPES
+    return type(meta) is tuple and all(type(m) is str for m in meta) and meta in _SHAPES
 
 
 def _is_module_meta(meta: Any) -> bool:
@@ -1917,6 +1928,27 @@ def _builtin_exception(name: str, args: Any) -> BaseException:
         return RuntimeError(f"{name}{args!r}")
 
 
+def _stdlib_exception(module: Any, qualname: Any) -> type[BaseException] | None:
+    """The judge's own exception class `module.qualname` of the standard library, or None.
+
+    Only a module the judge has already imported (nothing is imported on the worker's
+    word), a top-level name of its namespace (no module `__getattr__` runs), whose class
+    says it is that name: naming one only decides which `except` catches the stand-in,
+    which raising that stdlib class in the worker decides anyway.
+    """
+    if type(module) is not str or type(qualname) is not str or "." in qualname:
+        return None
+    if module.partition(".")[0] not in sys.stdlib_module_names:
+        return None
+    loaded = sys.modules.get(module)
+    found = vars(loaded).get(qualname) if type(loaded) is types.ModuleType else None
+    if not (isinstance(found, type) and issubclass(found, BaseException)):
+        return None
+    if found.__module__ != module or found.__qualname__ != qualname:
+        return None
+    return None if vars(builtins).get(qualname) is found else found
+
+
 def _filler(body: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
     return lambda namespace: namespace.update(body)
 
@@ -1946,13 +1978,18 @@ _OWN = frozenset({"__class__", "__copy__", "__deepcopy__", "__reduce_ex__", "__r
 _BUILTIN_TYPES = {t.__name__: t for t in (int, float, str, bytes, bool, list, tuple, dict, set)}
 
 
-class Handle:
-    """An object of the code under test: every use is a call into its worker."""
+class HandleBase:
+    """An object of the code under test: every use is a call into its worker.
+
+    No `__call__` here: `callable(h)` reads the type's slot alone, and pytest takes
+    a callable `ids=` for an id function (btclib's mapping of parameters, issue 17),
+    so a handle is callable only when the worker's object is (Handle, the shapes').
+    """
 
     __slots__ = ("__weakref__", "_pj_id", "_pj_worker")
 
     @classmethod
-    def _pj_make(cls, worker: Worker, ident: int) -> Handle:
+    def _pj_make(cls, worker: Worker, ident: int) -> Self:
         proxy = object.__new__(cls)
         object.__setattr__(proxy, "_pj_worker", worker)
         object.__setattr__(proxy, "_pj_id", ident)
@@ -2032,14 +2069,6 @@ class Handle:
 
     def __delattr__(self, name: str) -> None:
         self._pj_request("delattr", self, name)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        worker = object.__getattribute__(self, "_pj_worker")
-        if object.__getattribute__(self, "_pj_id") == STORED:
-            return worker.call_stored(self, args, kwargs)
-        if worker.defer(sys._getframe(1), protocol.CALL, (self, args, kwargs)):
-            return None  # the caller pops it
-        return worker.request(protocol.CALL, self, args, kwargs)
 
     def __repr__(self) -> str:
         if object.__getattribute__(self, "_pj_id") == STORED:
@@ -2158,32 +2187,63 @@ for _name in (
     "xor", "matmul",
 ):  # fmt: skip
     _fn = _name + "_" if _name in ("and", "or") else _name
-    setattr(Handle, f"__{_name}__", _op(_fn))
-    setattr(Handle, f"__r{_name}__", _op("r" + _name))
-    setattr(Handle, f"__i{_name}__", _op("i" + _name))
+    setattr(HandleBase, f"__{_name}__", _op(_fn))
+    setattr(HandleBase, f"__r{_name}__", _op("r" + _name))
+    setattr(HandleBase, f"__i{_name}__", _op("i" + _name))
 
 
-class SequenceHandle(Handle, metaclass=abc.ABCMeta):
+class Handle(HandleBase):
+    """A handle whose object may be called: every object but a sequence or mapping the
+    worker says is not callable (protocol.META_CALLABLE)."""
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        worker = object.__getattribute__(self, "_pj_worker")
+        if object.__getattribute__(self, "_pj_id") == STORED:
+            return worker.call_stored(self, args, kwargs)
+        if worker.defer(sys._getframe(1), protocol.CALL, (self, args, kwargs)):
+            return None  # the caller pops it
+        return worker.request(protocol.CALL, self, args, kwargs)
+
+
+class SequenceHandle(HandleBase, metaclass=abc.ABCMeta):
     """A handle for a sequence of the code's: `match h: case [x, *rest]` reads the type's
     Py_TPFLAGS_SEQUENCE alone (set here by ABCMeta's `__abc_tpflags__`), then len and items,
     as it would of the worker's object (issue 17). Registered with no ABC: `isinstance`
-    against collections.abc is still the worker's answer (_abc_instancecheck)."""
+    against collections.abc is still the worker's answer (_abc_instancecheck). Not
+    callable, as the worker's object is not (CallableSequenceHandle when it is)."""
 
     __slots__ = ()
     __abc_tpflags__ = 1 << 5
 
 
-class MappingHandle(Handle, metaclass=abc.ABCMeta):
-    """A handle for a mapping of the code's: `case {"k": v}` reads Py_TPFLAGS_MAPPING."""
+class MappingHandle(HandleBase, metaclass=abc.ABCMeta):
+    """A handle for a mapping of the code's: `case {"k": v}` reads Py_TPFLAGS_MAPPING.
+    Not callable, as the worker's object is not: pytest iterates it as `ids=`."""
 
     __slots__ = ()
     __abc_tpflags__ = 1 << 6
 
 
-HANDLE_TYPES = frozenset({Handle, SequenceHandle, MappingHandle})
-_SHAPES: dict[Any, type[Handle]] = {
+class CallableSequenceHandle(SequenceHandle):
+    __slots__ = ()
+    __call__ = Handle.__call__
+
+
+class CallableMappingHandle(MappingHandle):
+    __slots__ = ()
+    __call__ = Handle.__call__
+
+
+HANDLE_TYPES = frozenset(
+    {Handle, SequenceHandle, MappingHandle, CallableSequenceHandle, CallableMappingHandle}
+)
+_SHAPES: dict[Any, type[HandleBase]] = {
     (protocol.META_SEQUENCE,): SequenceHandle,
     (protocol.META_MAPPING,): MappingHandle,
+    (protocol.META_SEQUENCE, protocol.META_CALLABLE): CallableSequenceHandle,
+    (protocol.META_MAPPING, protocol.META_CALLABLE): CallableMappingHandle,
 }
 
 
@@ -2276,7 +2336,7 @@ class _Method:
 
     __slots__ = ("handle", "name")
 
-    def __init__(self, handle: Handle, name: str) -> None:
+    def __init__(self, handle: HandleBase, name: str) -> None:
         self.handle, self.name = handle, name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -2425,7 +2485,7 @@ def _refill(view: Any, value: Any) -> None:
         base.update(view, value)
 
 
-def _view(handle: Handle, data: Any) -> Any:
+def _view(handle: HandleBase, data: Any) -> Any:
     view = _OWN_VIEW_OF.get(type(data), _VIEW_OF[type(data)])(data)
     view.__dict__["_pj_handle"] = handle
     return view
@@ -3227,7 +3287,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
 
 def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
     """An enum member or a compiled pattern of the code under test gets its in-process id."""
-    if _state is None or not isinstance(val, Handle):
+    if _state is None or not isinstance(val, HandleBase):
         return None
     owner = _owner(val)
     return None if owner is None else owner[0].id_texts.get(owner[1])

@@ -299,11 +299,17 @@ def _meta(obj: Any) -> Any:
             return None
         return (protocol.META_ENUM, text[:200]) if type(text) is str else None
     flags = _TYPE_FLAGS.__get__(type(obj))  # the real type's, not a metaclass's `__flags__`
-    if flags & _SEQUENCE_FLAG:
-        return (protocol.META_SEQUENCE,)
-    if flags & _MAPPING_FLAG:
-        return (protocol.META_MAPPING,)
-    return None
+    shape = (
+        protocol.META_SEQUENCE
+        if flags & _SEQUENCE_FLAG
+        else protocol.META_MAPPING
+        if flags & _MAPPING_FLAG
+        else None
+    )
+    if shape is None:
+        return None
+    # callable() reads the real type's slot: no code of the object's runs.
+    return (shape, protocol.META_CALLABLE) if callable(obj) else (shape,)
 
 
 # What a `match` statement reads of a subject's type (CPython's Py_TPFLAGS_SEQUENCE, _MAPPING).

@@ -385,9 +385,13 @@ def _exact_type(tree: ast.AST, standard: set[str]) -> str | None:
     stand-in's class (a handle), which no class of the code's is.
 
     `type(a) is type(b)` and `type(x) is int` hold out of process as in, so they
-    do not count, nor a standard-library class (`standard`: the names the file
+    do not count (but of two library objects of two classes the first is
+    `Handle is Handle` out of process: a leftover, since stdlib values compared
+    so are common), nor a standard-library class (`standard`: the names the file
     binds from it; its values cross as data) or a class the file defines,
-    which comes back as itself.
+    which comes back as itself. `type(x)` collected by a comprehension does
+    count (jsonpath-ng's `{type(n) for n in walk(tree)} >= {Filter, And}`):
+    its types are compared later, where the AST no longer sees them.
     """
     own = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
 
@@ -411,6 +415,17 @@ def _exact_type(tree: ast.AST, standard: set[str]) -> str | None:
             return True
         return isinstance(expr, ast.Name | ast.Attribute) and root in standard
 
+    comprehensions = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+    for comp in sorted(
+        (n for n in ast.walk(tree) if isinstance(n, comprehensions)), key=lambda n: n.lineno
+    ):
+        parts = [comp.key, comp.value] if isinstance(comp, ast.DictComp) else [comp.elt]
+        for part in parts:
+            if exact(part):
+                return (
+                    f"collects {ast.unparse(part)} (line {comp.lineno}): out of process the "
+                    "type of a library object is its stand-in's"
+                )
     for node in sorted(
         (n for n in ast.walk(tree) if isinstance(n, ast.Compare)), key=lambda n: n.lineno
     ):
