@@ -729,6 +729,11 @@ def test_a_judge_bytesio_or_stringio_is_one_to_the_code_and_nothing_of_its_own(
             asked.append((ident, op, args))
             return lambda *a: ("called", args[0], a) if op == protocol.GETATTR else None
 
+        def judge_method(self, ident: int, name: str, args: tuple[Any, ...], kw: Any) -> Any:
+            # A stream method is read and called by the judge at once (protocol.JUDGE_METHOD).
+            asked.append((ident, protocol.JUDGE_METHOD, (name, *args)))
+            return ("called", name, args)
+
     conn = object.__new__(worker.Connection)
     proxy = conn.judge_proxy(wire.Ref(protocol.JUDGE_OBJ, 7, (cap, "iter", "next")))
     object.__setattr__(proxy, "_conn", Conn())

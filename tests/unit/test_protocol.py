@@ -32,6 +32,7 @@ EXAMPLES: dict[str, tuple[Any, ...]] = {
     protocol.ITEM: (protocol.ITEM, 1, 7),
     protocol.CALLBACK: (protocol.CALLBACK, 2, 5, (1,), {"k": 2}),
     protocol.JUDGE_OP: (protocol.JUDGE_OP, 2, 5, "len", ()),
+    protocol.JUDGE_METHOD: (protocol.JUDGE_METHOD, 2, 5, "read", (1,), {}),
     protocol.WARN: (protocol.WARN, 3, DeprecationWarning, "old", "lib", "/t/lib.py", 4),
 }
 

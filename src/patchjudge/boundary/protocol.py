@@ -15,6 +15,7 @@ loader sends this file down the worker's stdin too, under a random name.
     ERR    ("err", id, error)           <---->   ERR   call in flight)
     the judge answers OK or ERR  <-------------  CALLBACK ("cb", id, fn, args, kwargs)
                                  <-------------  JUDGE_OP ("jop", id, obj, operation, args)
+                                 <-------------  JUDGE_METHOD ("jm", id, obj, name, args, kwargs)
                                  <-------------  WARN ("warn", id, category, message, module,
                                                        filename, lineno)
 
@@ -48,6 +49,11 @@ from typing import Any, NamedTuple
 QUERY, RELEASE, BYE, SYNC = "q", "rel", "bye", "sync"
 OK, ERR = "ok", "err"
 ITEM, CALLBACK, JUDGE_OP = "it", "cb", "jop"
+# A judge stream's method the code calls (`stream.read(1)` on the proxy of a judge BytesIO):
+# the attribute as a JUDGE_OP getattr reads it, then called as a CALLBACK calls a function,
+# in one round trip where those were two (issue 17: btclib read its streams a byte at a time).
+# What the judge answers, raises or hands back is what the two requests gave.
+JUDGE_METHOD = "jm"
 # A warning the code issued while it answered a request: the judge issues it under its own
 # filters (pytest.warns, `-W error`), and answers OK or ERR as for a callback (issue 17).
 WARN = "warn"
@@ -103,6 +109,7 @@ MESSAGES: dict[str, Message] = {
     ITEM: Message(frozenset({JUDGE}), ("id", "item")),
     CALLBACK: Message(frozenset({JUDGE}), ("id", "function", "args", "kwargs")),
     JUDGE_OP: Message(frozenset({JUDGE}), ("id", "object", "operation", "args")),
+    JUDGE_METHOD: Message(frozenset({JUDGE}), ("id", "object", "name", "args", "kwargs")),
     WARN: Message(
         frozenset({JUDGE}), ("id", "category", "message", "module", "filename", "lineno")
     ),

@@ -625,6 +625,11 @@ class Worker:
         self._judge_op(*fields)
         return False, None
 
+    def _on_judge_method(self, frame: _Frame, call: Any, *fields: Any) -> Any:
+        self.requests["callback"] = self.requests.get("callback", 0) + 1
+        self._judge_method(*fields)
+        return False, None
+
     def _on_warn(self, frame: _Frame, call: Any, ident: int, *fields: Any) -> Any:
         """A warning the code issued, issued here under the judge's filters (issue 17)."""
         self.requests["warning"] = self.requests.get("warning", 0) + 1
@@ -663,6 +668,18 @@ class Worker:
             raise self.fail(Cause.PROTOCOL, f"asked a judge object for {op!r}")
         self._serve_judge(ident, f"{op} of {_name_of(obj)}", operation, (obj, *args), {})
 
+    def _judge_method(self, ident: int, obj_id: Any, name: Any, args: Any, kwargs: Any) -> None:
+        """protocol.JUDGE_METHOD: what a JUDGE_OP getattr and a CALLBACK of its result did."""
+        obj = self.functions.get(obj_id) if type(obj_id) is int else None
+        if obj is None:
+            raise self.fail(Cause.PROTOCOL, f"asked for judge object {obj_id!r}, not given")
+        if type(name) is not str or type(args) is not tuple or type(kwargs) is not dict:
+            raise self.fail(
+                Cause.PROTOCOL,
+                "a judge method call that is not a name, a tuple and a dict",
+            )
+        self._serve_judge(ident, "", obj, args, kwargs, named=True, method=name)
+
     def _serve_judge(
         self,
         ident: int,
@@ -672,13 +689,21 @@ class Worker:
         kwargs: Any,
         *,
         named: bool = False,
+        method: str | None = None,
     ) -> None:
         """Run one of the judge's functions for the worker; what it raises goes back by token.
 
         `named`: an argument the function hands back crosses as "argument N", so the
-        code gets its own object back (`key=lambda y: ("", y)`).
+        code gets its own object back (`key=lambda y: ("", y)`). `method`: `fn` is a
+        judge object whose attribute of that name, read as a JUDGE_OP getattr reads
+        it, is the function (protocol.JUDGE_METHOD); a failure is named as that
+        request's or the call's, whichever failed.
         """
         try:
+            if method is not None:
+                what = f"getattr of {_name_of(fn)}"
+                fn = _judge_getattr(fn, method)
+                what = f"function {_name_of(fn)}"
             if _holds_worker_object((args, kwargs)):
                 # SPEC: callbacks get data only; a handle is an object the code could make lie.
                 incident = protocol.Incident(Cause.HANDLE_TO_JUDGE, self.label, what)
@@ -1216,6 +1241,7 @@ _ANSWERS: dict[str, Callable[..., tuple[bool, Any]]] = {
     protocol.ITEM: Worker._on_item,
     protocol.CALLBACK: Worker._on_callback,
     protocol.JUDGE_OP: Worker._on_judge_op,
+    protocol.JUDGE_METHOD: Worker._on_judge_method,
     protocol.WARN: Worker._on_warn,
 }
 

@@ -462,7 +462,9 @@ def is_judge_object(obj: Any) -> bool:
 
 def _stream_method(name: str) -> Callable[..., Any]:
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return _judge_op(self, protocol.GETATTR, name)(*args, **kwargs)
+        # The judge's getattr, then its call, in one round trip (protocol.JUDGE_METHOD).
+        conn = object.__getattribute__(self, "_conn")
+        return conn.judge_method(object.__getattribute__(self, "_id"), name, args, kwargs)
 
     method.__name__ = name
     return method
@@ -696,10 +698,21 @@ class Connection:
         raise SystemExit(0)
 
     def callback(self, fn: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self.call_judge((protocol.CALLBACK, fn), args, kwargs)
+
+    def judge_method(
+        self, obj: int, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        """`obj.name(*args, **kwargs)` on a judge object: read and called by the judge at once."""
+        return self.call_judge((protocol.JUDGE_METHOD, obj, name), args, kwargs)
+
+    def call_judge(
+        self, target: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
         ident = self.next_id
         self.next_id += 1
         call = (tuple(args), dict(kwargs))
-        self.send((protocol.CALLBACK, ident, fn, *call))
+        self.send((target[0], ident, *target[1:], *call))
         # The judge's function may hand an argument back: it names it (ARGUMENT), and
         # the code gets its own object, as in process.
         self.callbacks.append(call)
