@@ -421,7 +421,8 @@ def test_a_shadowing_hypothesis_in_the_patch_shadows_nothing(tmp_path: Path) -> 
             "src/hypothesis/strategies.py": "def lists(*a, **k):\n    return None\nintegers = lists\n",
         },
     )
-    assert_reject(repo, gate(repo), "properties: property failed")
+    # The properties lane's decision: the lane on its own (a lane fail is a reject).
+    assert_lane_fails(repo, run_lane(repo, "properties"), "properties", "property failed")
 
 
 def test_verdict_with_expected_digests_ignores_rewritten_and_unlisted_reports(
