@@ -33,10 +33,14 @@ def test_tox_ini_holds_every_lane_the_gate_and_flakes_and_is_protected(tmp_path,
     assert "constraints{/}patchjudge.txt" in pre
     # Nothing installs from anywhere but constraints/ (and the project's wheel, built in
     # the box and installed into the code's venv with no deps: issue 19).
+    # The code's venv has no pip (issue 20): the environment's pip installs into it.
     for line in filter(None, (x.strip() for x in pre.splitlines())):
-        if " pip install " in line:
+        if line.startswith("python -m pip ") and " install " in line:
             assert "{tox_root}{/}constraints{/}" in line, line
-    assert "python -m venv --clear {env_dir}{/}code" in pre
+    assert "python -m venv --clear --without-pip {env_dir}{/}code" in pre
+    into_code = "python -m pip --python {env_dir}{/}code{/}bin{/}python install -q"
+    assert pre.count(into_code) == 2, pre
+    assert "{env_dir}{/}code{/}bin{/}python -m pip" not in pre
     commands = ini["testenv"]["commands"] + ini["testenv:gate"]["commands"]
     assert commands.count("--python {env_dir}{/}code{/}bin{/}python") == 2, commands
     assert ini["testenv"]["skip_install"] == "true"
