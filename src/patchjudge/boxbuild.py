@@ -406,15 +406,20 @@ def _ledger_isolation(path: Path) -> str:
 
 
 def install(wheel: Path, into: codeenv.CodeEnv) -> None:
-    """The wheel into the code's venv: no deps, no index; unpacking it runs nothing of its own."""
-    argv = [into.interpreter, "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)]
+    """The wheel into the code's venv: no deps, no index; unpacking it runs nothing of its own.
+
+    By this interpreter's pip (`--python`, pip 22.3+): tox's code venv is made
+    without pip (issue 20, its ensurepip was ~8 CPU-s of every run).
+    """
+    argv = [sys.executable, "-m", "pip", "--python", into.interpreter, "install", "-q"]
+    argv += ["--no-deps", "--no-index", str(wheel)]
     done = proc.run(argv, cwd=wheel.parent, env=dict(os.environ), timeout=600)
     if done.returncode != 0:
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
         raise PatchjudgeError(
             f"installing {wheel.name} into {into.interpreter} failed: {tail[0]}",
             key="--install",
-            fix="the venv needs pip (python -m venv makes one with it)",
+            fix="run it with an interpreter that has pip 22.3 or later",
         )
 
 

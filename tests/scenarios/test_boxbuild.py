@@ -144,6 +144,24 @@ def test_the_codes_venv_still_refuses_another_distributions_package(
     assert "would replace _pytest, installed by pytest" in done.stderr
 
 
+def test_the_wheel_installs_into_a_code_venv_made_without_pip(tmp_path: Path) -> None:
+    # issue 20: tox's code venv is made with --without-pip (no ensurepip each run);
+    # --install puts the wheel there with the judge's own pip (--python).
+    venv = tmp_path / "code"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    src = _project(tmp_path, [])
+    args = ("--ledger-isolation", "process", "--into", str(python), "--install")
+    done = _build(src, tmp_path / "w", *args)
+    assert done.returncode == 0, done.stderr
+    shown = subprocess.run(
+        [str(python), "-c", "import shop; print(shop.VALUE)"],
+        capture_output=True, text=True, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert shown.stdout == "1\n", shown.stderr
+    assert not list(venv.glob("lib/python*/site-packages/pip"))
+
+
 SCM_BACKEND = """
 import os, zipfile
 

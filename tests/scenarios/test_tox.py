@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import configparser
 import json
+import shlex
 import shutil
 import sys
 
 import pytest
 
+from patchjudge import codeenv
 from patchjudge.config import LEDGER, parse_ledger
 from tests.attack_helpers import require_sandbox
 from tests.helpers import cli, commit, git, verdict, write
@@ -33,10 +35,17 @@ def test_tox_ini_holds_every_lane_the_gate_and_flakes_and_is_protected(tmp_path,
     assert "constraints{/}patchjudge.txt" in pre
     # Nothing installs from anywhere but constraints/ (and the project's wheel, built in
     # the box and installed into the code's venv with no deps: issue 19).
+    # The code's venv has no pip (issue 20): the environment's pip installs into it.
     for line in filter(None, (x.strip() for x in pre.splitlines())):
-        if " pip install " in line:
+        if line.startswith("python -m pip ") and " install " in line:
             assert "{tox_root}{/}constraints{/}" in line, line
-    assert "python -m venv --clear {env_dir}{/}code" in pre
+    assert "python -m venv --clear --without-pip {env_dir}{/}code" in pre
+    into_code = "python -m pip --python {env_dir}{/}code{/}bin{/}python install -q"
+    assert pre.count(into_code) == 1, pre  # the project's pins; the lane runtime by a .pth
+    assert "{env_dir}{/}code{/}bin{/}python -m pip" not in pre
+    # The lane runtime once, into a venv of its own, never into the environment.
+    assert pre.count("constraints{/}lane.txt") == 1, pre
+    assert "--python {env_dir}{/}lane{/}bin{/}python install -q --require-hashes -r" in pre
     commands = ini["testenv"]["commands"] + ini["testenv:gate"]["commands"]
     assert commands.count("--python {env_dir}{/}code{/}bin{/}python") == 2, commands
     assert ini["testenv"]["skip_install"] == "true"
@@ -44,6 +53,30 @@ def test_tox_ini_holds_every_lane_the_gate_and_flakes_and_is_protected(tmp_path,
     assert "tox.ini" in ledger.gate.protected
     commit(repo, "Adopt patchjudge")
     assert unmapped_tracked(repo) == []
+
+
+def test_tox_ini_gives_the_lane_runtime_by_the_pth_codeenv_reads(tmp_path, judge_wheel):
+    # issue 20: lane.txt is installed once a run into {env_dir}/lane, which the
+    # environment and the code's venv reach by patchjudge-lane.pth; the line
+    # tox.ini writes is the one patchjudge.codeenv reads as the code's site.
+    repo = flat_project(tmp_path / "calc")
+    assert cli(repo, "init", "--runner", "tox", *spec(judge_wheel)).code == 0
+    ini = configparser.ConfigParser(interpolation=None)
+    ini.read(repo / "tox.ini")
+    (line,) = [x for x in ini["testenv"]["commands_pre"].splitlines() if "-lane.pth" in x]
+    env = tmp_path / "env"
+    for venv in (env, env / "lane", env / "code"):
+        made = run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path)
+        assert made.returncode == 0, made.stderr
+    argv = shlex.split(line.replace("{env_dir}", str(env)).replace("{/}", "/"))
+    assert argv[0] == "python"
+    done = run([str(env / "bin" / "python"), *argv[1:]], tmp_path)
+    assert done.returncode == 0, done.stderr
+    lane = next(env.glob("lane/lib/python*/site-packages"))
+    code = codeenv.resolve(str(env / "code" / "bin" / "python"))
+    assert code.site[-1] == lane, code.site
+    shown = run([str(env / "bin" / "python"), "-c", "import sys; print(sys.path)"], tmp_path)
+    assert str(lane) in shown.stdout, shown.stdout
 
 
 def test_tox_resolves_flakes_and_lane_commands_without_building_anything(tmp_path, judge_wheel):
@@ -173,3 +206,6 @@ def test_tox_installs_the_project_into_the_codes_venv_never_the_judges(tmp_path,
     codes = {p.name.split("-")[0] for p in env.glob("code/lib/python*/site-packages/*.dist-info")}
     assert "patchjudge" in judges and "calc" not in judges, judges
     assert "calc" in codes and "patchjudge" not in codes, codes
+    # The lane runtime once, in a venv of its own that both reach by a .pth (issue 20).
+    lane = {p.name.split("-")[0] for p in env.glob("lane/lib/python*/site-packages/*.dist-info")}
+    assert "pytest" in lane and not {"pytest", "hypothesis"} & (judges | codes), (judges, codes)
