@@ -275,7 +275,11 @@ def test_a_patchjudge_spec_that_does_not_install_here_is_one_line_naming_the_fix
 
 
 @pytest.mark.slow
-def test_the_generated_noxfile_gates_a_patch_without_patchjudges_source_tree(tmp_path, judge_wheel):
+def test_the_generated_noxfile_gates_a_patch_without_patchjudges_source_tree(
+    tmp_path, judge_wheel, monkeypatch
+):
+    # No judge cache: a judge venv another test kept (noxcold4) would install nothing here.
+    monkeypatch.setenv("PATCHJUDGE_CACHE_DIR", "")
     wheel = judge_wheel
     repo = flat_project(tmp_path / "calc")
     # The starter property checks names, it calls nothing: the changed line is

@@ -212,9 +212,10 @@ def test_nox_isolation_check_passes_where_a_sandbox_starts(
     require_sandbox()
     for which, noxfile in _noxfiles(tmp_path, judge_wheel):
         envdir = tmp_path / f"envs-{which.replace(' ', '-')}"
-        # With the base a gate names: the session also holds the judge's settings
-        # here to the merge base's, and without a base it cannot (session 13).
-        args = ("-s", "isolation", "--", "--base", "main", "--isolation", "sandbox")
+        # With a base: the session also holds the judge's settings here to the merge
+        # base's, and without a base it cannot (session 13). HEAD, not main: this
+        # checkout may be a clone of another branch, or one that changed constraints/.
+        args = ("-s", "isolation", "--", "--base", "HEAD", "--isolation", "sandbox")
         result = _nox(noxfile, noxfile.parent, envdir, *args, boxed=False)
         assert result.code == 0, (which, result.err)
         assert "Session isolation was successful" in result.err
