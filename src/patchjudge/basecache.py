@@ -216,6 +216,26 @@ def shadowed(entries: Iterable[git.TreeEntry], pythonpath: Iterable[str]) -> fro
     return frozenset(names)
 
 
+def covered(entries: Iterable[git.TreeEntry], pythonpath: Iterable[str]) -> frozenset[str]:
+    """Pure: every path the base's tree gives its pythonpath (files and the folders they
+    are in, relative to their root), which a base run finds there before the code's venv.
+
+    Red team, session 13 (redteam7): a base package that merges portions of its
+    name (`pkgutil.extend_path`, `__path__ +=`) reaches the files of the installed
+    package the tree does not have (`calc/_speedups.py`, an optional import): those
+    are the head's, loaded by the base's runs, and belong in the key.
+    """
+    found: set[str] = set()
+    roots = list(pythonpath)
+    for entry in entries:
+        for root in roots:
+            prefix = "" if root in ("", ".") else root.rstrip("/") + "/"
+            if entry.path.startswith(prefix):
+                parts = entry.path[len(prefix) :].split("/")
+                found.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
+    return frozenset(found)
+
+
 def _module(name: str) -> str | None:
     """Pure: the top-level module a site-packages entry named `name` is, if it is one
     (`X/`, `X.py`, `X.cpython-311-x86_64-linux-gnu.so`); a `.pth`, a `.dist-info` is not."""
@@ -226,7 +246,9 @@ def _module(name: str) -> str | None:
 
 
 @functools.cache
-def site_digest(site: tuple[Path, ...], shadowed: frozenset[str]) -> str:
+def site_digest(
+    site: tuple[Path, ...], shadowed: frozenset[str], covered: frozenset[str] = frozenset()
+) -> str:
     """The bytes of the code's site-packages the base's runs can load, but the project's own.
 
     Red team, session 12 (second round): the head's wheel is installed there,
@@ -240,6 +262,9 @@ def site_digest(site: tuple[Path, ...], shadowed: frozenset[str]) -> str:
     (RECORD, direct_url.json name the head's files and wheel), and bytecode:
     pip compiles at install with the source's new mtime, and no wheel may
     bring any (boxbuild).
+    Of a shadowed package, only what the base's tree covers (`covered`) is left
+    out: a file or folder of it the tree lacks is reached by a base package that
+    merges portions (red team, session 13, redteam7).
     """
     digest = hashlib.sha256()
     for folder in dict.fromkeys(site):
@@ -252,7 +277,13 @@ def site_digest(site: tuple[Path, ...], shadowed: frozenset[str]) -> str:
             if top.name.endswith((".dist-info", ".egg-info")):
                 files = [top / "entry_points.txt"]
             elif _module(top.name) in shadowed:
-                continue  # `X.pth` is not the module X: it runs at every start
+                # `X.pth` is not the module X: it runs at every start. The tree's copy of
+                # each file wins; one it lacks is the installed package's, and reachable.
+                files = [
+                    p
+                    for p in ([top, *sorted(top.rglob("*"))] if top.is_dir() else [top])
+                    if p.relative_to(folder).as_posix() not in covered
+                ]
             else:
                 files = [top, *sorted(top.rglob("*"))] if top.is_dir() else [top]
             for path in files:
@@ -272,7 +303,11 @@ def site_digest(site: tuple[Path, ...], shadowed: frozenset[str]) -> str:
     return digest.hexdigest()
 
 
-def interpreter(code: codeenv.CodeEnv, shadowed: frozenset[str] = frozenset()) -> dict[str, str]:
+def interpreter(
+    code: codeenv.CodeEnv,
+    shadowed: frozenset[str] = frozenset(),
+    covered: frozenset[str] = frozenset(),
+) -> dict[str, str]:
     """The interpreters the collection runs under: the judge's, and the code's (`--python`),
     the code's site-packages by what of its bytes a base run can load (`site_digest`)."""
     judge_site = [Path(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")]
@@ -294,5 +329,5 @@ def interpreter(code: codeenv.CodeEnv, shadowed: frozenset[str] = frozenset()) -
         # The venv's own answer gave its prefixes: a rebuilt venv keeps its path, not these.
         facts["code_prefixes"] = _sha([str(p) for p in code.binds])
         facts["code_site"] = _sha(_packaging(code.site))
-        facts["code_bytes"] = site_digest(tuple(code.site), shadowed)
+        facts["code_bytes"] = site_digest(tuple(code.site), shadowed, covered)
     return facts

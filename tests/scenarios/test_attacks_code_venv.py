@@ -197,3 +197,46 @@ def test_a_heads_package_over_a_namespace_package_cannot_leave_the_base_collecti
         found["reasons"],
         result.err[-2000:],
     )
+
+
+# Red team, session 13 (redteam7): a base package that merges portions of its name
+# (`pkgutil.extend_path`) and imports an optional module reaches the head's installed
+# `calc/_speedups.py` in the code's venv at base: the key left the whole installed
+# `calc/` out, as the tree's copy of each of its files wins, yet this one the base has not.
+MERGING_CALC = (
+    "import pkgutil\n\n"
+    "__path__ = pkgutil.extend_path(__path__, __name__)\n"
+    "try:\n    from calc import _speedups  # noqa: F401\nexcept ImportError:\n"
+    "    _speedups = None\n\n\n"
+    "def total(xs):\n    return sum(xs)\n"
+)
+
+
+def _merging_venv(where: Path, init: str, speedups: str | None) -> Path:
+    """The code's venv: the project installed, with a head's `calc/_speedups.py` or none."""
+    python = _code_venv(where, init, hostile=False)
+    if speedups is not None:
+        site = next(Path(where).glob("lib/python*/site-packages"))
+        (site / "calc" / "_speedups.py").write_text(speedups)
+    return python
+
+
+def test_a_heads_portion_of_a_merging_base_package_cannot_leave_the_base_collection(
+    tmp_path: Path,
+) -> None:
+    require_sandbox()
+    repo, venv, cache = _repo(tmp_path), tmp_path / "code", tmp_path / "cache"
+    git(repo, "checkout", "-q", "main")
+    write(repo, {"src/calc/__init__.py": MERGING_CALC})
+    commit(repo, "calc merges portions and takes its speed-ups if built")
+    _head(repo, "hostile", MERGING_CALC.replace("sum(xs)", "sum(list(xs))"))
+    _gate(repo, _merging_venv(venv, MERGING_CALC, FORGING_PACKAGE), cache)
+    _head(repo, "honest", MERGING_CALC.replace("sum(xs)", "sum(iter(xs))"))
+    result, found = _gate(repo, _merging_venv(venv, MERGING_CALC, None), cache)
+    # On main 6400fdf: reject, "pathfilter: visible test gone: tests/test_calc.py::
+    # test_phantom": the hostile head's calc/_speedups.py ran in the base's collection
+    # through the base's extend_path, and the key left the installed calc/ out ("hit").
+    assert (found["verdict"], found["base_collection"]) == ("accept_for_review", "miss"), (
+        found["reasons"],
+        result.err[-2000:],
+    )

@@ -25,6 +25,14 @@ def test_the_base_tree_shadows_the_top_level_modules_of_its_pythonpath() -> None
     assert basecache.shadowed(entries, []) == set()
 
 
+def test_the_base_tree_covers_its_files_and_folders_under_each_root() -> None:
+    entries = [_entry(p) for p in ("src/calc/__init__.py", "src/calc/sub/m.py", "tests/t.py")]
+    assert basecache.covered(entries, ["src"]) == {
+        "calc", "calc/__init__.py", "calc/sub", "calc/sub/m.py"
+    }  # fmt: skip
+    assert basecache.covered(entries, []) == set()
+
+
 def _site(tmp_path: Path) -> Path:
     site = tmp_path / "site"
     for rel, text in {
@@ -48,6 +56,10 @@ def _write(rel: str, text: str) -> Callable[[Path], None]:
     return change
 
 
+# What the base's tree holds of the package (basecache.covered): its copy wins at base.
+COVERED = frozenset({"calc", "calc/__init__.py", "calc/_version.py"})
+
+
 @pytest.mark.parametrize(
     ("change", "moves"),
     [
@@ -61,20 +73,24 @@ def _write(rel: str, text: str) -> Callable[[Path], None]:
         # The project's own package (the tree's copy runs at base), bookkeeping, bytecode.
         (_write("calc/__init__.py", "VALUE = 2\n"), False),
         (_write("calc/_version.py", "v = '0.1'\n"), False),
+        # One the tree lacks: a base package that merges portions imports it (redteam7).
+        (_write("calc/_speedups.py", "fast = True\n"), True),
+        (_write("calc/sub/__init__.py", ""), True),
         (_write("calc-0.1.dist-info/RECORD", "calc/__init__.py,sha256=x,9\n"), False),
         (_write("calc-0.1.dist-info/direct_url.json", '{"url": "file:///w/1/calc.whl"}'), False),
         (_write("__pycache__/py.cpython-311.pyc", "other bytecode"), False),
     ],
     ids=[
         "an entry point", "a module", "a runtime distribution's source", "a start-up file",
-        "a .pth", "a .pth named like the package", "the project's package", "a file in it", "RECORD", "direct_url", "bytecode",
+        "a .pth", "a .pth named like the package", "the project's package", "a file in it",
+        "a file the tree lacks", "a subpackage the tree lacks", "RECORD", "direct_url", "bytecode",
     ],
 )  # fmt: skip
 def test_the_digest_moves_with_what_a_base_run_can_load(
     tmp_path: Path, change: Callable[[Path], None], moves: bool
 ) -> None:
     site = _site(tmp_path)
-    before = basecache.site_digest.__wrapped__((site,), frozenset({"calc"}))
+    before = basecache.site_digest.__wrapped__((site,), frozenset({"calc"}), COVERED)
     change(site)
-    after = basecache.site_digest.__wrapped__((site,), frozenset({"calc"}))
+    after = basecache.site_digest.__wrapped__((site,), frozenset({"calc"}), COVERED)
     assert (before != after) is moves

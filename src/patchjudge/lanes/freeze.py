@@ -311,7 +311,9 @@ def _ran_at_base(
         nodeids=nodeids,
         judge=basecache.judge_digest(),
         interpreter=basecache.interpreter(
-            run.code, basecache.shadowed(run.base_entries, run.ledger.gate.pythonpath)
+            run.code,
+            basecache.shadowed(run.base_entries, run.ledger.gate.pythonpath),
+            basecache.covered(run.base_entries, run.ledger.gate.pythonpath),
         ),
         environ=run.environ,
     )

@@ -237,7 +237,9 @@ def collect_base(run: Run, scratch: Path) -> tuple[testrun.TestRun, tuple[str, .
         plan=_plan(run, Path(), ()),
         judge=basecache.judge_digest(),
         interpreter=basecache.interpreter(
-            run.code, basecache.shadowed(run.base_entries, run.ledger.gate.pythonpath)
+            run.code,
+            basecache.shadowed(run.base_entries, run.ledger.gate.pythonpath),
+            basecache.covered(run.base_entries, run.ledger.gate.pythonpath),
         ),
         environ=run.environ,
     )
