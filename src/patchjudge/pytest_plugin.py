@@ -11,6 +11,7 @@ mismatch means something in the process rewrote a result.
 from __future__ import annotations
 
 import functools
+import importlib.machinery
 import inspect
 import json
 import os
@@ -157,6 +158,8 @@ def _setup() -> None:
     # while site ran, so its sitecustomize and .pth files never loaded.
     sys.path[:0] = extra
     if extra:
+        sys.meta_path.insert(0, TreeOnly(extra))
+    if extra:
         # The lanes run pytest in the tree (its cwd): a write to a tracked file is the
         # tree's own, as in a checkout (issue 17). The worker's one function, stdlib only.
         from patchjudge.boundary.worker import private_writes
@@ -165,6 +168,54 @@ def _setup() -> None:
     global _tree_has_patchjudge  # noqa: PLW0603
     _tree_has_patchjudge = any(Path(e, "patchjudge", "__init__.py").is_file() for e in extra)
     _find_own_patchjudge()
+
+
+class TreeOnly:
+    """The tree's packages are the tree's alone: no submodule of one from elsewhere.
+
+    Red team, session 13 (redteam7): a package of the tree that merges portions
+    of its name (`pkgutil.extend_path`, `__path__ +=`) also finds, in the code's
+    venv, the files of the installed project the tree lacks. That venv holds
+    the head's build, so in a run of the base's tree (pathfilter's collection,
+    the freeze lane's) an optional import (`from calc import _speedups`) ran
+    the head's code: it dropped from the base's collection the visible test the
+    head deleted, and pathfilter saw none gone. A submodule of a package the
+    tested pythonpath provided (a regular package, `X/__init__.py`, imported) is now
+    imported from that pythonpath only; found elsewhere, it does not exist.
+    """
+
+    def __init__(self, roots: list[str]) -> None:
+        self._roots = tuple(os.path.realpath(r) for r in roots)
+
+    def _inside(self, where: str) -> bool:
+        real = os.path.realpath(where)
+        return any(real == r or real.startswith(r + os.sep) for r in self._roots)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        top, dot, _ = fullname.partition(".")
+        if not dot or path is None:
+            return None
+        # A package the tree gave this process (not the judge's own, imported before).
+        where = getattr(sys.modules.get(top), "__file__", None)
+        if not where or not self._inside(where):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None:
+            return None
+        locations = list(spec.submodule_search_locations or ())
+        if spec.has_location and spec.origin:
+            locations = [spec.origin]
+        inside = [w for w in locations if self._inside(w)]
+        if not inside:
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r} in the tested tree (patchjudge: its package"
+                f" is the tree's; a copy of it elsewhere, at {locations[0] if locations else '?'},"
+                " is not imported)",
+                name=fullname,
+            )
+        if not spec.has_location:
+            spec.submodule_search_locations = inside
+        return spec
 
 
 def _judge_constants_apart() -> None:

@@ -240,3 +240,47 @@ def test_a_heads_portion_of_a_merging_base_package_cannot_leave_the_base_collect
         found["reasons"],
         result.err[-2000:],
     )
+
+
+# The same reach within one run, no cache needed: the head deletes the visible test its
+# code fails and ships a `calc/_speedups.py` that drops that test from every collection.
+# At base the merging package imported it from the code's venv (the head's build).
+HIDING = """
+import patchjudge.pytest_plugin as _real
+
+_emit = _real.emit
+
+
+def emit(event, **fields):
+    if event == "collected":
+        fields["items"] = [i for i in fields["items"] if not i["nodeid"].endswith("test_two")]
+    _emit(event, **fields)
+
+
+_real.emit = emit
+"""
+
+
+def test_a_heads_portion_of_a_merging_base_package_never_runs_in_the_base_collection(
+    tmp_path: Path,
+) -> None:
+    require_sandbox()
+    repo, venv, cache = _repo(tmp_path), tmp_path / "code", tmp_path / "cache"
+    git(repo, "checkout", "-q", "main")
+    write(repo, {"src/calc/__init__.py": MERGING_CALC})
+    commit(repo, "calc merges portions and takes its speed-ups if built")
+    git(repo, "checkout", "-q", "-b", "hostile")
+    tests = (repo / "tests" / "test_calc.py").read_text()
+    write(
+        repo,
+        {
+            "tests/test_calc.py": tests[: tests.index("def test_two")],
+            "src/calc/_speedups.py": HIDING,
+        },
+    )
+    commit(repo, "hostile")
+    result, found = _gate(repo, _merging_venv(venv, MERGING_CALC, HIDING), cache)
+    # On main 6400fdf: pathfilter passed (undecided only by the review of _speedups.py):
+    # the base's collection, forged by the head's installed module, lacked test_two too.
+    assert found["verdict"] == "reject", (found["reasons"], result.err[-2000:])
+    assert "pathfilter: visible test gone: tests/test_calc.py::test_two" in found["reasons"]
