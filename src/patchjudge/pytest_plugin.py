@@ -10,6 +10,7 @@ mismatch means something in the process rewrote a result.
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib.machinery
 import inspect
@@ -197,7 +198,7 @@ class TreeOnly:
             return None
         # A package the tree gave this process (not the judge's own, imported before).
         where = getattr(sys.modules.get(top), "__file__", None)
-        if not where or not self._inside(where):
+        if not where or not self._inside(where) or namespace_root(where):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         if spec is None:
@@ -216,6 +217,46 @@ class TreeOnly:
         if not spec.has_location:
             spec.submodule_search_locations = inside
         return spec
+
+
+@functools.cache
+def namespace_root(init: str) -> bool:
+    """Whether the package `__init__.py` at `init` only declares a namespace (zope's,
+    backports': `extend_path` or `declare_namespace`, in a try or not): its portions are
+    other distributions' by design (`zope.interface` beside a tree's `zope.schema`), so
+    TreeOnly leaves them importable. One with code of its own (an optional import of a
+    submodule) is guarded."""
+    try:
+        tree = ast.parse(Path(init).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    return _only_declares(tree.body)
+
+
+_DECLARERS = ("pkgutil", "pkg_resources")
+
+
+def _only_declares(body: list[ast.stmt]) -> bool:
+    for node in body:
+        if isinstance(node, ast.Import) and all(a.name in _DECLARERS for a in node.names):
+            continue
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in _DECLARERS:
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(node, ast.Try):
+            handlers = [stmt for h in node.handlers for stmt in h.body]
+            if _only_declares([*node.body, *handlers, *node.orelse, *node.finalbody]):
+                continue
+            return False
+        call = node.value if isinstance(node, ast.Assign | ast.Expr) else None
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] != ["__path__"]:
+            return False
+        func = call.func if isinstance(call, ast.Call) else None
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name not in ("extend_path", "declare_namespace"):
+            return False
+    return True
 
 
 def _judge_constants_apart() -> None:
