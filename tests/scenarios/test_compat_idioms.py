@@ -127,6 +127,25 @@ def check(x):
     return x
 
 
+def checked_key(text):
+    """btclib's prv_key_data_from_wif: a library error raised from the one under it."""
+    try:
+        try:
+            return check(int(text, 16))
+        except ValueError as e:
+            raise Error("not hex") from e
+    except Error as e:
+        raise Error(f"not a key ({e})") from e
+
+
+def checked_count(text):
+    """A builtin error raised from the library's own."""
+    try:
+        return check(int(text))
+    except Error as e:
+        raise ValueError("no negative counts") from e
+
+
 def tagged(x, fn):
     return fn(x)
 
@@ -1043,6 +1062,26 @@ IDIOMS: dict[str, tuple[str, str]] = {
                 lib.parse_json("[1,")
             assert isinstance(info.value, ValueError) and info.value.pos == 3
             assert type(info.value).__name__ == "JSONDecodeError"
+        """,
+        "passed",
+    ),
+    "an exception's __cause__, raised from another in the library": (
+        """
+        def test_a_library_error_keeps_its_cause():
+            with pytest.raises(lib.Error, match="not a key") as info:
+                lib.checked_key("zz")
+            cause = info.value.__cause__
+            assert isinstance(cause, lib.Error) and str(cause) == "not hex"
+            assert isinstance(cause.__cause__, ValueError) and cause.__cause__.__cause__ is None
+            assert "invalid literal" in str(cause.__cause__)
+            with pytest.raises(ValueError, match="no negative") as info:
+                lib.checked_count("-1")
+            assert isinstance(info.value.__cause__, lib.Error)
+            assert str(info.value.__cause__) == "negative"
+            with pytest.raises(lib.Error) as info:
+                lib.checked_key("-1")  # lib.Error is a ValueError: three deep
+            assert str(info.value.__cause__.__cause__) == "negative"
+            assert info.value.__cause__.__cause__.__cause__ is None
         """,
         "passed",
     ),

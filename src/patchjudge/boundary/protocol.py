@@ -325,10 +325,13 @@ META_CALLABLE = "call"
 METACLASSES = ("enum.EnumType", "abc.ABCMeta", "builtins.type")
 
 # An ERR's error: ("builtin", name, args), ("foreign", class, instance, text),
-# ("judge", token) for what a judge function raised, ("uncrossable", text).
+# ("judge", token) for what a judge function raised, ("uncrossable", text). A builtin or
+# foreign error raised `from` an Exception of the code's ends with that cause, described
+# the same way, to MAX_CAUSES errors in all (btclib's `exc_info.value.__cause__`).
 ERROR_BUILTIN, ERROR_FOREIGN, ERROR_JUDGE, ERROR_UNCROSSABLE = (
     "builtin", "foreign", "judge", "uncrossable",
 )  # fmt: skip
+MAX_CAUSES = 8
 
 # --- the environment ---------------------------------------------------------------
 

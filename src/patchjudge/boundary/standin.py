@@ -779,15 +779,15 @@ class Worker:
             # In place, keeping the judge's nested objects where they stand (wire.merge).
             wire.merge(original, value)
 
-    def _exception(self, desc: Any) -> BaseException:
+    def _exception(self, desc: Any, depth: int = 1) -> BaseException:
         if type(desc) is not tuple or not desc or type(desc[0]) is not str:
             return self.fail(Cause.PROTOCOL, "an error that is not described")
         kind = desc[0]
-        if kind == protocol.ERROR_BUILTIN and len(desc) == 3 and type(desc[1]) is str:
+        if kind == protocol.ERROR_BUILTIN and len(desc) in (3, 4) and type(desc[1]) is str:
             if issubclass(getattr(builtins, desc[1], Exception), _INTERRUPTS):
                 return self._interrupted(desc[1])
-            return _builtin_exception(desc[1], desc[2])
-        if kind == protocol.ERROR_FOREIGN and len(desc) == 4 and isinstance(desc[1], type):
+            return self._caused(_builtin_exception(desc[1], desc[2]), desc[3:], depth)
+        if kind == protocol.ERROR_FOREIGN and len(desc) in (4, 5) and isinstance(desc[1], type):
             cls, instance, message = desc[1], desc[2], desc[3]
             if not issubclass(cls, BaseException) or not hasattr(cls, "_pj_worker"):
                 return self.fail(Cause.PROTOCOL, "raised something that is not its exception")
@@ -801,7 +801,7 @@ class Worker:
                 exc = cls.__new__(cls, str(message))
                 BaseException.__init__(exc, str(message))
             exc._pj_handle = instance  # type: ignore[attr-defined]
-            return exc
+            return self._caused(exc, desc[4:], depth)
         if kind == protocol.ERROR_JUDGE and len(desc) == 2:
             raised = next((f.raised[desc[1]] for f in self.frames if desc[1] in f.raised), None)
             if raised is None:
@@ -814,6 +814,25 @@ class Worker:
             self.incidents.append(incident)
             return WorkerFailure(incident)
         return self.fail(Cause.PROTOCOL, f"an error of kind {kind!r}")
+
+    def _caused(self, exc: BaseException, rest: tuple[Any, ...], depth: int) -> BaseException:
+        """`raise exc from cause` in the worker: the cause's own stand-in as `__cause__`.
+
+        Only a builtin or foreign error, to protocol.MAX_CAUSES in all: a judge
+        function's exception never comes back as a cause (its verdict stays pending).
+        """
+        if not rest or isinstance(exc, WorkerFailure):
+            return exc
+        cause = rest[0]
+        if depth >= protocol.MAX_CAUSES:
+            return self.fail(Cause.PROTOCOL, "a chain of causes longer than the protocol's")
+        if type(cause) is not tuple or not cause or cause[0] not in _CAUSES:
+            return self.fail(Cause.PROTOCOL, "a cause that is not a builtin or foreign error")
+        found = self._exception(cause, depth + 1)
+        if isinstance(found, WorkerFailure) or not isinstance(found, Exception):
+            return found
+        exc.__cause__ = found
+        return exc
 
     def _interrupted(self, name: str) -> WorkerFailure:
         """An interrupt from the code: the property fails even if it catches what is raised."""
@@ -1939,6 +1958,9 @@ def _kind(op: str, args: tuple[Any, ...]) -> str:
     if op == protocol.OP:
         return f"{args[0]} operation"
     return {protocol.CALL: "call", protocol.CALL_METHOD: "method call"}.get(op, f"{op} request")
+
+
+_CAUSES = (protocol.ERROR_BUILTIN, protocol.ERROR_FOREIGN)
 
 
 def _builtin_exception(name: str, args: Any) -> BaseException:

@@ -45,6 +45,7 @@ wire: Any = None  # the wire module, loaded by file path in main()
 protocol: Any = None  # the protocol module (message kinds, requests, reference kinds): main()
 # The attribute a judge exception carries its token in: per run, from the judge (issue 18).
 TOKEN = "_token"
+_CAUSE = BaseException.__dict__["__cause__"]
 
 
 class JudgeFunctionError(Exception):
@@ -1055,17 +1056,32 @@ class Connection:
         except (wire.WireError, RecursionError):
             self.uncrossable(ident, f"{type(exc).__name__} (unprintable)")
 
-    def describe(self, exc: BaseException) -> tuple[Any, ...]:
+    def describe(self, exc: BaseException, depth: int = 1) -> tuple[Any, ...]:
         token = getattr(exc, TOKEN, None)
         if type(token) is int:
             return (protocol.ERROR_JUDGE, token)
         cls = type(exc)
         message = _safe_str(exc)
+        cause = self.cause(exc, depth)
         # By identity: a class of the code's named builtins.ValueError is the code's (issue 18).
         if _is_builtin(cls):
             args = exc.args if wire.is_data(exc.args) else (message,)
-            return (protocol.ERROR_BUILTIN, cls.__name__, args)
-        return (protocol.ERROR_FOREIGN, cls, exc, message)
+            return (protocol.ERROR_BUILTIN, cls.__name__, args, *cause)
+        return (protocol.ERROR_FOREIGN, cls, exc, message, *cause)
+
+    def cause(self, exc: BaseException, depth: int) -> tuple[Any, ...]:
+        """`raise exc from cause`: the cause's description, or nothing.
+
+        Read from BaseException's own slot (no code of the exception's runs). Not a
+        judge function's exception (its verdict stays the judge's: issue 18), not an
+        interrupt, and no deeper than protocol.MAX_CAUSES.
+        """
+        cause = _CAUSE.__get__(exc)
+        if depth >= protocol.MAX_CAUSES or not issubclass(type(cause), Exception):
+            return ()
+        if type(getattr(cause, TOKEN, None)) is int:
+            return ()
+        return (self.describe(cause, depth + 1),)
 
 
 def _saved_globals() -> Callable[[], None]:
