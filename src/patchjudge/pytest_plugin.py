@@ -186,11 +186,13 @@ class TreeOnly:
     """
 
     def __init__(self, roots: list[str]) -> None:
-        self._roots = tuple(os.path.realpath(r) for r in roots)
+        self._roots = tuple({*map(os.path.abspath, roots), *map(os.path.realpath, roots)})
 
     def _inside(self, where: str) -> bool:
-        real = os.path.realpath(where)
-        return any(real == r or real.startswith(r + os.sep) for r in self._roots)
+        # Where the finder found it under the tested pythonpath, as named there: a module
+        # the tree links in from off that path (a symlink) is still the tree's own.
+        named, real = os.path.abspath(where), os.path.realpath(where)  # noqa: PTH100 (no resolve)
+        return any(p == r or p.startswith(r + os.sep) for p in (named, real) for r in self._roots)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         top, dot, _ = fullname.partition(".")

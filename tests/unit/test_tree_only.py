@@ -95,3 +95,14 @@ def test_which_inits_only_declare_a_namespace(tmp_path: Path, source: str, root:
     init = tmp_path / "__init__.py"
     init.write_text(source)
     assert namespace_root(str(init)) is root
+
+
+def test_a_tree_module_linked_from_off_the_pythonpath_is_the_trees(
+    roots: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # test_cheats' symlinked module: the tree's own file, wherever its target lies.
+    tree, _ = roots
+    (tmp_path / "off" / "impl.py").parent.mkdir()
+    (tmp_path / "off" / "impl.py").write_text("WHERE = 'linked'\n")
+    (tree / "rt7pkg" / "impl.py").symlink_to(tmp_path / "off" / "impl.py")
+    assert importlib.import_module("rt7pkg.impl").WHERE == "linked"
