@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -13,7 +14,9 @@ from tests.attack_helpers import attack, fast_ledger
 from tests.helpers import VISIBLE_TESTS
 
 LIMIT = 5  # seconds: short enough for the suite, long enough for a loaded machine
-MARKER = "3600.424242"  # the sleep length of every child the swarm starts
+# The sleep length of every child the swarm starts, this process's own: a run of the suite
+# beside this one on the machine has swarms of its own, alive until their deadline.
+MARKER = f"3600.{os.getpid()}"
 
 # Not a real bomb: a bounded swarm of sleeping children, one of them in a
 # session of its own (a daemon), then a hang. All of them must be gone after the gate.
