@@ -221,14 +221,20 @@ def _merging_venv(where: Path, init: str, speedups: str | None) -> Path:
     return python
 
 
-def test_a_heads_portion_of_a_merging_base_package_cannot_leave_the_base_collection(
-    tmp_path: Path,
-) -> None:
+def _merging_base(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(repo, where the code's venv goes, the judge's cache): main's calc merges portions."""
     require_sandbox()
     repo, venv, cache = _repo(tmp_path), tmp_path / "code", tmp_path / "cache"
     git(repo, "checkout", "-q", "main")
     write(repo, {"src/calc/__init__.py": MERGING_CALC})
     commit(repo, "calc merges portions and takes its speed-ups if built")
+    return repo, venv, cache
+
+
+def test_a_heads_portion_of_a_merging_base_package_cannot_leave_the_base_collection(
+    tmp_path: Path,
+) -> None:
+    repo, venv, cache = _merging_base(tmp_path)
     _head(repo, "hostile", MERGING_CALC.replace("sum(xs)", "sum(list(xs))"))
     _gate(repo, _merging_venv(venv, MERGING_CALC, FORGING_PACKAGE), cache)
     _head(repo, "honest", MERGING_CALC.replace("sum(xs)", "sum(iter(xs))"))
@@ -264,11 +270,7 @@ _real.emit = emit
 def test_a_heads_portion_of_a_merging_base_package_never_runs_in_the_base_collection(
     tmp_path: Path,
 ) -> None:
-    require_sandbox()
-    repo, venv, cache = _repo(tmp_path), tmp_path / "code", tmp_path / "cache"
-    git(repo, "checkout", "-q", "main")
-    write(repo, {"src/calc/__init__.py": MERGING_CALC})
-    commit(repo, "calc merges portions and takes its speed-ups if built")
+    repo, venv, cache = _merging_base(tmp_path)
     git(repo, "checkout", "-q", "-b", "hostile")
     tests = (repo / "tests" / "test_calc.py").read_text()
     write(
