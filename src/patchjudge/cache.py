@@ -12,6 +12,8 @@ keep a patch out of it:
 
 Each entry holds its key and the SHA-256 of its payload; an entry whose key
 or digest does not match (torn, corrupt, another version's) is recomputed.
+A kind keeps its most recently used entries only (`KEEP`): a read renews an
+entry, and the first write of a kind in a process drops the rest.
 """
 
 from __future__ import annotations
@@ -23,11 +25,19 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 ENV = "PATCHJUDGE_CACHE_DIR"
 Key = Mapping[str, str]
+
+# Entries a kind keeps, the most recently used (session 14): the cache never shrank, and
+# a laptop gating every branch piled up a bytecode entry per changed file and run.
+KEEP = {"pyc": 4096}
+KEEP_DEFAULT = 512
+_TORN_AFTER_S = 86_400  # a `.tmp-` file this old is a crashed write's
+_pruned: set[Path] = set()  # kinds this process has pruned: once each
 
 
 def placement(environ: Mapping[str, str], repo: Path, isolation: str) -> Path | None:
@@ -86,11 +96,16 @@ def path_of(directory: Path, kind: str, key: Key) -> Path:
 def read(directory: Path | None, kind: str, key: Key) -> bytes | None:
     if directory is None:
         return None
+    path = path_of(directory, kind, key)
     try:
-        data = path_of(directory, kind, key).read_bytes()
+        data = path.read_bytes()
     except OSError:
         return None
-    return decode(data, key)
+    found = decode(data, key)
+    if found is not None:
+        with contextlib.suppress(OSError):
+            os.utime(path)  # used: the last to go
+    return found
 
 
 def write(directory: Path | None, kind: str, key: Key, payload: bytes) -> None:
@@ -108,3 +123,30 @@ def write(directory: Path | None, kind: str, key: Key, payload: bytes) -> None:
         except OSError:
             with contextlib.suppress(OSError):
                 Path(tmp).unlink()
+    _prune(target.parent, KEEP.get(kind, KEEP_DEFAULT))
+
+
+def stale(entries: Iterable[tuple[str, float]], keep: int) -> list[str]:
+    """Pure: the names of the entries beyond the `keep` most recently used (by mtime)."""
+    newest_first = sorted(entries, key=lambda entry: (-entry[1], entry[0]))
+    return [name for name, _ in newest_first[max(keep, 0) :]]
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Best effort: a reader of an entry removed here finds none and computes it again."""
+    if folder in _pruned:
+        return
+    _pruned.add(folder)
+    entries, torn = [], []
+    cutoff = time.time() - _TORN_AFTER_S
+    with contextlib.suppress(OSError), os.scandir(folder) as found:
+        for entry in found:
+            with contextlib.suppress(OSError):
+                mtime = entry.stat(follow_symlinks=False).st_mtime
+                if entry.name.startswith(".tmp-"):
+                    torn += [entry.name] if mtime < cutoff else []
+                elif entry.name.endswith(".json"):
+                    entries.append((entry.name, mtime))
+    for name in [*stale(entries, keep), *torn]:
+        with contextlib.suppress(OSError):
+            (folder / name).unlink()

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from patchjudge import cache
 
@@ -66,3 +70,42 @@ def test_write_then_read_and_a_corrupt_entry_is_none(tmp_path: Path) -> None:
     cache.write(None, "k", KEY, b"x")  # no directory: nothing, no error
     assert cache.read(None, "k", KEY) is None
     assert [p.name for p in (tmp_path / "k").iterdir()] == [cache.path_of(tmp_path, "k", KEY).name]
+
+
+@given(
+    st.dictionaries(st.text("abc", min_size=1, max_size=4), st.integers(0, 50), max_size=12),
+    st.integers(-1, 14),
+)
+def test_stale_is_what_lies_beyond_the_most_recently_used(
+    mtimes: dict[str, int], keep: int
+) -> None:
+    gone = cache.stale(mtimes.items(), keep)
+    kept = set(mtimes) - set(gone)
+    assert len(set(gone)) == len(gone)
+    assert len(kept) == min(len(mtimes), max(keep, 0))
+    # Nothing kept is older than anything dropped.
+    assert all(mtimes[k] >= mtimes[g] for k in kept for g in gone)
+
+
+def test_a_kind_keeps_its_most_recently_used_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache, "KEEP_DEFAULT", 3)
+    monkeypatch.setattr(cache, "_pruned", set())
+    keys = [{"n": str(i)} for i in range(4)]
+    for age, key in zip((40, 30, 20, 10), keys, strict=True):
+        cache.write(tmp_path, "kind", key, b"x")
+        os.utime(cache.path_of(tmp_path, "kind", key), (time.time() - age,) * 2)
+    torn = tmp_path / "kind" / ".tmp-crashed"
+    torn.write_bytes(b"half")
+    os.utime(torn, (time.time() - 2 * 86_400,) * 2)
+    # The oldest is read, so renewed; the first write of the kind in this process prunes.
+    monkeypatch.setattr(cache, "_pruned", set())
+    assert cache.read(tmp_path, "kind", keys[0]) == b"x"
+    cache.write(tmp_path, "kind", {"n": "new"}, b"y")
+    left = {p.name for p in (tmp_path / "kind").iterdir()}
+    expected = {cache.path_of(tmp_path, "kind", k).name for k in (keys[0], keys[3], {"n": "new"})}
+    assert left == expected  # keys 1 and 2 (least recently used) and the torn write gone
+    # A kind is pruned once a process: later writes leave the count above KEEP.
+    cache.write(tmp_path, "kind", {"n": "newer"}, b"z")
+    assert len(list((tmp_path / "kind").iterdir())) == 4

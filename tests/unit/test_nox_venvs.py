@@ -7,6 +7,7 @@ into the code's venv, whose python every command that runs the code is given.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -381,3 +382,33 @@ def test_inits_kept_judge_venvs_live_where_patchjudge_keeps_its_cache(
     expected = None if placed is None else placed / "venvs"
     assert noxfile._kept_root(["--isolation", "sandbox"]) == expected
     assert noxfile._kept_root([]) == expected  # the ledger asks for "sandbox"
+
+
+def test_inits_kept_judge_venvs_are_pruned_to_the_most_recently_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each change of constraints keys a new kept venv (~32 MB): without pruning they pile up.
+    noxfile = _noxfile_module(tmp_path / "project", monkeypatch)
+    root = tmp_path / "venvs"
+    root.mkdir()
+    now = 10 * 86_400.0
+    ages = {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0, "busy": 0.5}  # days since last use
+    for name, days in ages.items():
+        (root / f"{name}-run").mkdir()
+        (root / f"{name}-run" / "judge").write_text("venv")
+        record = root / f"{name}.json"
+        record.write_text(json.dumps({"dir": f"{name}-run", "entries": {}}))
+        os.utime(record, (now - days * 86_400,) * 2)
+    (root / "crashed-run").mkdir()  # a build that never wrote its record
+    os.utime(root / "crashed-run", (now - 2 * 86_400,) * 2)
+    (root / "building-run").mkdir()  # another run's build, under way
+    os.utime(root / "building-run", (now - 60,) * 2)
+    noxfile._prune_kept(root, now)
+    # The three most recently used stay (one used within the day among them); the rest go.
+    assert sorted(p.name for p in root.iterdir()) == [
+        "building-run", "busy-run", "busy.json", "c-run", "c.json", "d-run", "d.json",
+    ]  # fmt: skip
+    # A venv used within the day is never dropped, whatever its rank.
+    monkeypatch.setattr(noxfile, "KEPT_VENVS", 0)
+    noxfile._prune_kept(root, now)
+    assert sorted(p.name for p in root.iterdir()) == ["building-run", "busy-run", "busy.json"]
