@@ -1203,7 +1203,7 @@ def _review(
         n: [list(o) for o in ops] for n, ops in sorted(result.operations.items())
     }
     claims = {claim for ops in result.operations.values() for _, claim in ops}
-    tree_classes, tree_names = _claimed_classes(run, claims)
+    tree_classes, tree_names, blind = _claimed_classes(run, claims)
     details["patch_dunders"] = review.patch_dunders(
         details.get("dunders", {}),
         changed,
@@ -1211,12 +1211,16 @@ def _review(
         operations=result.operations,
         tree_classes=tree_classes,
         tree_names=tree_names,
+        blind=blind,
     )
     return found
 
 
-def _claimed_classes(run: Run, claims: Iterable[str]) -> tuple[dict[str, bool], set[str]]:
-    """Whether the head's tree defines each class a worker named, and the tree's top-level names.
+def _claimed_classes(
+    run: Run, claims: Iterable[str]
+) -> tuple[dict[str, bool], set[str], dict[str, frozenset[str]]]:
+    """Whether the head's tree defines each class a worker named, the tree's top-level names,
+    and the deciding dunders each such class answers without reading its operand.
 
     Read from the head's object store (the AST, no code runs): a claim is
     only as good as the class it names existing where it says.
@@ -1230,6 +1234,8 @@ def _claimed_classes(run: Run, claims: Iterable[str]) -> tuple[dict[str, bool], 
             if path.startswith(prefix):
                 names.add(path[len(prefix) :].split("/", 1)[0].removesuffix(".py"))
     parsed: dict[str, frozenset[str]] = {}
+    blinds: dict[str, dict[str, frozenset[str]]] = {}
+    blind: dict[str, frozenset[str]] = {}
     known: dict[str, bool] = {}
     for claim in sorted(claims):
         known[claim] = False
@@ -1245,6 +1251,10 @@ def _claimed_classes(run: Run, claims: Iterable[str]) -> tuple[dict[str, bool], 
                         continue
                     if path not in parsed:
                         data = git.show(run.repo, run.head, path) or b""
-                        parsed[path] = review.defined_classes(data.decode("utf-8", "replace"))
+                        text = data.decode("utf-8", "replace")
+                        parsed[path] = review.defined_classes(text)
+                        blinds[path] = review.operand_blind(text)
                     known[claim] = known[claim] or qualname in parsed[path]
-    return known, names
+                    if qualname in blinds[path]:
+                        blind[claim] = blind.get(claim, frozenset()) | blinds[path][qualname]
+    return known, names, blind
