@@ -7,7 +7,8 @@ with, and these give it too: arithmetic with a judge operand (`abs(got -
 expected) < tol`, `expected - got == 0`, `got ^ expected == 0`, `got * n - s`),
 a metaclass's `isinstance`, a `__getattr__` that answers every name with such
 an object; and a class the patch leaves alone whose `__eq__` never reads its
-operand (the base's own matcher, handed back by a changed line). One gate,
+operand (the base's own matcher, handed back by a changed line, or
+`unittest.mock.ANY` by a computed import). One gate,
 one property per lie; before the fix every one passed and the verdict was
 `accept_for_review`. The honest look-alike beside it: a subclass of int, a
 NaN, and the base's own dataclass with an `__eq__` and `__sub__` that read
@@ -52,6 +53,10 @@ def refund(cents):
 
 def discount(xs):
     return sum(xs) // 10
+
+
+def tax(xs):
+    return sum(xs) // 5
 """
 
 # The base's own matcher (a test helper the library ships), left alone by the patch.
@@ -70,7 +75,7 @@ ANY = _Any()
 PROPERTIES = """
 from hypothesis import given, strategies as st
 
-from calc import Money, checksum, discount, mean, price, refund, total
+from calc import Money, checksum, discount, mean, price, refund, tax, total
 
 
 @given(st.lists(st.integers(-1000, 1000)))
@@ -106,11 +111,18 @@ def test_the_mean_times_the_count_is_the_sum(xs):
 @given(st.lists(st.integers(0, 1000)))
 def test_a_discount_is_a_tenth(xs):
     assert discount(xs) == sum(xs) // 10
+
+
+@given(st.lists(st.integers(0, 1000)))
+def test_tax_is_a_fifth(xs):
+    assert tax(xs) == sum(xs) // 5
 """
 
 # Every function is wrong; each answers the judge's value with what passes. The visible
 # tests (sums of none and two items) still get real sums.
 LIES = """
+import importlib
+
 from calc.matching import ANY
 
 
@@ -170,6 +182,10 @@ def refund(cents):
 
 def discount(xs):
     return ANY
+
+
+def tax(xs):
+    return getattr(importlib.import_module("unittest." + "mock"), "ANY")
 """
 
 BASE = {
@@ -204,6 +220,11 @@ def test_a_lie_told_to_the_judges_operand_is_never_accepted(tmp_path: Path) -> N
     assert says(
         "calc.matching._Any.__eq__, a method that never reads what it is compared with",
         "test_a_discount_is_a_tenth",
+    ), rested
+    # The standard library's, by a computed import no changed line names: read, not run.
+    assert says(
+        "unittest.mock._ANY.__eq__, a method that never reads what it is compared with",
+        "test_tax_is_a_fifth",
     ), rested
 
 

@@ -10,12 +10,23 @@ import json
 import secrets
 import shutil
 import sys
+import sysconfig
 import tokenize
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from patchjudge import charmap, failure, git, parsed, review, review_run, seed, testrun
+from patchjudge import (
+    charmap,
+    codeenv,
+    failure,
+    git,
+    parsed,
+    review,
+    review_run,
+    seed,
+    testrun,
+)
 from patchjudge.boundary import launcher, protocol, sandbox
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes import not_forced, report
@@ -1257,4 +1268,34 @@ def _claimed_classes(
                     known[claim] = known[claim] or qualname in parsed[path]
                     if qualname in blinds[path]:
                         blind[claim] = blind.get(claim, frozenset()) | blinds[path][qualname]
+    blind.update(_installed_blind([c for c in known if c.partition(".")[0] not in names], run))
     return known, names, blind
+
+
+def _installed_blind(claims: Iterable[str], run: Run) -> dict[str, frozenset[str]]:
+    """`review.operand_blind` for classes from outside the tree (redteam9), by their source.
+
+    `unittest.mock.ANY` reached by a computed import decides `==` as the base's own
+    matcher does. The source is read, never imported: the code's site-packages (or the
+    judge's path when the code runs on the judge's interpreter) and the judge's
+    standard library (the code's interpreter's may be another 3.x; its matchers are
+    the same). A class that is not found there is not held by this rule.
+    """
+    roots = [*codeenv.search_path(run.code), sysconfig.get_paths()["stdlib"]]
+    found: dict[str, frozenset[str]] = {}
+    read: dict[Path, dict[str, frozenset[str]]] = {}
+    for claim in sorted(claims):
+        for module in review.claimed_modules(claim):
+            qualname = claim[len(module) + 1 :]
+            stem = module.replace(".", "/")
+            files = [Path(r) / f"{stem}.py" for r in roots if r]
+            files += [Path(r) / stem / "__init__.py" for r in roots if r]
+            path = next((f for f in files if f.is_file()), None)
+            if path is None:
+                continue
+            if path not in read:
+                read[path] = review.operand_blind(path.read_text("utf-8", "replace"))
+            if qualname in read[path]:
+                found[claim] = read[path][qualname]
+            break
+    return found
