@@ -1285,6 +1285,9 @@ def _installed_blind(claims: Iterable[str], run: Run) -> dict[str, frozenset[str
     found: dict[str, frozenset[str]] = {}
     read: dict[Path, dict[str, frozenset[str]]] = {}
     for claim in sorted(claims):
+        # The claim is the worker's word: only dotted identifiers name a file to read.
+        if not all(part.isidentifier() for part in claim.split(".") if part != "<locals>"):
+            continue
         for module in review.claimed_modules(claim):
             qualname = claim[len(module) + 1 :]
             stem = module.replace(".", "/")
