@@ -656,9 +656,9 @@ def patch_dunders(
     defined). `dunders` is the worker's record (node id -> "module.Class.__eq__"),
     which can only add. A class the patch leaves alone answering `==` is the
     base's behaviour, not the patch's (an always-equal object the patch adds
-    must not decide). Nor may a class of the tree, changed or not, whose dunder
-    never reads what it is compared with (`blind`, claim -> such dunders, from
-    `operand_blind` over the head's tree).
+    must not decide). Nor may a class, changed or not, in the tree or installed,
+    whose dunder never reads what it is compared with (`blind`, claim -> such
+    dunders, from `operand_blind` over the class's source).
     """
     classes: dict[str, str] = {}
     for f in files:
