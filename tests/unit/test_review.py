@@ -859,6 +859,23 @@ def test_a_blind_dunder_of_a_class_the_patch_left_alone_holds_the_test() -> None
     assert found == [f"calc.matching.Any.__eq__, {OPERAND_BLIND}: {T}"]
 
 
+def test_a_blind_dunder_the_worker_saw_answer_holds_though_the_claim_was_another() -> None:
+    # The claim is asked once a handle: an object that sets its __class__ to the base's
+    # matcher after the first operation is claimed as the honest class it was.
+    f = review.changed_file("src/calc/__init__.py", b"def total(xs):\n    return 0\n", {2})
+    assert f is not None
+    found = review.patch_dunders(
+        {T: ["calc.matching.Any.__eq__", "calc.Kept.__eq__"]},
+        [f],
+        ("src",),
+        operations={T: [("ge", "calc.Kept"), ("eq", "calc.Kept")]},
+        tree_classes={"calc.matching.Any": True, "calc.Kept": True},
+        tree_names={"calc"},
+        blind={"calc.matching.Any": frozenset({"__eq__"})},
+    )
+    assert found == [f"calc.matching.Any.__eq__, {OPERAND_BLIND}: {T}"]
+
+
 def test_the_channels_operations_are_read_and_merged() -> None:
     from patchjudge import testrun
 

@@ -1214,6 +1214,8 @@ def _review(
         n: [list(o) for o in ops] for n, ops in sorted(result.operations.items())
     }
     claims = {claim for ops in result.operations.values() for _, claim in ops}
+    # The worker's own record names the class that answered when it did (it can only add).
+    claims |= {n.rpartition(".")[0] for names in result.dunders.values() for n in names}
     tree_classes, tree_names, blind = _claimed_classes(run, claims)
     details["patch_dunders"] = review.patch_dunders(
         details.get("dunders", {}),
