@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from patchjudge import oracle, parsed, testrun
+from patchjudge.boundary.protocol import ARITHMETIC, dunder_name
+from patchjudge.verdict import OPERAND_BLIND
 
 OPERATORS = ("flip_comparison", "change_constant", "drop_statement", "raise", "raise_arm")
 # Within one line the stronger mutants go first: `raise` dies wherever the line runs.
@@ -380,6 +382,16 @@ DECIDERS: dict[str, frozenset[str]] = {
     "contains": frozenset({"__contains__", "__iter__", "__getitem__", "__eq__"}),
     "hash": frozenset({"__hash__"}),
     "iter": frozenset({"__iter__", "__getitem__"}),
+    # Arithmetic with a judge operand (redteam9): `got - expected` is the code's `__sub__`,
+    # `expected - got` its `__rsub__`, `got -= x` its `__isub__` or else `__sub__`.
+    **{n: frozenset({dunder_name(n)}) for n in ARITHMETIC},
+    **{"r" + n.rstrip("_"): frozenset({dunder_name("r" + n)}) for n in ARITHMETIC},
+    **{"i" + n.rstrip("_"): frozenset({dunder_name("i" + n), dunder_name(n)}) for n in ARITHMETIC},
+    "divmod": frozenset({"__divmod__"}),
+    "rdivmod": frozenset({"__rdivmod__"}),
+    # A class of the code's as isinstance's or issubclass's second argument: its metaclass.
+    "instancecheck": frozenset({"__instancecheck__"}),
+    "subclasscheck": frozenset({"__subclasscheck__"}),
 }
 _DUNDERS = frozenset().union(*DECIDERS.values())
 # Classes whose instances always cross as data (wire.DATA_TYPES and the fixed stdlib
@@ -532,6 +544,90 @@ def defined_classes(source: str) -> frozenset[str]:
     return frozenset(qualname for qualname, _ in _classes(tree))
 
 
+# The deciders that are handed the judge's value: a comparison, `in`, arithmetic, a
+# metaclass's isinstance/issubclass. One that never reads it cannot have compared anything.
+# (`in` by `__getitem__` hands it the worker's own indexes, not the judge's value.)
+_OPERAND_DUNDERS = _DUNDERS - {"__bool__", "__len__", "__hash__", "__iter__", "__getitem__"}
+
+
+def operand_blind(source: str) -> dict[str, frozenset[str]]:
+    """Pure: class qualname -> the deciding dunders it answers without reading their operand.
+
+    `def __eq__(self, other): return True`, `__sub__ = lambda self, other: 0`: a
+    method that never loads its second parameter (nor `locals()`/`vars()`) answers
+    the same whatever the property compares it with, an always-equal matcher in all
+    but name (redteam9: the base's own `ANY` handed back by a changed line). A body
+    that only returns `NotImplemented` hands the decision back and is not counted. A
+    base class of the same file, named plainly, lends its blind dunders to a class
+    that does not define them itself.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    own: dict[str, tuple[set[str], set[str], list[str]]] = {}
+    for qualname, node in _classes(tree):
+        blind: set[str] = set()
+        seen: set[str] = set()
+        for stmt in node.body:
+            for name, fn in _dunder_functions(stmt):
+                if name in _OPERAND_DUNDERS:
+                    seen.add(name)
+                    if _ignores_operand(fn):
+                        blind.add(name)
+        bases = [b.id for b in node.bases if isinstance(b, ast.Name)]
+        own[qualname] = (blind, seen, bases)
+
+    def resolved(qualname: str, depth: int = 0) -> set[str]:
+        blind, seen, bases = own[qualname]
+        found = set(blind)
+        if depth < 8:
+            for base in bases:
+                if base in own and base != qualname:
+                    found |= resolved(base, depth + 1) - seen
+        return found
+
+    return {q: frozenset(found) for q in own if (found := resolved(q))}
+
+
+def _dunder_functions(
+    stmt: ast.stmt,
+) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda]]:
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        yield stmt.name, stmt
+    elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Lambda):
+        for target in stmt.targets:
+            if isinstance(target, ast.Name):
+                yield target.id, stmt.value
+
+
+def _ignores_operand(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> bool:
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    if len(params) < 2 or fn.args.vararg is not None:
+        return False
+    operand = params[1].arg
+    body: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
+    if not isinstance(fn, ast.Lambda) and (
+        # An abstract method, one that refuses, or one that hands the decision back.
+        any("abstract" in ast.unparse(d) for d in fn.decorator_list)
+        or all(_returns_not_implemented(s) or isinstance(s, ast.Raise) for s in fn.body)
+    ):
+        return False
+    for part in body:
+        for node in ast.walk(part):
+            if isinstance(node, ast.Name) and node.id in (operand, "locals", "vars"):
+                return False
+    return True
+
+
+def _returns_not_implemented(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Return)
+        and isinstance(stmt.value, ast.Name)
+        and stmt.value.id == "NotImplemented"
+    ) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
+
+
 def claimed_modules(claim: str) -> list[str]:
     """Pure: the module names a claimed `module.Qual.Name` may split into, longest first."""
     parts = claim.split(".")
@@ -546,6 +642,7 @@ def patch_dunders(
     operations: Mapping[str, Sequence[Sequence[str]]] | None = None,
     tree_classes: Mapping[str, bool] | None = None,
     tree_names: Collection[str] = (),
+    blind: Mapping[str, Collection[str]] | None = None,
 ) -> list[str]:
     """Pure: the code's dunders a property's outcome rested on, of classes the patch changes.
 
@@ -559,7 +656,9 @@ def patch_dunders(
     defined). `dunders` is the worker's record (node id -> "module.Class.__eq__"),
     which can only add. A class the patch leaves alone answering `==` is the
     base's behaviour, not the patch's (an always-equal object the patch adds
-    must not decide).
+    must not decide). Nor may a class, changed or not, in the tree or installed,
+    whose dunder never reads what it is compared with (`blind`, claim -> such
+    dunders, from `operand_blind` over the class's source).
     """
     classes: dict[str, str] = {}
     for f in files:
@@ -571,9 +670,13 @@ def patch_dunders(
     found: dict[str, set[str]] = {}
     for nodeid, names in dunders.items():
         for name in names:
-            owner = name.rpartition(".")[0]
+            owner, _, dunder = name.rpartition(".")
             if owner in classes:
                 found.setdefault(f"{name} ({classes[owner]})", set()).add(nodeid)
+            elif dunder in (blind or {}).get(owner, ()):
+                # The class that answered, as the worker saw it then: the judge's claim
+                # is asked once a handle, and an object may change its __class__ after.
+                found.setdefault(f"{name}, {OPERAND_BLIND}", set()).add(nodeid)
     sources = dunder_sources(files, pythonpath)
     imported = changed_imports(files)
     for nodeid, ops in (operations or {}).items():
@@ -581,6 +684,10 @@ def patch_dunders(
             for name in sorted(DECIDERS.get(op, ())):
                 for where in sources.get(name, ()):
                     found.setdefault(where, set()).add(nodeid)
+            # A class the patch changed is held below already, with its place.
+            deaf = set((blind or {}).get(claim, ())) if claim not in classes else set()
+            for name in sorted(DECIDERS.get(op, frozenset()) & deaf):
+                found.setdefault(f"{claim}.{name}, {OPERAND_BLIND}", set()).add(nodeid)
             said = _claim_held(
                 claim, op, classes, tree_classes or {}, tree_names, imported=imported
             )
@@ -602,7 +709,7 @@ def _claim_held(
     imported: Mapping[str, str] | None = None,
 ) -> str | None:
     """Why the class the worker names for a handle holds the verdict, or None (the base's)."""
-    dunder = f"__{op}__"
+    dunder = dunder_name(op)
     if claim in classes:
         return f"{claim}.{dunder} ({classes[claim]})"
     if claim in CROSS_AS_DATA:

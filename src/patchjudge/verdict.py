@@ -11,6 +11,10 @@ from patchjudge import runner
 from patchjudge.config import PropertiesSettings, ReviewSettings
 from patchjudge.report import Decision, LaneOutcome, LaneReport, RunKey, Status, Verdict
 
+# review.patch_dunders' words for a tree class's dunder that never reads its operand
+# (redteam9): held whether or not the patch changed the class, so said as it is.
+OPERAND_BLIND = "a method that never reads what it is compared with"
+
 CORE_LANES = ("pathfilter", "fixtures", "freeze", "properties")
 ALL_LANES = (*CORE_LANES, "replay")
 
@@ -281,7 +285,8 @@ def review_findings(
         held.append("the properties report's patch_dunders is malformed")
     else:
         held += [
-            f"a property's outcome rested on {d}, a method of a class the patch adds or changes"
+            f"a property's outcome rested on {d}"
+            + ("" if OPERAND_BLIND in d else ", a method of a class the patch adds or changes")
             for d in raw_dunders[:MAX_SHOWN]
         ]
     held += _in_process_disagreements(report.details.get("differential"))

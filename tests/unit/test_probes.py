@@ -174,6 +174,12 @@ PROBES = {
     "an activated venv": ('import os\nS = os.environ["VIRTUAL_ENV"]\n', ["(VIRTUAL_ENV)"]),
     "environ counted": ("import os\nN = len(os.environ)\n", ["2: reads the runner's environment (scans os.environ)"]),
     "environ sorted": ("import os\nN = sorted(os.environ)\n", ["(scans os.environ)"]),
+    # redteam9: a test runner's warning machinery, which a user's interpreter lacks.
+    "the warning filters": ('import warnings\nT = warnings.filters[0][0] == "always"\n', ["2: reads the warning machinery a test runner sets (warnings.filters)"]),
+    "the warning hook": ("import warnings\nT = warnings._showwarnmsg_impl.__name__\n", ["(warnings._showwarnmsg_impl)"]),
+    "the C warnings module": ("from _warnings import filters\n", ["(from _warnings import filters)"]),
+    "warnings recorded": ("import warnings\nwith warnings.catch_warnings(record=True) as w:\n    warnings.warn('?', DeprecationWarning)\n", ["2: reads the warning machinery a test runner sets (catch_warnings(record=True))"]),
+    "warnings recorded, aliased": ("from warnings import catch_warnings as cw\nwith cw(record=1) as w:\n    pass\n", ["(catch_warnings(record=True))"]),
 }  # fmt: skip
 
 
@@ -225,6 +231,11 @@ HONEST = {
     "an XDG config directory": 'import os\nC = os.environ.get("XDG_CONFIG_HOME", "~/.config")\n',
     "a local socket pair": "import socket\nA, B = socket.socketpair()\n",
     "an environment copy": "import os, subprocess\nsubprocess.run(['ls'], env={**os.environ, 'A': '1'})\n",
+    "warnings silenced": (
+        "import warnings\nwith warnings.catch_warnings():\n    warnings.simplefilter('ignore')\n"
+        "with warnings.catch_warnings(record=False):\n    warnings.filterwarnings('error')\n"
+        "warnings.warn('old', DeprecationWarning, stacklevel=2)\n"
+    ),
 }
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from patchjudge import git, review, review_run
 from patchjudge.paths import Change
 from patchjudge.testrun import Outcome, TestRun
+from patchjudge.verdict import OPERAND_BLIND
 from tests.helpers import commit, init_repo, write
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "patchjudge"
@@ -747,6 +748,132 @@ def test_patch_dunders_from_the_judges_record(
 def test_claimed_modules() -> None:
     assert review.claimed_modules("calc.core.Money") == ["calc.core", "calc"]
     assert review.claimed_modules("Money") == []
+
+
+@pytest.mark.parametrize(
+    ("changed", "ops", "held"),
+    [
+        # Arithmetic with the judge's operand decides as == does (redteam9): `got - x`
+        # is the code's __sub__, `x - got` its __rsub__, `got -= x` __isub__ or __sub__.
+        ({3}, [("sub", "calc.Amount")], ["calc.Amount.__sub__ (src/calc/__init__.py:1)"]),
+        ({3}, [("rsub", "calc.Kept")], ["calc.Amount.__rsub__ (src/calc/__init__.py:1)"]),
+        ({3}, [("isub", "calc.Kept")], ["calc.Amount.__sub__ (src/calc/__init__.py:1)"]),
+        ({3}, [("and_", "calc.Amount")], ["calc.Amount.__and__ (src/calc/__init__.py:1)"]),
+        # A metaclass's isinstance answer, on a class of the patch's.
+        ({10}, [("instancecheck", "calc.Meta")], ["calc.Meta.__instancecheck__ (src/calc/__init__.py:9)"]),
+        # Arithmetic on a class the patch left alone is the base's, as == is.
+        ({14}, [("sub", "calc.Amount"), ("rsub", "calc.Amount")], []),
+    ],
+)  # fmt: skip
+def test_arithmetic_and_instancecheck_from_the_judges_record(
+    changed: set[int], ops: list[tuple[str, str]], held: list[str]
+) -> None:
+    source = (
+        "class Amount:\n    def __sub__(self, other):\n        return 0\n\n"
+        "    def __rsub__(self, other):\n        return 0\n\n\n"
+        "class Meta(type):\n    def __instancecheck__(cls, obj):\n        return True\n\n\n"
+        "def f():\n    return 1\n"
+    )
+    f = review.changed_file("src/calc/__init__.py", source.encode(), changed)
+    assert f is not None
+    found = review.patch_dunders(
+        {},
+        [f],
+        ("src",),
+        operations={T: ops},
+        tree_classes={"calc.Amount": True, "calc.Kept": True, "calc.Meta": True},
+        tree_names={"calc"},
+    )
+    assert found == [f"{h}: {T}" for h in sorted(held)]
+
+
+BLIND_SOURCE = """\
+class Any:
+    def __eq__(self, other):
+        return True
+
+    __sub__ = lambda self, other: 0
+
+    def __lt__(self, other):
+        \"\"\"Never less.\"\"\"
+        return NotImplemented
+
+
+class Matcher(Any):
+    def __eq__(self, other):
+        return self.pattern == other
+
+
+class Reads:
+    def __eq__(self, other):
+        return vars(self) == vars(other)
+
+    def __contains__(self, *args):
+        return True
+
+    def __hash__(self):
+        return 0
+
+
+class Refuses:
+    @abc.abstractmethod
+    def __eq__(self, other):
+        return False
+
+    def __lt__(self, other):
+        raise TypeError("unordered")
+
+
+def f():
+    class Local(Any):
+        pass
+
+    return Local()
+"""
+
+
+def test_a_dunder_that_never_reads_its_operand_is_found_by_class() -> None:
+    assert review.operand_blind(BLIND_SOURCE) == {
+        "Any": frozenset({"__eq__", "__sub__"}),
+        # Inherits the blind __sub__; its own __eq__ reads `other`.
+        "Matcher": frozenset({"__sub__"}),
+        "f.<locals>.Local": frozenset({"__eq__", "__sub__"}),
+    }
+    assert review.operand_blind("class (:\n") == {}
+
+
+def test_a_blind_dunder_of_a_class_the_patch_left_alone_holds_the_test() -> None:
+    f = review.changed_file("src/calc/__init__.py", b"def total(xs):\n    return 0\n", {2})
+    assert f is not None
+    blind = {"calc.matching.Any": frozenset({"__eq__"})}
+    ops = [("eq", "calc.matching.Any"), ("lt", "calc.matching.Any"), ("eq", "calc.Kept")]
+    found = review.patch_dunders(
+        {},
+        [f],
+        ("src",),
+        operations={T: ops},
+        tree_classes={"calc.matching.Any": True, "calc.Kept": True},
+        tree_names={"calc"},
+        blind=blind,
+    )
+    assert found == [f"calc.matching.Any.__eq__, {OPERAND_BLIND}: {T}"]
+
+
+def test_a_blind_dunder_the_worker_saw_answer_holds_though_the_claim_was_another() -> None:
+    # The claim is asked once a handle: an object that sets its __class__ to the base's
+    # matcher after the first operation is claimed as the honest class it was.
+    f = review.changed_file("src/calc/__init__.py", b"def total(xs):\n    return 0\n", {2})
+    assert f is not None
+    found = review.patch_dunders(
+        {T: ["calc.matching.Any.__eq__", "calc.Kept.__eq__"]},
+        [f],
+        ("src",),
+        operations={T: [("ge", "calc.Kept"), ("eq", "calc.Kept")]},
+        tree_classes={"calc.matching.Any": True, "calc.Kept": True},
+        tree_names={"calc"},
+        blind={"calc.matching.Any": frozenset({"__eq__"})},
+    )
+    assert found == [f"calc.matching.Any.__eq__, {OPERAND_BLIND}: {T}"]
 
 
 def test_the_channels_operations_are_read_and_merged() -> None:

@@ -184,10 +184,24 @@ OPERATORS = frozenset(
     }
 )
 # The operators a property's comparisons use (issue 18): where one of the code's own classes
-# defines it, the outcome was decided by the code; both ends record them.
+# defines it, the outcome was decided by the code; both ends record them. Arithmetic with a
+# judge operand decides as much as `==` does (redteam9: `abs(got - expected) < tol`, a `__sub__`
+# that returns 0), and so does a metaclass's `isinstance`/`issubclass` answer; the unary
+# conversions (`int`, `float`, `str`...) are given no judge value to agree with and are not
+# recorded.
 DUNDER_OPS = frozenset(
-    {"eq", "ne", "lt", "le", "gt", "ge", "bool", "len", "contains", "hash", "iter"}
-)
+    {"eq", "ne", "lt", "le", "gt", "ge", "bool", "len", "contains", "hash", "iter",
+     *_ARITHMETIC,
+     *("i" + n.rstrip("_") for n in _ARITHMETIC),
+     *("r" + n.rstrip("_") for n in _ARITHMETIC),
+     "divmod", "rdivmod", "instancecheck", "subclasscheck"}
+)  # fmt: skip
+
+
+def dunder_name(op: str) -> str:
+    """Pure: the method an operator of the protocol asks first (`and_` -> `__and__`)."""
+    return f"__{op.rstrip('_')}__"
+
 
 # A fetch-ahead batch (issue 20): at most this many items, or the item that passes this many
 # bytes. A BATCH request is (iterator, limit, plain): at most `limit` items; with `plain`

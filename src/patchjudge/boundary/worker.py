@@ -1020,7 +1020,7 @@ class Connection:
 
     def note_dunder(self, name: str, target: Any) -> None:
         """Record `name` if the class that defines it for `target` is one of the tree's."""
-        dunder = f"__{name}__"
+        dunder = protocol.dunder_name(name)
         owner = next((c for c in type(target).__mro__ if dunder in c.__dict__), None)
         if owner is None or _is_builtin(owner):
             return

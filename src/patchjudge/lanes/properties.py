@@ -10,12 +10,23 @@ import json
 import secrets
 import shutil
 import sys
+import sysconfig
 import tokenize
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from patchjudge import charmap, failure, git, parsed, review, review_run, seed, testrun
+from patchjudge import (
+    charmap,
+    codeenv,
+    failure,
+    git,
+    parsed,
+    review,
+    review_run,
+    seed,
+    testrun,
+)
 from patchjudge.boundary import launcher, protocol, sandbox
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes import not_forced, report
@@ -1203,7 +1214,9 @@ def _review(
         n: [list(o) for o in ops] for n, ops in sorted(result.operations.items())
     }
     claims = {claim for ops in result.operations.values() for _, claim in ops}
-    tree_classes, tree_names = _claimed_classes(run, claims)
+    # The worker's own record names the class that answered when it did (it can only add).
+    claims |= {n.rpartition(".")[0] for names in result.dunders.values() for n in names}
+    tree_classes, tree_names, blind = _claimed_classes(run, claims)
     details["patch_dunders"] = review.patch_dunders(
         details.get("dunders", {}),
         changed,
@@ -1211,12 +1224,16 @@ def _review(
         operations=result.operations,
         tree_classes=tree_classes,
         tree_names=tree_names,
+        blind=blind,
     )
     return found
 
 
-def _claimed_classes(run: Run, claims: Iterable[str]) -> tuple[dict[str, bool], set[str]]:
-    """Whether the head's tree defines each class a worker named, and the tree's top-level names.
+def _claimed_classes(
+    run: Run, claims: Iterable[str]
+) -> tuple[dict[str, bool], set[str], dict[str, frozenset[str]]]:
+    """Whether the head's tree defines each class a worker named, the tree's top-level names,
+    and the deciding dunders each such class answers without reading its operand.
 
     Read from the head's object store (the AST, no code runs): a claim is
     only as good as the class it names existing where it says.
@@ -1230,6 +1247,8 @@ def _claimed_classes(run: Run, claims: Iterable[str]) -> tuple[dict[str, bool], 
             if path.startswith(prefix):
                 names.add(path[len(prefix) :].split("/", 1)[0].removesuffix(".py"))
     parsed: dict[str, frozenset[str]] = {}
+    blinds: dict[str, dict[str, frozenset[str]]] = {}
+    blind: dict[str, frozenset[str]] = {}
     known: dict[str, bool] = {}
     for claim in sorted(claims):
         known[claim] = False
@@ -1245,6 +1264,43 @@ def _claimed_classes(run: Run, claims: Iterable[str]) -> tuple[dict[str, bool], 
                         continue
                     if path not in parsed:
                         data = git.show(run.repo, run.head, path) or b""
-                        parsed[path] = review.defined_classes(data.decode("utf-8", "replace"))
+                        text = data.decode("utf-8", "replace")
+                        parsed[path] = review.defined_classes(text)
+                        blinds[path] = review.operand_blind(text)
                     known[claim] = known[claim] or qualname in parsed[path]
-    return known, names
+                    if qualname in blinds[path]:
+                        blind[claim] = blind.get(claim, frozenset()) | blinds[path][qualname]
+    blind.update(_installed_blind([c for c in known if c.partition(".")[0] not in names], run))
+    return known, names, blind
+
+
+def _installed_blind(claims: Iterable[str], run: Run) -> dict[str, frozenset[str]]:
+    """`review.operand_blind` for classes from outside the tree (redteam9), by their source.
+
+    `unittest.mock.ANY` reached by a computed import decides `==` as the base's own
+    matcher does. The source is read, never imported: the code's site-packages (or the
+    judge's path when the code runs on the judge's interpreter) and the judge's
+    standard library (the code's interpreter's may be another 3.x; its matchers are
+    the same). A class that is not found there is not held by this rule.
+    """
+    roots = [*codeenv.search_path(run.code), sysconfig.get_paths()["stdlib"]]
+    found: dict[str, frozenset[str]] = {}
+    read: dict[Path, dict[str, frozenset[str]]] = {}
+    for claim in sorted(claims):
+        # The claim is the worker's word: only dotted identifiers name a file to read.
+        if not all(part.isidentifier() for part in claim.split(".") if part != "<locals>"):
+            continue
+        for module in review.claimed_modules(claim):
+            qualname = claim[len(module) + 1 :]
+            stem = module.replace(".", "/")
+            files = [Path(r) / f"{stem}.py" for r in roots if r]
+            files += [Path(r) / stem / "__init__.py" for r in roots if r]
+            path = next((f for f in files if f.is_file()), None)
+            if path is None:
+                continue
+            if path not in read:
+                read[path] = review.operand_blind(path.read_text("utf-8", "replace"))
+            if qualname in read[path]:
+                found[claim] = read[path][qualname]
+            break
+    return found
