@@ -53,3 +53,14 @@ def test_a_claim_that_is_no_dotted_name_reads_no_file(tmp_path: Path) -> None:
     site.mkdir()
     claims = ["..x.Always", "/" + str(outside / "y").lstrip("/") + ".Always", "x/../x.Always"]
     assert properties._installed_blind(claims, _run(site)) == {}
+
+
+def test_a_module_too_large_to_be_a_matcher_is_not_read(tmp_path: Path, monkeypatch: Any) -> None:
+    # The code's venv holds the head's build: a file of gigabytes there must not be read.
+    (tmp_path / "big.py").write_text(MATCHERS)
+    monkeypatch.setattr(properties, "_SOURCE_CAP", len(MATCHERS) - 1)
+    assert properties._installed_blind(["big.Always"], _run(tmp_path)) == {}
+    monkeypatch.setattr(properties, "_SOURCE_CAP", len(MATCHERS))
+    assert properties._installed_blind(["big.Always"], _run(tmp_path)) == {
+        "big.Always": frozenset({"__eq__"})
+    }

@@ -1274,6 +1274,9 @@ def _claimed_classes(
     return known, names, blind
 
 
+_SOURCE_CAP = 1 << 20  # the code's venv holds the head's build: its files are the patch's
+
+
 def _installed_blind(claims: Iterable[str], run: Run) -> dict[str, frozenset[str]]:
     """`review.operand_blind` for classes from outside the tree (redteam9), by their source.
 
@@ -1296,8 +1299,8 @@ def _installed_blind(claims: Iterable[str], run: Run) -> dict[str, frozenset[str
             files = [Path(r) / f"{stem}.py" for r in roots if r]
             files += [Path(r) / stem / "__init__.py" for r in roots if r]
             path = next((f for f in files if f.is_file()), None)
-            if path is None:
-                continue
+            if path is None or path.stat().st_size > _SOURCE_CAP:
+                continue  # a module of megabytes is no matcher; the judge reads no more
             if path not in read:
                 read[path] = review.operand_blind(path.read_text("utf-8", "replace"))
             if qualname in read[path]:
