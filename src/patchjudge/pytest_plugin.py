@@ -162,7 +162,7 @@ def _setup() -> None:
         # (red team, session 14). Left in the environment for xdist's workers.
         from patchjudge.boundary.worker import hide_own_build
 
-        hide_own_build(extra)
+        hide_own_build(extra, keep=(str(Path(__file__).resolve().parent),))
     # The interpreter ran with -s -P: nothing of the tested tree was on sys.path
     # while site ran, so its sitecustomize and .pth files never loaded.
     sys.path[:0] = extra

@@ -192,3 +192,33 @@ def test_the_differentials_base_rerun_never_imports_the_heads_build(tmp_path: Pa
     assert seen["second"].startswith("failed: "), seen
     assert seen["base"] == "passed", (seen, result.err[-2000:])
     assert found["verdict"] == "undecided", found["reasons"]
+
+
+# The honest look-alike: the base's own speed-ups, version and plugins, which its tree
+# declares and holds; the head's build has the same (and its version) in the venv.
+HONEST = (
+    "from importlib.metadata import entry_points, version\n\n"
+    "try:\n    import _calc_speedups\nexcept ImportError:\n    _calc_speedups = None\n"
+    "__version__ = version('calc')\n"
+    "PLUGINS = [p.load() for p in entry_points(group='calc.plugins')]\n\n\n"
+    "def total(xs):\n    assert _calc_speedups.FAST and PLUGINS == ['mine'], PLUGINS\n"
+    "    return sum(xs)\n"
+)
+
+
+def test_an_honest_base_keeps_its_own_speedups_version_and_plugins(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, HONEST)
+    git(repo, "checkout", "-q", "main")
+    own = {
+        "src/_calc_speedups.py": "FAST = True\n",
+        "src/calc_plugins.py": "PLUGIN = 'mine'\n",
+        "entry_points.cfg": "[calc.plugins]\nmine = calc_plugins:PLUGIN\n",
+    }
+    write(repo, own)
+    commit(repo, "speed-ups and a plugin of its own")
+    git(repo, "checkout", "-q", "patch")
+    git(repo, "merge", "-q", "main")
+    write(repo, {"src/calc/__init__.py": HONEST.replace("sum(xs)", "sum(list(xs))")})
+    commit(repo, "honest")
+    result, found = _gate(repo, _installed(repo, tmp_path / "code"))
+    assert found["verdict"] == "accept_for_review", (found["reasons"], result.err[-2000:])

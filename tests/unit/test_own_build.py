@@ -61,7 +61,7 @@ PROBE = """
 import importlib, json, sys
 site, tree, checkout, hide = sys.argv[1:5]
 sys.path[:0] = [site, JUDGE]
-sys.path.append(checkout)
+sys.path += [checkout, checkout + "/.venv/site"]
 if hide == "1":
     from patchjudge.boundary.worker import hide_own_build
     hide_own_build([tree])
@@ -83,6 +83,7 @@ print(json.dumps({
     "namespace": where("nsp.mine"),
     "head folder": where("headonly.mod"),
     "editable": where("editable_only"),
+    "deep": where("deep_dep"),
     "dep": where("dep"),
     "plugins": sorted(e.name for e in metadata.entry_points(group="calc.plugins")),
     "script": "calc" in [e.name for e in metadata.entry_points(group="console_scripts")],
@@ -105,12 +106,16 @@ def _probe(tmp_path: Path, hide: bool) -> dict[str, object]:
     record = [*BUILT, "calc-0.1.dist-info/RECORD"]
     (site / "calc-0.1.dist-info" / "RECORD").write_text("".join(f"{r},,\n" for r in record))
     _write(tree, TREE)
-    # An editable install of another local entry: its source folder is the build.
+    # An editable install of another local entry (a flat checkout, its .pth naming it):
+    # what it imports from there is the build; a venv inside that checkout is not.
     _write(checkout, {"editable_only.py": "WHERE = 'checkout'\n"})
+    _write(checkout / ".venv" / "site", {"deep_dep.py": "WHERE = 'deep'\n"})
     editable = site / "tool-1.0.dist-info"
     _write(editable, {"METADATA": "Metadata-Version: 2.1\nName: tool\nVersion: 1.0\n"})
     url = {"url": checkout.as_uri(), "dir_info": {"editable": True}}
     (editable / "direct_url.json").write_text(json.dumps(url))
+    (site / "__editable__.tool-1.0.pth").write_text(f"{checkout}\n")
+    (editable / "RECORD").write_text("__editable__.tool-1.0.pth,,\ntool-1.0.dist-info/RECORD,,\n")
     argv = [sys.executable, "-I", "-S", "-B", "-c", PROBE, str(site), str(tree), str(checkout)]
     done = subprocess.run([*argv, "1" if hide else "0"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -128,6 +133,7 @@ def test_the_base_run_sees_its_tree_and_the_dependencies_only(tmp_path: Path) ->
         "core": "tree",
         "namespace": "tree",
         "dep": "dep",
+        "deep": "deep",
         # The head's own entry points to modules the tree lacks, and its nested dist's, gone.
         "plugins": ["dep", "mine"],
         "script": True,
@@ -157,3 +163,12 @@ def test_entry_points_keep_only_the_trees_modules(text: str, kept: str) -> None:
     from patchjudge.boundary.worker import _tree_entry_points
 
     assert _tree_entry_points(text, {"calc"}) == kept
+
+
+def test_an_editable_finder_names_the_folders_it_imports_from(tmp_path: Path) -> None:
+    from patchjudge.boundary.worker import _editable_folders
+
+    (tmp_path / "src" / "calc").mkdir(parents=True)
+    finder = tmp_path / "__editable___calc_0_1_finder.py"
+    finder.write_text(f"import sys\nMAPPING = {{'calc': {str(tmp_path / 'src' / 'calc')!r}}}\n")
+    assert _editable_folders(str(finder)) == [str((tmp_path / "src" / "calc").resolve())]

@@ -18,7 +18,7 @@ fixed set of protocol operations (JudgeObject).
 """
 
 # os.path, not pathlib: the worker imports as little as it can before the tested code.
-# ruff: noqa: PTH100, PTH105, PTH108, PTH118, PTH120, PTH123, PTH208
+# ruff: noqa: PTH100, PTH105, PTH108, PTH110, PTH118, PTH120, PTH123, PTH208
 
 from __future__ import annotations
 
@@ -219,12 +219,11 @@ def _own_builds(entries: list[str]) -> tuple[set[str], list[str], set[str], set[
     The project's build is every distribution installed from a local path (its
     direct_url.json names a `file:` URL: `[gate] install`'s wheels, `pip install .`,
     `-e .`); a dependency from an index has none. Returns (every file its RECORD
-    names, as written and as the real path; the source folders of an editable one;
-    its dist-info folders; the dist-info folders its RECORD itself installs).
+    names, as written and as the real path; the folders an editable one imports
+    from; its dist-info folders; the dist-info folders its RECORD itself installs).
     """
     import csv
     import json
-    import urllib.parse
 
     files: set[str] = set()
     folders: list[str] = []
@@ -247,11 +246,6 @@ def _own_builds(entries: list[str]) -> tuple[set[str], list[str], set[str], set[
             if not (isinstance(url, str) and url.startswith("file:")):
                 continue
             own |= {os.path.normpath(info), os.path.join(real, name)}
-            editable = isinstance(doc.get("dir_info"), dict) and doc["dir_info"].get("editable")
-            if editable:
-                folders.append(
-                    os.path.realpath(urllib.parse.unquote(urllib.parse.urlsplit(url).path))
-                )
             try:
                 with open(os.path.join(info, "RECORD"), encoding="utf-8", newline="") as f:
                     rows = [r[0] for r in csv.reader(f) if r]
@@ -264,7 +258,38 @@ def _own_builds(entries: list[str]) -> tuple[set[str], list[str], set[str], set[
                 if top.endswith(".dist-info") and top != name:
                     nested |= {os.path.normpath(os.path.join(entry, top)),
                                os.path.join(real, top)}  # fmt: skip
+                if "/" not in rel and rel.endswith((".pth", "_finder.py")):
+                    folders += _editable_folders(os.path.join(entry, rel))
     return files, folders, own, nested
+
+
+def _editable_folders(path: str) -> list[str]:
+    """The folders an editable install imports from: a `.pth`'s directory lines, or the
+    MAPPING of setuptools' editable finder (`__editable___calc_0_1_finder.py`)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeError):
+        return []
+    if path.endswith(".pth"):
+        lines = [line.strip() for line in text.splitlines()]
+        found = [line for line in lines if line and not line.startswith(("#", "import"))]
+    else:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return []
+        found = [
+            value.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+            if [ast.unparse(t) for t in node.targets] == ["MAPPING"]
+            for value in node.value.values
+            if isinstance(value, ast.Constant) and isinstance(value.value, str)
+        ]
+    # A .pth line may be relative to its site directory.
+    paths = [os.path.join(os.path.dirname(path), f) for f in found]
+    return [os.path.realpath(f) for f in paths if os.path.exists(f)]
 
 
 def _norm(path: str) -> str:
@@ -299,7 +324,7 @@ def _tree_entry_points(text: str, provided: set[str]) -> str:
     return "\n".join(kept) + "\n"
 
 
-def hide_own_build(roots: list[str]) -> None:
+def hide_own_build(roots: list[str], keep: tuple[str, ...] = ()) -> None:
     """In a run of the base's tree, the project's build in the code's venv is not there.
 
     Red team, session 14 (redteam8): the code's venv holds the head's build of
@@ -314,13 +339,26 @@ def hide_own_build(roots: list[str]) -> None:
     and none of the distributions its RECORD installs. Its METADATA (name,
     version) stays: data, which the base's `version("proj")` still reads.
     Called before the tree joins sys.path; a run of the base's tree only (the
-    head's build is the head's own code). Stdlib only: the plugin imports it too.
+    head's build is the head's own code). Stdlib only: the plugin imports it too,
+    and `keep`s its own package (an editable judge in the venv the run reaches).
     """
     from importlib import metadata
 
     files, folders, own, nested = _own_builds(sys.path)
     tree = tuple({os.path.join(f(r), "") for r in roots for f in (os.path.realpath, _norm)})
-    under = tuple(os.path.join(f, "") for f in folders)
+    tree += tuple(os.path.join(os.path.realpath(k), "") for k in keep)
+    editable = {os.path.join(f, "") for f in folders}
+    # Where else the process imports from: a folder of an editable install may hold
+    # another entry (a flat checkout's `.venv/.../site-packages`), which is not the build.
+    elsewhere = {os.path.join(os.path.realpath(e), "") for e in sys.path if e} - editable
+    under = tuple(editable)
+
+    def editable_file(real: str) -> bool:
+        """Under an editable install's folder, and no deeper under another entry."""
+        if not real.startswith(under):
+            return False
+        mine = max(len(f) for f in under if real.startswith(f))
+        return not any(real.startswith(e) and len(e) > mine for e in elsewhere)
 
     def built(where: str) -> bool:
         """A file of the project's build, not the tree's."""
@@ -328,21 +366,28 @@ def hide_own_build(roots: list[str]) -> None:
         real = os.path.realpath(named)
         if named.startswith(tree) or real.startswith(tree):
             return False
-        return named in files or real in files or real.startswith(under)
+        return named in files or real in files or editable_file(real)
+
+    holding = {os.path.dirname(f) for f in files}  # folders that hold a file of the build
+    for folder in list(holding):
+        while folder not in ("", os.sep) and (folder := os.path.dirname(folder)) not in holding:
+            holding.add(folder)
 
     def built_folder(folder: str) -> bool:
         """A package portion that holds files of the project's build and nothing else."""
         if _norm(folder).startswith(tree) or os.path.realpath(folder).startswith(tree):
             return False
-        if os.path.join(os.path.realpath(folder), "").startswith(under):
+        if editable_file(os.path.join(os.path.realpath(folder), "")):
             return True
-        listed = [
+        if _norm(folder) not in holding and os.path.realpath(folder) not in holding:
+            return False  # no file of the build there: a dependency's portion
+        listed = (
             os.path.join(top, n)
-            for top, dirs, names in os.walk(folder)
-            for n in names
+            for top, _, names in os.walk(folder)
             if "__pycache__" not in top
-        ]
-        return bool(listed) and all(map(built, listed))
+            for n in names
+        )
+        return all(map(built, listed))  # stops at the first file that is not the build's
 
     def found(spec: Any) -> list[str]:
         """Where `spec` reaches the project's build: its file, or portions that are only that."""
