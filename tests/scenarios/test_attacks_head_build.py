@@ -222,3 +222,33 @@ def test_an_honest_base_keeps_its_own_speedups_version_and_plugins(tmp_path: Pat
     commit(repo, "honest")
     result, found = _gate(repo, _installed(repo, tmp_path / "code"))
     assert found["verdict"] == "accept_for_review", (found["reasons"], result.err[-2000:])
+
+
+# The freeze lane's base run: a visible test the head skips at run time must have run at
+# base to count as newly skipped. The base's `total` is the speed-ups' if built; the
+# head's, installed, skips the test, so it was skipped at base too and none was "new".
+ACCELERATED = (
+    "def total(xs):\n    return sum(xs)\n\n\n"
+    "try:\n    from _calc_speedups import total  # noqa: F811\nexcept ImportError:\n    pass\n"
+)
+SKIPPING = (
+    "import sys\n\n\ndef total(xs):\n"
+    "    if len(xs) == 2 and 'pytest' in sys.modules:\n"
+    "        sys.modules['pytest'].skip('speed-ups: not for two')\n"
+    "    return sum(xs)\n"
+)
+
+
+def test_the_freeze_lanes_base_run_never_imports_the_heads_build(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, ACCELERATED)
+    write(repo, {"src/_calc_speedups.py": SKIPPING})
+    commit(repo, "speed-ups that skip a visible test")
+    result, found = _gate(repo, _installed(repo, tmp_path / "code"))
+    freeze = json.loads((repo / ".patchjudge" / "freeze.json").read_text())
+    # On main e75b20e: freeze passed: the base's run imported the head's installed
+    # _calc_speedups and skipped test_two too, so the head's skip was not new.
+    assert any("newly skipped at run time" in p and "test_two" in p for p in freeze["reasons"]), (
+        freeze,
+        result.err[-2000:],
+    )
+    assert found["verdict"] != "accept_for_review", found["reasons"]
