@@ -58,7 +58,7 @@ TREE = {
 }
 
 PROBE = """
-import importlib, json, sys
+import importlib, importlib.util, json, sys
 site, tree, checkout, hide = sys.argv[1:5]
 sys.path[:0] = [site, JUDGE]
 sys.path += [checkout, checkout + "/.venv/site"]
@@ -83,6 +83,7 @@ print(json.dumps({
     "namespace": where("nsp.mine"),
     "head folder": where("headonly.mod"),
     "editable": where("editable_only"),
+    "probed": importlib.util.find_spec("_calc_speedups") is not None,
     "deep": where("deep_dep"),
     "dep": where("dep"),
     "plugins": sorted(e.name for e in metadata.entry_points(group="calc.plugins")),
@@ -134,6 +135,8 @@ def test_the_base_run_sees_its_tree_and_the_dependencies_only(tmp_path: Path) ->
         "namespace": "tree",
         "dep": "dep",
         "deep": "deep",
+        # Probed, it is not there (as on a machine without the build), not an error.
+        "probed": False,
         # The head's own entry points to modules the tree lacks, and its nested dist's, gone.
         "plugins": ["dep", "mine"],
         "script": True,
@@ -147,6 +150,7 @@ def test_without_it_the_base_run_imported_the_heads_build(tmp_path: Path) -> Non
     seen = _probe(tmp_path, hide=False)
     assert seen["top"] == seen["portion"] == seen["head folder"] == "head"
     assert seen["editable"] == "checkout"
+    assert seen["probed"] is True
     assert seen["plugins"] == ["dep", "head", "mine", "sneaky", "std"]
     # The head's regular `nsp` wins over the tree's namespace portion.
     assert str(seen["namespace"]).startswith("missing")

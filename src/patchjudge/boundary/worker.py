@@ -395,7 +395,36 @@ def hide_own_build(roots: list[str], keep: tuple[str, ...] = ()) -> None:
             return [spec.origin] if built(spec.origin) else []
         return [w for w in spec.submodule_search_locations or () if built_folder(w)]
 
-    class Finder:
+    def without_build(fullname: str, path: Any, target: Any, spec: Any) -> Any:
+        """`spec` looked up again without the build's files (None: only the build has it):
+        the name as on a machine without that build, or a namespace's other portions."""
+        search = list(sys.path if path is None else path)
+        bad = found(spec)
+        while bad:
+            search = [e for e in search if not _norm(bad[0]).startswith(_norm(e) + os.sep)]
+            if not spec.has_location and spec.submodule_search_locations is not None:
+                kept = [w for w in spec.submodule_search_locations if w not in bad]
+                if kept:
+                    spec.submodule_search_locations = kept
+                    return spec
+            spec = importlib.machinery.PathFinder.find_spec(fullname, search, target)
+            if spec is None:
+                return None
+            bad = found(spec)
+        return spec
+
+    class PathFinder(importlib.machinery.PathFinder):
+        """The path finder, in its place: a module only the build has is not found (None,
+        as `importlib.util.find_spec` answers on a machine without it)."""
+
+        @classmethod
+        def find_spec(cls, fullname: str, path: Any = None, target: Any = None) -> Any:
+            spec = super().find_spec(fullname, path, target)
+            return None if spec is None else without_build(fullname, path, target, spec)
+
+    class Guard:
+        """First: what another finder (an editable install's) finds of the build is refused."""
+
         def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
             for finder in sys.meta_path:
                 find = getattr(finder, "find_spec", None)
@@ -406,32 +435,22 @@ def hide_own_build(roots: list[str], keep: tuple[str, ...] = ()) -> None:
                     break
             else:
                 return None
-            search = list(sys.path if path is None else path)
-            bad = found(spec)
-            while bad:
-                # Look again without the folders the build's files were found in: the
-                # name as it is on a machine without that build (or a namespace's
-                # other portions, the tree's among them).
-                where = bad[0]
-                search = [e for e in search if not _norm(where).startswith(_norm(e) + os.sep)]
-                if not spec.has_location and spec.submodule_search_locations is not None:
-                    kept = [w for w in spec.submodule_search_locations if w not in bad]
-                    if kept:
-                        spec.submodule_search_locations = kept
-                        return spec
-                spec = importlib.machinery.PathFinder.find_spec(fullname, search, target)
-                if spec is None:
-                    raise ModuleNotFoundError(
-                        f"No module named {fullname!r} in the base's tree (patchjudge: the"
-                        f" code's venv has it at {where} from the project's own build, which"
-                        " is the head's)",
-                        name=fullname,
-                    )
-                bad = found(spec)
-            return spec
+            if finder is PathFinder or not found(spec):
+                return spec
+            kept = without_build(fullname, path, target, spec)
+            if kept is None:
+                raise ModuleNotFoundError(
+                    f"No module named {fullname!r} in the base's tree (patchjudge: the code's"
+                    f" venv has it at {spec.origin} from the project's own build, the head's)",
+                    name=fullname,
+                )
+            return kept
 
     if files or folders:
-        sys.meta_path.insert(0, Finder())
+        sys.meta_path[:] = [
+            PathFinder if f is importlib.machinery.PathFinder else f for f in sys.meta_path
+        ]
+        sys.meta_path.insert(0, Guard())
     if not own:
         return
     provided = _provides(tuple(dict.fromkeys(roots)))
