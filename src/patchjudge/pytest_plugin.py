@@ -29,6 +29,8 @@ from patchjudge import runner
 from patchjudge.failure import examples
 
 CHANNEL_ENV = "PATCHJUDGE_RESULT_FD"
+# "1": the tree is the merge base's, in the code's venv (testrun.BASE_TREE_ENV).
+BASE_TREE_ENV = "PATCHJUDGE_BASE_TREE"
 # JSON list of tree-relative files whose executed lines the run reports (issue 14).
 COVERAGE_ENV = "PATCHJUDGE_COVERAGE"
 _LONGREPR_CAP = 4000
@@ -155,6 +157,12 @@ def _setup() -> None:
         )
         _judge_constants_apart()
     _give_to_tree(_shadowed_imported)
+    if extra and env.get(BASE_TREE_ENV) == "1":
+        # Before the tree joins sys.path: the venv's build of the project is the head's
+        # (red team, session 14). Left in the environment for xdist's workers.
+        from patchjudge.boundary.worker import hide_own_build
+
+        hide_own_build(extra, keep=(str(Path(__file__).resolve().parent),))
     # The interpreter ran with -s -P: nothing of the tested tree was on sys.path
     # while site ran, so its sitecustomize and .pth files never loaded.
     sys.path[:0] = extra

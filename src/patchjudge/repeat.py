@@ -61,6 +61,7 @@ class Spec:
     seed: int | None = None
     timeout_s: float = 600
     python: str | None = None  # the code's venv (--python); None: the judge's interpreter
+    base: bool = False  # the tree is the merge base's (testrun.Plan.base)
 
 
 @dataclass(frozen=True)
@@ -245,6 +246,7 @@ def _suite_plan(
         collect_only=collect_only,
         extra=extra,
         python=spec.python,
+        base=spec.base,
     )
 
 

@@ -26,6 +26,8 @@ from patchjudge.boundary import protocol, sandbox
 # What the tested code gets of the caller's environment: enough to run, no
 # tokens, no CI variables, no path back to the user's checkout.
 _PASS_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TERM")
+# Set in a run of the merge base's tree in the code's venv (Plan.base): pytest_plugin's.
+BASE_TREE_ENV = "PATCHJUDGE_BASE_TREE"
 
 
 def user_name(environ: Mapping[str, str]) -> str:
@@ -68,6 +70,9 @@ class Plan:
     env: tuple[tuple[str, str], ...] = ()
     # The interpreter of the venv the code under test runs in; None: the judge's (issue 19).
     python: str | None = None
+    # The tree is the merge base's: that venv's build of the project is the head's, which
+    # the run must not see (worker.hide_own_build; red team, session 14).
+    base: bool = False
 
 
 @dataclass(frozen=True)
@@ -190,6 +195,8 @@ def build_env(plan: Plan, home: Path, environ: Mapping[str, str]) -> dict[str, s
         # hypothesis's storage is the judge's, not a .hypothesis/ the patch may commit.
         HYPOTHESIS_STORAGE_DIRECTORY=str(home / "hypothesis"),
     )
+    if plan.base and plan.python:
+        env[BASE_TREE_ENV] = "1"
     if plan.max_examples is not None:
         env["PATCHJUDGE_MAX_EXAMPLES"] = str(plan.max_examples)
     env.update(plan.env)

@@ -267,6 +267,7 @@ specs = st.builds(
     box=st.none() | st.builds(protocol.BoxSpec, st.text(max_size=8), st.text(), names),
     call_timeout_s=st.floats(min_value=0, max_value=1e6),
     shape=st.sampled_from(protocol.SHAPES),
+    base=st.booleans(),
 )
 
 
@@ -294,6 +295,7 @@ REQUIRED = {"python": "py", "tree": "t", "home": "h", "names": ["m"]}
         ({**REQUIRED, "tree": 3}, "the worker spec's tree is int, not a string"),
         ({**REQUIRED, "call_timeout_s": "10"}, "call_timeout_s is '10', not a number"),
         ({**REQUIRED, "shape": "thread"}, "the worker spec's shape is 'thread'"),
+        ({**REQUIRED, "base": "yes"}, "the worker spec's base is str, not true or false"),
         ([], "the worker spec is list, not an object"),
     ],
 )

@@ -392,6 +392,9 @@ class WorkerSpec(NamedTuple):
     # The worker's PYTHONHASHSEED (seed.hash_seed): the lane sets the run's; "0", the
     # judge's own, only where a test starts a worker by hand (issue 18: 0 is a tell).
     hash_seed: str = "0"
+    # The tree is the merge base's, in the code's venv: the venv's build of the project is
+    # the head's, which the worker must not import (worker.hide_own_build, session 14).
+    base: bool = False
 
 
 class SpecError(ValueError):
@@ -443,6 +446,8 @@ def _record(doc: Any, record: Any, what: str) -> dict[str, Any]:
                 raise SpecError(f"{what}'s {key} is not a list of strings")
             fields[key] = tuple(value)
             continue
+        if type(default) is bool and type(value) is not bool:
+            raise SpecError(f"{what}'s {key} is {type(value).__name__}, not true or false")
         if type(default) is str and type(value) is not str:
             raise SpecError(f"{what}'s {key} is {type(value).__name__}, not a string")
         fields[key] = value

@@ -219,7 +219,7 @@ class Worker:
         loader, program = worker_program(
             here,
             [str(keep[0]), str(keep[1]), self.spec.tree, os.pathsep.join(self.spec.pythonpath),
-             os.pathsep.join(self.spec.coverage)],
+             os.pathsep.join(self.spec.coverage), "base" if self.spec.base else ""],
             secrets.token_bytes(16),
             compiled=same_interpreter(self.spec.python),
         )  # fmt: skip

@@ -10,14 +10,15 @@ and in which messages, is protocol.py's: this module names none of it itself. ar
 script took them: WIRE (unused when `wire` is given), FD_IN/FD_OUT the pipe
 ends the judge gave it, TREE the scratch tree, PATH and COVER os.pathsep
 separated: the tree's pythonpath and the tree-relative files whose executed
-lines coverage.py measures. Everything it sends is data or the id of an
-object in its own table; what it is sent is decoded by the same pure code.
-A judge-side object reaches it as an id it may only ask the judge to call or
-to answer one of a fixed set of protocol operations (JudgeObject).
+lines coverage.py measures; argv[7], "base" in a run of the merge base's
+tree. Everything it sends is data or the id of an object in its own table;
+what it is sent is decoded by the same pure code. A judge-side object
+reaches it as an id it may only ask the judge to call or to answer one of a
+fixed set of protocol operations (JudgeObject).
 """
 
 # os.path, not pathlib: the worker imports as little as it can before the tested code.
-# ruff: noqa: PTH100, PTH105, PTH108, PTH118, PTH120, PTH123
+# ruff: noqa: PTH100, PTH105, PTH108, PTH110, PTH118, PTH120, PTH123, PTH208
 
 from __future__ import annotations
 
@@ -206,6 +207,275 @@ def private_writes(tree: str) -> None:
             busy.discard(thread)
 
     sys.addaudithook(hook)
+
+
+# A distribution's lists of its installed files: a base run reads none of the head's.
+_BUILD_RECORDS = ("RECORD", "installed-files.txt", "SOURCES.txt")
+
+
+def _own_builds(entries: list[str]) -> tuple[set[str], list[str], set[str], set[str]]:
+    """What the project's own build installed on `entries` (a venv's site directories).
+
+    The project's build is every distribution installed from a local path (its
+    direct_url.json names a `file:` URL: `[gate] install`'s wheels, `pip install .`,
+    `-e .`); a dependency from an index has none. Returns (every file its RECORD
+    names, as written and as the real path; the folders an editable one imports
+    from; its dist-info folders; the dist-info folders its RECORD itself installs).
+    """
+    import csv
+    import json
+
+    files: set[str] = set()
+    folders: list[str] = []
+    own: set[str] = set()
+    nested: set[str] = set()
+    for entry in dict.fromkeys(os.path.abspath(e) for e in entries if e):
+        try:
+            names = sorted(n for n in os.listdir(entry) if n.endswith(".dist-info"))
+        except OSError:
+            continue
+        real = os.path.realpath(entry)
+        for name in names:
+            info = os.path.join(entry, name)
+            try:
+                with open(os.path.join(info, "direct_url.json"), encoding="utf-8") as f:
+                    doc = json.load(f)
+                url = doc["url"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if not (isinstance(url, str) and url.startswith("file:")):
+                continue
+            own |= {os.path.normpath(info), os.path.join(real, name)}
+            try:
+                with open(os.path.join(info, "RECORD"), encoding="utf-8", newline="") as f:
+                    rows = [r[0] for r in csv.reader(f) if r]
+            except (OSError, csv.Error, UnicodeError):
+                rows = []
+            for rel in rows:
+                files |= {os.path.normpath(os.path.join(entry, rel)),
+                          os.path.normpath(os.path.join(real, rel))}  # fmt: skip
+                top = rel.split("/", 1)[0]
+                if top.endswith(".dist-info") and top != name:
+                    nested |= {os.path.normpath(os.path.join(entry, top)),
+                               os.path.join(real, top)}  # fmt: skip
+                if "/" not in rel and rel.endswith((".pth", "_finder.py")):
+                    folders += _editable_folders(os.path.join(entry, rel))
+    return files, folders, own, nested
+
+
+def _editable_folders(path: str) -> list[str]:
+    """The folders an editable install imports from: a `.pth`'s directory lines, or the
+    MAPPING of setuptools' editable finder (`__editable___calc_0_1_finder.py`)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeError):
+        return []
+    if path.endswith(".pth"):
+        lines = [line.strip() for line in text.splitlines()]
+        found = [line for line in lines if line and not line.startswith(("#", "import"))]
+    else:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return []
+        found = [
+            value.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+            if [ast.unparse(t) for t in node.targets] == ["MAPPING"]
+            for value in node.value.values
+            if isinstance(value, ast.Constant) and isinstance(value.value, str)
+        ]
+    # A .pth line may be relative to its site directory.
+    paths = [os.path.join(os.path.dirname(path), f) for f in found]
+    return [os.path.realpath(f) for f in paths if os.path.exists(f)]
+
+
+def _norm(path: str) -> str:
+    return os.path.normpath(os.path.abspath(path))
+
+
+def _provides(roots: tuple[str, ...]) -> set[str]:
+    """The top-level module names the tree's pythonpath holds (a file or a folder)."""
+    found: set[str] = set()
+    for root in roots:
+        try:
+            listing = os.listdir(root)
+        except OSError:
+            continue
+        for name in listing:
+            module = name.split(".", 1)[0]
+            if "." not in name or name.endswith((".py", ".pyc", ".so", ".pyd")):
+                found.add(module)
+    return found
+
+
+def _tree_entry_points(text: str, provided: set[str]) -> str:
+    """entry_points.txt with only the entries whose module the tree provides."""
+    kept = []
+    for line in text.splitlines():
+        _, equals, value = line.partition("=")
+        if equals and not line.lstrip().startswith(("[", "#", ";")):
+            module = value.split(":", 1)[0].strip().split(".", 1)[0]
+            if module not in provided:
+                continue
+        kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
+def hide_own_build(roots: list[str], keep: tuple[str, ...] = ()) -> None:
+    """In a run of the base's tree, the project's build in the code's venv is not there.
+
+    Red team, session 14 (redteam8): the code's venv holds the head's build of
+    the project (`[gate] install`), so a base run reached, through any name its
+    tree lacks, the head's code: a top-level optional module (`try: import
+    _calc_speedups`), a portion of a merging or namespace package, an entry point
+    the head's wheel declares. From here on an import that would load a file the
+    project's build installed (its RECORD; under an editable one's source folder),
+    or a package portion there, finds nothing unless the tree holds it; and
+    importlib.metadata shows the project's distribution without the head's
+    entry points to modules the tree lacks, and without its file list (RECORD),
+    and none of the distributions its RECORD installs. Its METADATA (name,
+    version) stays: data, which the base's `version("proj")` still reads.
+    Called before the tree joins sys.path; a run of the base's tree only (the
+    head's build is the head's own code). Stdlib only: the plugin imports it too,
+    and `keep`s its own package (an editable judge in the venv the run reaches).
+    """
+    from importlib import metadata
+
+    files, folders, own, nested = _own_builds(sys.path)
+    tree = tuple({os.path.join(f(r), "") for r in roots for f in (os.path.realpath, _norm)})
+    tree += tuple(os.path.join(os.path.realpath(k), "") for k in keep)
+    editable = {os.path.join(f, "") for f in folders}
+    # Where else the process imports from: a folder of an editable install may hold
+    # another entry (a flat checkout's `.venv/.../site-packages`), which is not the build.
+    elsewhere = {os.path.join(os.path.realpath(e), "") for e in sys.path if e} - editable
+    under = tuple(editable)
+
+    def editable_file(real: str) -> bool:
+        """Under an editable install's folder, and no deeper under another entry."""
+        if not real.startswith(under):
+            return False
+        mine = max(len(f) for f in under if real.startswith(f))
+        return not any(real.startswith(e) and len(e) > mine for e in elsewhere)
+
+    def built(where: str) -> bool:
+        """A file of the project's build, not the tree's."""
+        named = _norm(where)
+        real = os.path.realpath(named)
+        if named.startswith(tree) or real.startswith(tree):
+            return False
+        return named in files or real in files or editable_file(real)
+
+    holding = {os.path.dirname(f) for f in files}  # folders that hold a file of the build
+    for folder in list(holding):
+        while folder not in ("", os.sep) and (folder := os.path.dirname(folder)) not in holding:
+            holding.add(folder)
+
+    def built_folder(folder: str) -> bool:
+        """A package portion that holds files of the project's build and nothing else."""
+        if _norm(folder).startswith(tree) or os.path.realpath(folder).startswith(tree):
+            return False
+        if editable_file(os.path.join(os.path.realpath(folder), "")):
+            return True
+        if _norm(folder) not in holding and os.path.realpath(folder) not in holding:
+            return False  # no file of the build there: a dependency's portion
+        listed = (
+            os.path.join(top, n)
+            for top, _, names in os.walk(folder)
+            if "__pycache__" not in top
+            for n in names
+        )
+        return all(map(built, listed))  # stops at the first file that is not the build's
+
+    def found(spec: Any) -> list[str]:
+        """Where `spec` reaches the project's build: its file, or portions that are only that."""
+        if spec.has_location and spec.origin:
+            return [spec.origin] if built(spec.origin) else []
+        return [w for w in spec.submodule_search_locations or () if built_folder(w)]
+
+    def without_build(fullname: str, path: Any, target: Any, spec: Any) -> Any:
+        """`spec` looked up again without the build's files (None: only the build has it):
+        the name as on a machine without that build, or a namespace's other portions."""
+        search = list(sys.path if path is None else path)
+        bad = found(spec)
+        while bad:
+            search = [e for e in search if not _norm(bad[0]).startswith(_norm(e) + os.sep)]
+            if not spec.has_location and spec.submodule_search_locations is not None:
+                kept = [w for w in spec.submodule_search_locations if w not in bad]
+                if kept:
+                    spec.submodule_search_locations = kept
+                    return spec
+            spec = importlib.machinery.PathFinder.find_spec(fullname, search, target)
+            if spec is None:
+                return None
+            bad = found(spec)
+        return spec
+
+    class PathFinder(importlib.machinery.PathFinder):
+        """The path finder, in its place: a module only the build has is not found (None,
+        as `importlib.util.find_spec` answers on a machine without it)."""
+
+        @classmethod
+        def find_spec(cls, fullname: str, path: Any = None, target: Any = None) -> Any:
+            spec = super().find_spec(fullname, path, target)
+            return None if spec is None else without_build(fullname, path, target, spec)
+
+    class Guard:
+        """First: what another finder (an editable install's) finds of the build is refused."""
+
+        def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(fullname, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            if finder is PathFinder or not found(spec):
+                return spec
+            kept = without_build(fullname, path, target, spec)
+            if kept is None:
+                raise ModuleNotFoundError(
+                    f"No module named {fullname!r} in the base's tree (patchjudge: the code's"
+                    f" venv has it at {spec.origin} from the project's own build, the head's)",
+                    name=fullname,
+                )
+            return kept
+
+    if files or folders:
+        sys.meta_path[:] = [
+            PathFinder if f is importlib.machinery.PathFinder else f for f in sys.meta_path
+        ]
+        sys.meta_path.insert(0, Guard())
+    if not own:
+        return
+    provided = _provides(tuple(dict.fromkeys(roots)))
+
+    class BaseView(metadata.PathDistribution):
+        def read_text(self, filename: str | os.PathLike[str]) -> str | None:
+            if filename in _BUILD_RECORDS:
+                return None
+            text = super().read_text(filename)
+            if filename == "entry_points.txt" and text:
+                return _tree_entry_points(text, provided)
+            return text
+
+    finder = metadata.MetadataPathFinder
+    listed = finder.find_distributions
+
+    def find_distributions(cls: Any, context: Any = None) -> Any:
+        for dist in listed(context) if context is not None else listed():
+            where = getattr(dist, "_path", None)
+            key = {_norm(str(where)), os.path.realpath(str(where))} if where else set()
+            if key & nested:
+                continue
+            yield BaseView(where) if where is not None and key & own else dist
+
+    finder.find_distributions = classmethod(find_distributions)  # type: ignore[method-assign,assignment]
 
 
 def _unshare(path: Any, root: str) -> None:
@@ -1579,6 +1849,7 @@ def _load(path: str, name: str) -> Any:
 def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = None) -> int:
     global wire, protocol, TOKEN, _METACLASSES  # noqa: PLW0603  (set once, before any code under test)
     wire_path, fd_in, fd_out, tree, pythonpath, cover = argv[1:7]
+    base = argv[7:8] == ["base"]
     wire = loaded if loaded is not None else _load(wire_path, "_patchjudge_wire")
     protocol = proto
     if protocol is None:  # run as a script: the protocol lies beside the wire
@@ -1630,6 +1901,8 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
     if "__file__" in globals():  # run as a script: its folder is patchjudge's, not the tree's
         here = os.path.dirname(os.path.abspath(__file__))
         sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
+    if base:  # the merge base's tree: the venv's build of the project is the head's
+        hide_own_build([os.path.join(tree, p) for p in pythonpath.split(os.pathsep) if p])
     # normpath: a pythonpath of "." must not put "./" into the paths tracebacks show.
     sys.path[:0] = [
         os.path.normpath(os.path.join(tree, p)) for p in pythonpath.split(os.pathsep) if p

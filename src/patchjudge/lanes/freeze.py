@@ -298,7 +298,8 @@ def _ran_at_base(
     """
     if not nodeids:
         return set(), []
-    spec = dataclasses.replace(spec, workers=0)
+    # The merge base's tree: the code venv's build of the project is not its (Plan.base).
+    spec = dataclasses.replace(spec, workers=0, base=True)
     directory = cache.placement(run.environ, run.repo, run.isolation)
     if directory is None:
         cached["base_ran"] = "off"

@@ -177,7 +177,7 @@ def defined_at(run: Run, rev: str, files: Iterable[str]) -> set[str]:
     return found
 
 
-def _plan(run: Run, tree: Path, paths: tuple[str, ...]) -> testrun.Plan:
+def _plan(run: Run, tree: Path, paths: tuple[str, ...], which: str = "head") -> testrun.Plan:
     return testrun.Plan(
         tree=tree,
         args=paths,
@@ -187,6 +187,7 @@ def _plan(run: Run, tree: Path, paths: tuple[str, ...]) -> testrun.Plan:
         timeout_s=run.ledger.suite.timeout_s,
         collect_only=True,
         python=run.code.python,
+        base=which == "base",
     )
 
 
@@ -196,7 +197,7 @@ def collect_suite(run: Run, which: str, scratch: Path) -> tuple[testrun.TestRun,
     paths = tuple(p for p in run.ledger.suite.paths if (tree / p).exists())
     if not paths:
         return testrun.TestRun(0, False, True, True, {}, {}, {}, (), 0), paths
-    return collection(run, which, _plan(run, tree, paths), scratch)[0], paths
+    return collection(run, which, _plan(run, tree, paths, which), scratch)[0], paths
 
 
 def collect_head(run: Run, scratch: Path) -> tuple[testrun.TestRun, str]:
@@ -234,7 +235,7 @@ def collect_base(run: Run, scratch: Path) -> tuple[testrun.TestRun, tuple[str, .
     key = basecache.key(
         entries=run.base_entries,
         ledger_sha256=run.ledger.sha256,
-        plan=_plan(run, Path(), ()),
+        plan=_plan(run, Path(), (), "base"),
         judge=basecache.judge_digest(),
         interpreter=basecache.interpreter(
             run.code,

@@ -680,6 +680,8 @@ def _out_of_process(
         # A slow first call (a library's import) is bounded by the lane, not a fixed 10 s.
         call_timeout_s=float(settings.call_timeout_s or settings.timeout_s),
         shape=shape,
+        # The base's tree in the code's venv: that venv's build of the project is the head's.
+        base=which == "base" and run.code.python is not None,
         # Not the judge's 0 (its node ids need that): a seed-0 hash is a tell (issue 18), and
         # nor one the pinned seed gives (seed.applied). A ledger no run resolved: the seed's.
         hash_seed=str(settings.hash_seed or seed.hash_seed(settings.seed)),
