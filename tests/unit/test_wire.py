@@ -16,6 +16,7 @@ import pathlib
 import re
 import signal
 import struct
+import typing
 from typing import Any
 
 import pytest
@@ -142,6 +143,9 @@ def test_what_is_not_data_is_a_reference_the_caller_makes() -> None:
         (type("Mine", (), {}), "type cannot cross as data"),
         pytest.param(1 << (8 * wire.MAX_INT_BYTES), "int too large", id="past-MAX_INT_BYTES"),
         (collections.OrderedDict(k=Opaque()), "Opaque cannot cross as data"),
+        # A Literal of anything but plain values is the caller's reference, as any object.
+        (typing.Literal[http.HTTPStatus.OK], "_LiteralGenericAlias cannot cross as data"),
+        (typing.Literal["a", 1.5], "_LiteralGenericAlias cannot cross as data"),
     ],
 )
 def test_refused_without_a_reference_maker(value: Any, reason: str) -> None:
@@ -259,6 +263,10 @@ stdlib_values = st.one_of(
     st.builds(ipaddress.ip_interface, st.ip_addresses()),
     st.sampled_from(sorted(wire.CLASSES.values(), key=repr)),
     st.sampled_from([*http.HTTPStatus, *signal.Signals, re.I | re.M, re.ASCII]),
+    # hdate's Language (held-out round 12): a Literal of plain values, rebuilt from them.
+    st.lists(small | st.binary(max_size=4), min_size=1, max_size=3).map(
+        lambda values: typing.Literal[tuple(values)]
+    ),
 )
 
 
@@ -360,6 +368,9 @@ def stdlib(code: int, args: Any) -> bytes:
         (stdlib(17, ("builtins.__import__",)), "no class"),
         (stdlib(18, ("enum.Enum", 1)), "no enum 'enum.Enum'"),
         (stdlib(18, ("http.HTTPStatus", 7)), "not a valid HTTPStatus"),
+        (stdlib(27, ((),)), "a Literal of other than"),
+        (stdlib(27, ((1.5,),)), "a Literal of other than"),
+        (stdlib(27, ("ab",)), "_LiteralGenericAlias from a str"),
         (b"d\x00\x00\x00\x01" + stdlib(1, (1, 2, 3)) + b"N", "unhashable slice"),
         (b"v\x01" + b"\x00" * 8 + b"N" + b"o\x10" + wire.encode(()), "a view of ellipsis"),
         (b"S\x00\x00\x00\x01v\x01" + b"\x00" * 8 + b"NN", "a reference as a set member"),

