@@ -450,6 +450,13 @@ def draw(n):
     return [random.random() for _ in range(n)]
 
 
+def offset_of(dt):
+    """whenever's ZonedDateTime(py_dt): a datetime by its exact type, its zone's offset."""
+    if type(dt) is not datetime.datetime:
+        raise TypeError("offset_of() requires a datetime.datetime")
+    return dt.utcoffset(), dt.tzinfo
+
+
 # hdate's Language: the values a parameter takes, read back with typing.get_args.
 LANGUAGE = typing.Literal["he", "en"]
 
@@ -492,6 +499,7 @@ import random
 import typing
 import unittest.mock
 import warnings
+import zoneinfo
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -655,6 +663,15 @@ IDIOMS: dict[str, tuple[str, str]] = {
         @pytest.mark.parametrize("m", [lib.Month.IYYAR])
         def test_enum_own_str(m):  # id: iyyar
             assert str(m) == "iyyar" and m == 2 and f"{m!s}/{m:d}" == "iyyar/2"
+        """,
+        "passed",
+    ),
+    "a datetime in a ZoneInfo handed to a library that checks its type": (
+        """
+        def test_a_zoned_datetime():
+            paris = zoneinfo.ZoneInfo("Europe/Paris")
+            offset, zone = lib.offset_of(datetime.datetime(2020, 8, 15, tzinfo=paris))
+            assert offset == datetime.timedelta(hours=2) and zone is paris
         """,
         "passed",
     ),

@@ -17,6 +17,7 @@ import re
 import signal
 import struct
 import typing
+import zoneinfo
 from typing import Any
 
 import pytest
@@ -777,3 +778,28 @@ def test_merge_refuses_another_type_and_a_frozen_container() -> None:
         wire.merge([1], {"a": 1})
     with pytest.raises(wire.WireError, match="cannot be merged into a tuple"):
         wire.merge((1,), (2,))
+
+
+def test_a_judge_zone_crosses_by_its_key_and_comes_back_as_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """whenever's ZonedDateTime(datetime(..., tzinfo=ZoneInfo(key))), held-out round 12."""
+    paris = zoneinfo.ZoneInfo("Europe/Paris")
+    dt = datetime.datetime(2020, 8, 15, 12, tzinfo=paris)
+    monkeypatch.setattr(wire, "ZONES_BY_KEY", False)
+    with pytest.raises(wire.WireError, match="ZoneInfo cannot cross as data"):
+        wire.encode(zoneinfo.ZoneInfo("Asia/Tokyo"))  # a zone of the worker's own
+    monkeypatch.setattr(wire, "ZONES_BY_KEY", True)  # the judge
+    from_worker = wire.encode.__globals__["_zone"]
+    with pytest.raises(wire.WireError, match="a key the judge did not send"):
+        from_worker("Asia/Tokyo")  # the judge opens no zone file the worker names
+    with pytest.raises(wire.WireError, match="ZoneInfo cannot cross as data"):
+        wire.encode(zoneinfo.ZoneInfo.no_cache("Europe/Paris"))  # not its key's: a reference
+    payload = wire.encode([dt, paris])
+    monkeypatch.setattr(wire, "ZONES_BY_KEY", False)  # the worker decodes, then answers
+    got = wire.decode(payload)
+    assert got == [dt, paris] and got[0].tzinfo is paris
+    answer = wire.encode(got)
+    monkeypatch.setattr(wire, "ZONES_BY_KEY", True)  # the judge: the very zone it sent
+    back = wire.decode(answer)
+    assert back[1] is paris and back[0].tzinfo is paris

@@ -59,6 +59,7 @@ from patchjudge.boundary import evaluate, launcher, loops, protocol, sandbox, wi
 from patchjudge.boundary.protocol import ARGUMENT, BUILTIN, HANDLE, JUDGE_FN, JUDGE_OBJ, Cause
 
 ENV = protocol.ORACLE_ENV
+wire.ZONES_BY_KEY = True  # this is the judge: its zones cross by key (wire._zone_args)
 # Per call, counted while the worker has the turn (not while a judge function runs).
 DEFAULT_CALL_TIMEOUT_S = protocol.DEFAULT_CALL_TIMEOUT_S
 # What the judge keeps of one worker's stderr (its prints): the rest is counted, not kept,
