@@ -29,6 +29,7 @@ import enum
 import io
 import ipaddress
 import json
+import operator
 import random
 import re
 import types
@@ -450,6 +451,11 @@ def draw(n):
     return [random.random() for _ in range(n)]
 
 
+def repeat(text, times):
+    """whenever's expect_int: an int-like read through the index protocol, as CPython does."""
+    return text * operator.index(times)
+
+
 def offset_of(dt):
     """whenever's ZonedDateTime(py_dt): a datetime by its exact type, its zone's offset."""
     if type(dt) is not datetime.datetime:
@@ -672,6 +678,18 @@ IDIOMS: dict[str, tuple[str, str]] = {
             paris = zoneinfo.ZoneInfo("Europe/Paris")
             offset, zone = lib.offset_of(datetime.datetime(2020, 8, 15, tzinfo=paris))
             assert offset == datetime.timedelta(hours=2) and zone is paris
+        """,
+        "passed",
+    ),
+    "an int-like of the property's (__index__) the library reads with operator.index": (
+        """
+        class Five:
+            def __index__(self):
+                return 5
+
+
+        def test_an_int_like_of_the_property():
+            assert lib.repeat("a", Five()) == "aaaaa"
         """,
         "passed",
     ),

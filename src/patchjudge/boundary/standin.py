@@ -1624,6 +1624,7 @@ JUDGE_OPS: dict[str, Callable[..., Any]] = {
     "contains": operator.contains, "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
     "le": operator.le, "gt": operator.gt, "ge": operator.ge, "hash": hash, "bool": bool,
     "str": str, "repr": repr, "getattr": _judge_getattr, "setattr": _judge_setattr,
+    "index": operator.index,
 }  # fmt: skip
 
 
