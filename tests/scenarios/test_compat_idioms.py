@@ -693,6 +693,16 @@ IDIOMS: dict[str, tuple[str, str]] = {
         """,
         "passed",
     ),
+    "members of two library IntEnums told apart by their type": (
+        """
+        def test_enum_members_by_type():
+            assert isinstance(lib.Code.OK, type(lib.Code.CLOSED))
+            assert not isinstance(lib.Month.NISAN, type(lib.Code.OK))
+            assert type(lib.Month.NISAN) is type(lib.Month.IYYAR)
+            assert type(lib.Month.NISAN).__name__ == "Month"
+        """,
+        "passed",
+    ),
     "a library Literal alias read with typing.get_args": (
         """
         def test_literal_values():

@@ -902,7 +902,7 @@ class Worker:
             elif _is_enum_meta(meta):
                 self.id_texts[ref.id] = meta[1]
                 if ref.data is not wire.NO_DATA:
-                    return self._enum_view(ref.id, ref.data)
+                    return self._enum_view(ref.id, ref.data, meta[2])
             elif _is_class_meta(meta):
                 self.metaclasses[ref.id] = wire.CLASSES[meta[1]]
             elif meta == (protocol.META_HELD,) and type(ref.data) in _HELD_OF:
@@ -934,12 +934,12 @@ class Worker:
         weakref.finalize(proxy, self._forget, ident)
         return proxy
 
-    def _enum_view(self, ident: int, data: Any) -> Any:
+    def _enum_view(self, ident: int, data: Any, cls: str) -> Any:
         """The same view each time: kept for the worker's life, as the member is there."""
         handle = self._handle(ident)
         view = self.enum_views.get(ident)
         if view is None or view.__dict__["_pj_handle"] is not handle:
-            view = self.enum_views[ident] = _ENUM_VIEW_OF[type(data)](data)
+            view = self.enum_views[ident] = _enum_view_class(type(data), cls)(data)
             view.__dict__["_pj_handle"] = handle
             view.__dict__["_pj_text"] = self.id_texts.get(ident)
         return view
@@ -1852,9 +1852,10 @@ def _is_class_meta(meta: Any) -> bool:
 def _is_enum_meta(meta: Any) -> bool:
     return (
         type(meta) is tuple
-        and len(meta) == 2
+        and len(meta) == 3
         and meta[0] == protocol.META_ENUM
         and type(meta[1]) is str
+        and type(meta[2]) is str
     )
 
 
@@ -2643,6 +2644,22 @@ def _enum_str(self: Any) -> str:
     if type(text) is str and len(text) < protocol.MAX_ENUM_TEXT:
         return text
     return str(self.__dict__["_pj_handle"])
+
+
+_enum_view_classes: dict[tuple[type, str], type] = {}
+
+
+def _enum_view_class(base: type, name: str) -> type:
+    """The view class of the members of one library enum (`name`, its module and qualname):
+    `type(a) is type(b)` holds for two members of it and not across two enums, as in
+    process; named as the enum is, a subclass of `base`'s member view."""
+    cls = _enum_view_classes.get((base, name))
+    if cls is None:
+        shown = name.rpartition(".")[2] or f"{base.__name__}_member_view"
+        body = {"__module__": __name__, "__qualname__": shown}
+        view = _ENUM_VIEW_OF[base]  # type: ignore[index]
+        cls = _enum_view_classes[base, name] = type(shown, (view,), body)
+    return cls
 
 
 _ENUM_VIEW_OF = {

@@ -298,7 +298,15 @@ def _meta(obj: Any) -> Any:
             text = str(obj)
         except Exception:
             return None
-        return (protocol.META_ENUM, text[: protocol.MAX_ENUM_TEXT]) if type(text) is str else None
+        if type(text) is not str:
+            return None
+        # Its class by name (the type's own slots, no code of the class runs): the judge's
+        # view of a member is of one view class per enum class, so `type(a) is type(b)`
+        # tells two enums' members apart (hdate's erange of Parasha and Months).
+        cls = type(obj)
+        module, qualname = _TYPE_MODULE.__get__(cls), _TYPE_QUALNAME.__get__(cls)
+        name = f"{module}.{qualname}" if type(module) is str and type(qualname) is str else ""
+        return (protocol.META_ENUM, text[: protocol.MAX_ENUM_TEXT], name[:300])
     flags = _TYPE_FLAGS.__get__(type(obj))  # the real type's, not a metaclass's `__flags__`
     shape = (
         protocol.META_SEQUENCE
@@ -315,6 +323,7 @@ def _meta(obj: Any) -> Any:
 
 # What a `match` statement reads of a subject's type (CPython's Py_TPFLAGS_SEQUENCE, _MAPPING).
 _TYPE_FLAGS = type.__dict__["__flags__"]
+_TYPE_MODULE, _TYPE_QUALNAME = type.__dict__["__module__"], type.__dict__["__qualname__"]
 _SEQUENCE_FLAG, _MAPPING_FLAG = 1 << 5, 1 << 6
 
 
