@@ -173,6 +173,22 @@ SUITES = (
         },
     ),
     Suite(
+        name="rubymarshal",
+        # Held out in session 14 (15 of 17 out of process before that round's fixes).
+        version="1.2.10",
+        sha256="899b46e6485200d087858ff56295881764ff5268f6fdf01b7ecc4e4e03d3ed7c",
+        top="rubymarshal-1.2.10",
+        pythonpath=".",
+        package="rubymarshal",
+        idioms="a serializer's round trips through its Reader and Writer over streams, the "
+        "library's own classes (RubyObject, RubyString, Symbol) with their dunders, "
+        "`obj.__class__.__name__` of a library object, hash() compared with a str's",
+        files={
+            "rubymarshal/tests/test_hypothesis.py": "test_hypothesis.py",
+            "rubymarshal/tests/test_new_properties.py": "test_new_properties.py",
+        },
+    ),
+    Suite(
         name="natsort",
         # First tried held out (session 6): 79 of 90 passing bare passed out of process.
         version="8.4.0",

@@ -29,9 +29,11 @@ import enum
 import io
 import ipaddress
 import json
+import operator
 import random
 import re
 import types
+import typing
 import warnings
 
 WORDS = re.compile("[a-z]+")
@@ -449,6 +451,32 @@ def draw(n):
     return [random.random() for _ in range(n)]
 
 
+def repeat(text, times):
+    """whenever's expect_int: an int-like read through the index protocol, as CPython does."""
+    return text * operator.index(times)
+
+
+def offset_of(dt):
+    """whenever's ZonedDateTime(py_dt): a datetime by its exact type, its zone's offset."""
+    if type(dt) is not datetime.datetime:
+        raise TypeError("offset_of() requires a datetime.datetime")
+    return dt.utcoffset(), dt.tzinfo
+
+
+# hdate's Language: the values a parameter takes, read back with typing.get_args.
+LANGUAGE = typing.Literal["he", "en"]
+
+
+class Month(enum.IntEnum):
+    """hdate's Months: an IntEnum whose str() is its own, a parametrize id in process."""
+
+    NISAN = 1
+    IYYAR = 2
+
+    def __str__(self):
+        return self.name.lower()
+
+
 def walk(node):
     """dpath's walk: the paths and values of a nested node, from the node itself."""
     for key, value in node.items():
@@ -474,8 +502,10 @@ import json
 import os
 import pickle
 import random
+import typing
 import unittest.mock
 import warnings
+import zoneinfo
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -622,6 +652,71 @@ IDIOMS: dict[str, tuple[str, str]] = {
         def test_singleton_types():
             assert lib.kinds([None, ...]) == [type(None), type(...)]
             assert lib.kinds([None])[0] is type(None)
+        """,
+        "passed",
+    ),
+    "a library object's class read in the property's source: obj.__class__": (
+        """
+        def test_class_of_a_library_object():
+            t = lib.Thing(1)
+            assert t.__class__.__name__ == "Thing" and t.__class__.__module__ == "lib"
+            assert t.__class__(2) == lib.Thing(2) and isinstance(t, lib.Thing)
+        """,
+        "passed",
+    ),
+    "a library IntEnum with its own __str__ as a parametrize value: its str() is its id": (
+        """
+        @pytest.mark.parametrize("m", [lib.Month.IYYAR])
+        def test_enum_own_str(m):  # id: iyyar
+            assert str(m) == "iyyar" and m == 2 and f"{m!s}/{m:d}" == "iyyar/2"
+        """,
+        "passed",
+    ),
+    "a datetime in a ZoneInfo handed to a library that checks its type": (
+        """
+        def test_a_zoned_datetime():
+            paris = zoneinfo.ZoneInfo("Europe/Paris")
+            offset, zone = lib.offset_of(datetime.datetime(2020, 8, 15, tzinfo=paris))
+            assert offset == datetime.timedelta(hours=2) and zone is paris
+        """,
+        "passed",
+    ),
+    "an int-like of the property's (__index__) the library reads with operator.index": (
+        """
+        class Five:
+            def __index__(self):
+                return 5
+
+
+        def test_an_int_like_of_the_property():
+            assert lib.repeat("a", Five()) == "aaaaa"
+        """,
+        "passed",
+    ),
+    "members of two library IntEnums told apart by their type": (
+        """
+        def test_enum_members_by_type():
+            assert isinstance(lib.Code.OK, type(lib.Code.CLOSED))
+            assert not isinstance(lib.Month.NISAN, type(lib.Code.OK))
+            assert type(lib.Month.NISAN) is type(lib.Month.IYYAR)
+            assert type(lib.Month.NISAN).__name__ == "Month"
+        """,
+        "passed",
+    ),
+    "a library Literal alias read with typing.get_args": (
+        """
+        def test_literal_values():
+            assert typing.get_args(lib.LANGUAGE) == ("he", "en")
+            assert lib.LANGUAGE == typing.Literal["en", "he"]
+        """,
+        "passed",
+    ),
+    "a library warning with stacklevel=2 points at the property's line": (
+        """
+        def test_warning_points_at_the_caller():
+            with pytest.warns(DeprecationWarning) as caught:
+                lib.old(1)
+            assert [w.filename for w in caught] == [__file__]
         """,
         "passed",
     ),

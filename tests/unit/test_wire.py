@@ -16,6 +16,8 @@ import pathlib
 import re
 import signal
 import struct
+import typing
+import zoneinfo
 from typing import Any
 
 import pytest
@@ -142,6 +144,9 @@ def test_what_is_not_data_is_a_reference_the_caller_makes() -> None:
         (type("Mine", (), {}), "type cannot cross as data"),
         pytest.param(1 << (8 * wire.MAX_INT_BYTES), "int too large", id="past-MAX_INT_BYTES"),
         (collections.OrderedDict(k=Opaque()), "Opaque cannot cross as data"),
+        # A Literal of anything but plain values is the caller's reference, as any object.
+        (typing.Literal[http.HTTPStatus.OK], "_LiteralGenericAlias cannot cross as data"),
+        (typing.Literal["a", 1.5], "_LiteralGenericAlias cannot cross as data"),
     ],
 )
 def test_refused_without_a_reference_maker(value: Any, reason: str) -> None:
@@ -259,6 +264,10 @@ stdlib_values = st.one_of(
     st.builds(ipaddress.ip_interface, st.ip_addresses()),
     st.sampled_from(sorted(wire.CLASSES.values(), key=repr)),
     st.sampled_from([*http.HTTPStatus, *signal.Signals, re.I | re.M, re.ASCII]),
+    # hdate's Language (held-out round 12): a Literal of plain values, rebuilt from them.
+    st.lists(small | st.binary(max_size=4), min_size=1, max_size=3).map(
+        lambda values: typing.Literal[tuple(values)]
+    ),
 )
 
 
@@ -360,6 +369,9 @@ def stdlib(code: int, args: Any) -> bytes:
         (stdlib(17, ("builtins.__import__",)), "no class"),
         (stdlib(18, ("enum.Enum", 1)), "no enum 'enum.Enum'"),
         (stdlib(18, ("http.HTTPStatus", 7)), "not a valid HTTPStatus"),
+        (stdlib(27, ((),)), "a Literal of other than"),
+        (stdlib(27, ((1.5,),)), "a Literal of other than"),
+        (stdlib(27, ("ab",)), "_LiteralGenericAlias from a str"),
         (b"d\x00\x00\x00\x01" + stdlib(1, (1, 2, 3)) + b"N", "unhashable slice"),
         (b"v\x01" + b"\x00" * 8 + b"N" + b"o\x10" + wire.encode(()), "a view of ellipsis"),
         (b"S\x00\x00\x00\x01v\x01" + b"\x00" * 8 + b"NN", "a reference as a set member"),
@@ -766,3 +778,28 @@ def test_merge_refuses_another_type_and_a_frozen_container() -> None:
         wire.merge([1], {"a": 1})
     with pytest.raises(wire.WireError, match="cannot be merged into a tuple"):
         wire.merge((1,), (2,))
+
+
+def test_a_judge_zone_crosses_by_its_key_and_comes_back_as_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """whenever's ZonedDateTime(datetime(..., tzinfo=ZoneInfo(key))), held-out round 12."""
+    paris = zoneinfo.ZoneInfo("Europe/Paris")
+    dt = datetime.datetime(2020, 8, 15, 12, tzinfo=paris)
+    monkeypatch.setattr(wire, "ZONES_BY_KEY", False)
+    with pytest.raises(wire.WireError, match="ZoneInfo cannot cross as data"):
+        wire.encode(zoneinfo.ZoneInfo("Asia/Tokyo"))  # a zone of the worker's own
+    monkeypatch.setattr(wire, "ZONES_BY_KEY", True)  # the judge
+    from_worker = wire.encode.__globals__["_zone"]
+    with pytest.raises(wire.WireError, match="a key the judge did not send"):
+        from_worker("Asia/Tokyo")  # the judge opens no zone file the worker names
+    with pytest.raises(wire.WireError, match="ZoneInfo cannot cross as data"):
+        wire.encode(zoneinfo.ZoneInfo.no_cache("Europe/Paris"))  # not its key's: a reference
+    payload = wire.encode([dt, paris])
+    monkeypatch.setattr(wire, "ZONES_BY_KEY", False)  # the worker decodes, then answers
+    got = wire.decode(payload)
+    assert got == [dt, paris] and got[0].tzinfo is paris
+    answer = wire.encode(got)
+    monkeypatch.setattr(wire, "ZONES_BY_KEY", True)  # the judge: the very zone it sent
+    back = wire.decode(answer)
+    assert back[1] is paris and back[0].tzinfo is paris

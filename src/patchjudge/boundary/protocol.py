@@ -58,6 +58,10 @@ JUDGE_METHOD = "jm"
 # filters (pytest.warns, `-W error`), and answers OK or ERR as for a callback (issue 17).
 WARN = "warn"
 WARN_TEXT = 4096  # a warning's message is cut to this many characters; its names to 300
+# A WARN's line number that places it at the judge's own caller, the property's line that
+# made the request (with an empty module and file): the code's `stacklevel` walked out of
+# the code into the worker's call of it, which in process is that line.
+AT_CALLER = -1
 
 # hypothesis seeds the judge's global PRNGs at each example's start and restores them at its end
 # (`deterministic_PRNG`, `st.random_module()`): a library drawing from the worker's `random`
@@ -242,8 +246,10 @@ LINK_BYTES = 1 << 20
 # The protocol operations a duck-typed library uses, and only those (issue 17): no
 # dunder, private or module attribute, so the worker cannot walk from a judge object
 # to `__class__`, `__globals__` or `__subclasses__`. Every result crosses again.
+# `index`: an int-like the property hands the library, read with operator.index as
+# CPython's argument parser reads it (whenever's `round(increment=Idx())`, held-out round 12).
 JUDGE_CAPABILITIES = ("call", "iter", "next", "len", "getitem", "contains", "eq", "ne",
-                      "lt", "le", "gt", "ge", "hash", "bool")  # fmt: skip
+                      "lt", "le", "gt", "ge", "hash", "bool", "index")  # fmt: skip
 
 
 # What a JUDGE_OP may name ("call" is a CALLBACK): a public attribute it has itself too.
@@ -322,6 +328,9 @@ def builtin_name(obj: Any) -> str | None:
 # so the judge's `isinstance(h, type)` (inspect.isclass, pytest, hypothesis's
 # `sampled_from(AnEnum)`) holds for it as in process.
 META_EXCEPTION, META_MODULE, META_ITERATOR, META_ENUM = "exc", "module", "iter", "enum"
+# An enum member's meta carries str(member) up to this many characters: its parametrize id
+# and, for a member with a data value, its view's str() (longer, the view asks the worker).
+MAX_ENUM_TEXT = 200
 META_TZINFO, META_PATTERN, META_CLASS = "tzinfo", "pattern", "class"
 # ("held",) on a view of a plain list, dict or set an attribute read gave (GETATTR): the
 # object's own container, so `frame.flags.add("END_HEADERS")` changes the frame's (issue 17).

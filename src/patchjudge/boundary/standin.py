@@ -59,6 +59,7 @@ from patchjudge.boundary import evaluate, launcher, loops, protocol, sandbox, wi
 from patchjudge.boundary.protocol import ARGUMENT, BUILTIN, HANDLE, JUDGE_FN, JUDGE_OBJ, Cause
 
 ENV = protocol.ORACLE_ENV
+wire.ZONES_BY_KEY = True  # this is the judge: its zones cross by key (wire._zone_args)
 # Per call, counted while the worker has the turn (not while a judge function runs).
 DEFAULT_CALL_TIMEOUT_S = protocol.DEFAULT_CALL_TIMEOUT_S
 # What the judge keeps of one worker's stderr (its prints): the rest is counted, not kept,
@@ -645,7 +646,10 @@ class Worker:
             and type(lineno) is int
         ):
             raise self.fail(Cause.PROTOCOL, "sent a warning that is not one")
-        issue = functools.partial(_issue_warning, category, self.warned)
+        own = (module, filename, lineno) == ("", "", protocol.AT_CALLER)
+        if own:
+            module, filename, lineno = _caller_location()
+        issue = functools.partial(_issue_warning, category, self.warned, own=own)
         what = f"warning {category.__name__}"
         where = {"module": module, "filename": filename, "lineno": lineno}
         self._serve_judge(ident, what, issue, (text,), where)
@@ -898,7 +902,7 @@ class Worker:
             elif _is_enum_meta(meta):
                 self.id_texts[ref.id] = meta[1]
                 if ref.data is not wire.NO_DATA:
-                    return self._enum_view(ref.id, ref.data)
+                    return self._enum_view(ref.id, ref.data, meta[2])
             elif _is_class_meta(meta):
                 self.metaclasses[ref.id] = wire.CLASSES[meta[1]]
             elif meta == (protocol.META_HELD,) and type(ref.data) in _HELD_OF:
@@ -930,12 +934,14 @@ class Worker:
         weakref.finalize(proxy, self._forget, ident)
         return proxy
 
-    def _enum_view(self, ident: int, data: Any) -> Any:
+    def _enum_view(self, ident: int, data: Any, cls: str) -> Any:
         """The same view each time: kept for the worker's life, as the member is there."""
         handle = self._handle(ident)
         view = self.enum_views.get(ident)
         if view is None or view.__dict__["_pj_handle"] is not handle:
-            view = self.enum_views[ident] = _view(handle, data)
+            view = self.enum_views[ident] = _enum_view_class(type(data), cls)(data)
+            view.__dict__["_pj_handle"] = handle
+            view.__dict__["_pj_text"] = self.id_texts.get(ident)
         return view
 
     def _tzinfo(self, ident: int) -> TzinfoView:
@@ -1618,7 +1624,22 @@ JUDGE_OPS: dict[str, Callable[..., Any]] = {
     "contains": operator.contains, "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
     "le": operator.le, "gt": operator.gt, "ge": operator.ge, "hash": hash, "bool": bool,
     "str": str, "repr": repr, "getattr": _judge_getattr, "setattr": _judge_setattr,
+    "index": operator.index,
 }  # fmt: skip
+
+
+def _caller_location() -> tuple[str, str, int]:
+    """The module, file and line of the judge's frame that made the request in flight:
+    the first frame out of the boundary's own modules (the property's line, pytest's)."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_HERE):
+        frame = frame.f_back
+    module = frame.f_globals.get("__name__")
+    return (module if type(module) is str else ""), frame.f_code.co_filename, frame.f_lineno
+
+
+# The boundary package's own files, as its code objects name them (a pyc may be elsewhere).
+_HERE = _caller_location.__code__.co_filename.rpartition(os.sep)[0] + os.sep
 
 
 def _issue_warning(
@@ -1629,14 +1650,16 @@ def _issue_warning(
     module: str,
     filename: str,
     lineno: int,
+    own: bool = False,
 ) -> None:
     """The code's warning under the judge's filters; what they raise goes back to the code.
 
     The file's name is shown in angle brackets: linecache never opens a path the
     code names (a judge file's line in the report, a FIFO that never answers).
+    `own`: the place is the judge's own frame (_caller_location), shown as it is.
     """
     registry = registries.setdefault(module, {})
-    shown = f"<{filename}>"
+    shown = filename if own else f"<{filename}>"
     if module:
         warnings.warn_explicit(text, category, shown, lineno, module=module, registry=registry)
     else:  # module=None is not C's default: such a warning would never be shown
@@ -1829,9 +1852,10 @@ def _is_class_meta(meta: Any) -> bool:
 def _is_enum_meta(meta: Any) -> bool:
     return (
         type(meta) is tuple
-        and len(meta) == 2
+        and len(meta) == 3
         and meta[0] == protocol.META_ENUM
         and type(meta[1]) is str
+        and type(meta[2]) is str
     )
 
 
@@ -2050,6 +2074,8 @@ class HandleBase:
         # Every name is the object's (`__doc__`, `__slots__`, a method called `_make`,
         # `hasattr(h, "__delitem__")`), but the handle's own `_pj_*` and what Python's
         # machinery asks every object for (issue 17).
+        if name == "__class__" and reads_class(sys._getframe(1)):
+            return object.__getattribute__(self, "_pj_class")()
         if name.startswith("_pj_") or name in _OWN:
             return object.__getattribute__(self, name)
         if name in _LOCAL:
@@ -2068,6 +2094,16 @@ class HandleBase:
         # pytest and hypothesis take it for a class (issue 17); `type(h)` stays Handle.
         worker = object.__getattribute__(self, "_pj_worker")
         return worker.metaclasses.get(object.__getattribute__(self, "_pj_id"), type(self))  # type: ignore[no-any-return]
+
+    def _pj_class(self) -> Any:
+        # `obj.__class__` in the property's source (`obj.__class__.__name__`,
+        # `obj.__class__(n)`): the library's class, as in process (rubymarshal, issue 17).
+        # A class of the code's answers its metaclass, as for `isinstance`.
+        worker = object.__getattribute__(self, "_pj_worker")
+        ident = object.__getattribute__(self, "_pj_id")
+        if ident in worker.metaclasses or ident == STORED:
+            return worker.metaclasses.get(ident, type(self))
+        return self._pj_request("getattr", self, "__class__")
 
     def _pj_local(self, name: str) -> Any:
         if name == "__signature__":
@@ -2366,6 +2402,28 @@ def stored_method_calls(code: types.CodeType) -> dict[int, str]:
     return found
 
 
+_class_reads: dict[types.CodeType, frozenset[int]] = {}
+
+
+def class_reads(code: types.CodeType) -> frozenset[int]:
+    """Pure: the offsets of each `x.__class__` written in `code` (read or called)."""
+    return frozenset(
+        ins.offset
+        for ins in dis.get_instructions(code)
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "__class__"
+    )
+
+
+def reads_class(frame: types.FrameType) -> bool:
+    """Whether `frame` is at an `x.__class__` of its source: not `isinstance`'s own read
+    of `__class__` (from C, its caller at the call), which keeps the local answer."""
+    code = frame.f_code
+    found = _class_reads.get(code)
+    if found is None:
+        found = _class_reads[code] = class_reads(code)
+    return frame.f_lasti in found
+
+
 def method_call(frame: types.FrameType, name: str) -> str:
     """How `frame` reads `name`: to call it at once ("call", its LOAD_METHOD, above), into a
     rewritten assert's temporary to call it at once (STORED_CALL), or not ("")."""
@@ -2576,6 +2634,40 @@ def _own_view_class(base: type) -> type:
 
 
 _OWN_VIEW_OF = {base: _own_view_class(base) for base in _MUTATORS}
+
+
+def _enum_str(self: Any) -> str:
+    # The member's own str(), read in the worker with its meta: a library IntEnum's
+    # `__str__` (hdate's Months, a Hebrew name) is its parametrize id and what the property
+    # prints in process, not the int's (issue 17). A text cut at the meta's length is asked.
+    text = self.__dict__.get("_pj_text")
+    if type(text) is str and len(text) < protocol.MAX_ENUM_TEXT:
+        return text
+    return str(self.__dict__["_pj_handle"])
+
+
+_enum_view_classes: dict[tuple[type, str], type] = {}
+
+
+def _enum_view_class(base: type, name: str) -> type:
+    """The view class of the members of one library enum (`name`, its module and qualname):
+    `type(a) is type(b)` holds for two members of it and not across two enums, as in
+    process; named as the enum is, a subclass of `base`'s member view."""
+    cls = _enum_view_classes.get((base, name))
+    if cls is None:
+        shown = name.rpartition(".")[2] or f"{base.__name__}_member_view"
+        body = {"__module__": __name__, "__qualname__": shown}
+        view = _ENUM_VIEW_OF[base]  # type: ignore[index]
+        cls = _enum_view_classes[base, name] = type(shown, (view,), body)
+    return cls
+
+
+_ENUM_VIEW_OF = {
+    base: type(
+        f"{base.__name__}_member_view", (view,), {"__str__": _enum_str, "__module__": __name__}
+    )
+    for base, view in _VIEW_OF.items()
+}
 _OWN_VIEWS = tuple(_OWN_VIEW_OF.values())
 # A path's steps into the judge's data (protocol.PART): data keys only, hashed in the judge.
 _PATH_KEYS = (int, str, bytes, float, type(None), bool)
