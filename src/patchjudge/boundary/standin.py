@@ -189,6 +189,9 @@ class Worker:
         # the code's warnings (_issue_warning): shown once a place, as in process.
         self.warned: dict[str, dict[str | tuple[str, type[Warning], int], int]] = {}
         self.seeds: tuple[tuple[int, int], ...] = ()  # the seedings last sent (protocol.SEEDS)
+        # A worker of the first harness while the second runs in this process (issue 20):
+        # a handle of it that a judge module kept from import refuses, and says so (STALE).
+        self.retired = False
 
     # --- lifetime ---
     def start(self) -> None:
@@ -241,7 +244,7 @@ class Worker:
         )
         if client is not None:
             try:
-                self.proc = client.start(argv, env)
+                self.proc = client.start(argv, env, self.spec.tree)
             except launcher.LaunchError as exc:
                 for fd in (to_worker_w, from_worker_r, boot_w, ends["stderr"]):
                     os.close(fd)
@@ -330,6 +333,9 @@ class Worker:
     def _request(
         self, op: str, *args: Any, into: list[Any] | None = None, kept: list[Any] | None = None
     ) -> Any:
+        if self.retired:
+            STALE.append(self.label)
+            raise WorkerFailure(protocol.Incident(Cause.GONE, self.label, "closed"))
         if self.failure is not None:
             self.incidents.append(self.failure)
             raise WorkerFailure(self.failure)
@@ -2974,6 +2980,9 @@ def _dunder_names(found: Any) -> dict[str, list[str]]:
 
 _state: _State | None = None
 _started: list[Worker] = []
+# Labels of retired workers asked for something (Worker.retired): the test that asked is
+# not judged in this process (review_phase.py's differential hands it back to the lane).
+STALE: list[str] = []
 
 
 class WorkerPrng:
