@@ -230,10 +230,10 @@ def _second_pass(
                 stale += ids  # not a module's test: the lane's own pytest runs it
                 continue
             saved[name] = sys.modules.pop(name, None)
-            seen = len(standin.STALE)
+            seen = standin.STALE[0]
             again = pytest.Module.from_parent(module.parent, path=module.path)
             found = {i.nodeid: i for i in session.genitems(again)}
-            if len(standin.STALE) > seen:
+            if standin.STALE[0] > seen:
                 stale += ids
                 continue
             fresh += [(n, found[n]) for n in ids if n in found]
@@ -251,10 +251,10 @@ def _second_pass(
         for nodeid, item in fresh:
             if time.monotonic() >= deadline:
                 return stale, True
-            seen = len(standin.STALE)
+            seen = standin.STALE[0]
             pytest_plugin._called.discard(nodeid)  # the main pass's call is not this one's
             item.ihook.pytest_runtest_protocol(item=item, nextitem=None)
-            if len(standin.STALE) > seen:
+            if standin.STALE[0] > seen:
                 stale.append(nodeid)
         return stale, False
     finally:

@@ -334,7 +334,7 @@ class Worker:
         self, op: str, *args: Any, into: list[Any] | None = None, kept: list[Any] | None = None
     ) -> Any:
         if self.retired:
-            STALE.append(self.label)
+            STALE[0] += 1
             raise WorkerFailure(protocol.Incident(Cause.GONE, self.label, "closed"))
         if self.failure is not None:
             self.incidents.append(self.failure)
@@ -2980,9 +2980,9 @@ def _dunder_names(found: Any) -> dict[str, list[str]]:
 
 _state: _State | None = None
 _started: list[Worker] = []
-# Labels of retired workers asked for something (Worker.retired): the test that asked is
-# not judged in this process (review_phase.py's differential hands it back to the lane).
-STALE: list[str] = []
+# How many times a retired worker was asked for something (Worker.retired): the test that
+# asked is not judged in this process (review_phase.py's differential hands it back).
+STALE = [0]
 
 
 class WorkerPrng:
