@@ -150,9 +150,8 @@ def second_nodeids(
     """Pure: the node ids that ran a changed line (lanes/properties.second_run_nodeids's rule,
     every property file out of process); a line run at import ("") that binds: not a hit.
 
-    None when one ran at import otherwise: the judge's conftests and helpers ran it as they
-    were imported, once, for the main pass; this process cannot import them again, so
-    only a pytest of its own replays that (the lane runs one for them, as before).
+    One run at import otherwise ran for every test: all of them (`_differential` then
+    checks that no judge file but these modules asked the code for anything at import).
     """
     lines = {f.path: set(f.changed) for f in files}
 
@@ -161,9 +160,30 @@ def second_nodeids(
         return bool(wanted & set(ran))
 
     hit = {n for n, d in executed.items() if any(hits(n, p, r) for p, r in d.items())}
-    if "" in hit:
-        return []
-    return sorted(n for n in collected if n in hit)
+    return sorted(n for n in collected if n in hit or "" in hit)
+
+
+def replayable(
+    executed: dict[str, dict[str, tuple[int, ...]]],
+    files: Sequence[review.ChangedFile],
+    *,
+    inert: dict[str, list[int]],
+    askers: set[str],
+    nodeids: Sequence[str],
+    items: dict[str, pytest.Item],
+) -> bool:
+    """Whether this process can replay what the second harness must see again.
+
+    A changed line that ran at import ("") ran for the main pass when the code
+    was imported, or when a judge file called it. The property modules are
+    imported again here (and the code, in the new worker); a conftest or a
+    helper is not, so what one computed from the code then is the first
+    harness's: a pytest of its own replays it (the lane runs one, as before).
+    """
+    if not second_nodeids({"": executed.get("", {})}, files, inert, [""]):
+        return True
+    modules = {os.path.realpath(items[n].path) for n in nodeids}
+    return not (askers - modules)
 
 
 def _differential(session: pytest.Session, state: standin._State, plan: dict[str, Any]) -> None:
@@ -179,8 +199,11 @@ def _differential(session: pytest.Session, state: standin._State, plan: dict[str
         return
     executed = {n: {p: tuple(sorted(v)) for p, v in d.items()} for n, d in state.executed.items()}
     items = {item.nodeid: item for item in session.items}
-    nodeids = second_nodeids(executed, changed_files(plan), said["inert"], list(items))
-    if not nodeids:
+    files = changed_files(plan)
+    nodeids = second_nodeids(executed, files, said["inert"], list(items))
+    if not nodeids or not replayable(
+        executed, files, inert=said["inert"], askers=state.askers, nodeids=nodeids, items=items
+    ):
         return
     spec = protocol.decode_spec(said["spec"])
     counts = (session.testsfailed, session.shouldfail, session.shouldstop)

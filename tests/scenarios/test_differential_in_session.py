@@ -165,3 +165,70 @@ def test_what_the_first_harness_left_behind_does_not_reach_the_second(
     [seen] = lane["details"]["differential"]["disagreements"]
     assert seen["nodeid"] == "eval/properties/test_ordered.py::test_ordered_is_sorted"
     assert seen["second"].startswith("failed"), seen
+
+
+def test_a_changed_line_run_at_import_is_judged_again_in_the_same_process(tmp_path: Path) -> None:
+    # The code is imported again in the second worker: its import-time lines run there too.
+    helper = "\n\ndef unused_helper(xs, start=total([1])):\n    return start + len(xs)\n"
+    lane, pids = _judged(tmp_path, {"eval/properties/test_ordered.py": PROPERTY}, CALC + helper)
+    assert lane["status"] == "pass", lane["reasons"]
+    nodeids = lane["details"]["differential"]["nodeids"]
+    assert nodeids == sorted(lane["details"]["passed"]), nodeids
+    assert len(set(pids)) == 1, pids
+
+
+# A conftest that asks the code at import: its answer is kept for the run, the first
+# harness's. A property that reads only that answer is judged by a pytest of its own.
+ASKING_CONFTEST = """
+import pytest
+
+import calc
+
+SEEN = calc.ordered([3, 1, 2])
+
+
+@pytest.fixture
+def seen():
+    return SEEN
+"""
+
+SEEN_PROPERTY = """
+from hypothesis import given, strategies as st
+
+import calc
+
+
+def test_the_conftest_saw_it_sorted(seen):
+    expected = [1, 2, 3]
+    assert seen == expected
+
+
+@given(st.lists(st.integers(0, 9)))
+def test_total_is_never_negative(xs):
+    assert calc.total(xs) >= 0
+"""
+
+
+def test_what_a_conftest_computed_at_import_is_computed_again_for_the_second_harness(
+    tmp_path: Path,
+) -> None:
+    shaped = CALC.replace(
+        "    return sorted(xs)",
+        "    first = b'-c' in open('/proc/self/cmdline', 'rb').read().split(b'\\0')\n"
+        "    return sorted(xs) if first else list(xs)",
+    )
+    repo = example_repo(
+        tmp_path,
+        **{
+            "src/calc/__init__.py": CALC,
+            "eval/properties/conftest.py": ASKING_CONFTEST,
+            "eval/properties/test_total.py": SEEN_PROPERTY,
+        },
+    )
+    write(repo, {"src/calc/__init__.py": shaped})
+    commit(repo, "sorts in the first harness only")
+    run_lane(repo, "properties")
+    lane = json.loads((repo / ".patchjudge" / "properties.json").read_text())
+    assert lane["status"] == "fail", lane
+    found = {d["nodeid"] for d in lane["details"]["differential"]["disagreements"]}
+    assert "eval/properties/test_total.py::test_the_conftest_saw_it_sorted" in found, lane

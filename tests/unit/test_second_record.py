@@ -96,9 +96,26 @@ def _file(path: str, changed: set[int]) -> review.ChangedFile:
     return review.ChangedFile(path, "", "utf-8", frozenset(changed), None)
 
 
-def test_a_changed_line_run_at_import_leaves_every_test_to_the_lane() -> None:
+def test_a_changed_line_run_at_import_runs_every_test_again() -> None:
     files = [_file("src/m.py", {3, 7})]
     executed = {"": {"src/m.py": (3,)}, A: {"src/m.py": (7,)}, B: {"src/m.py": (1,)}}
-    assert review_phase.second_nodeids(executed, files, {}, [A, B]) == []
+    assert review_phase.second_nodeids(executed, files, {}, [A, B]) == [A, B]
     # A def line that only binds (the lane's `inert`) is not a hit at import.
     assert review_phase.second_nodeids(executed, files, {"src/m.py": [3]}, [A, B]) == [A]
+
+
+def test_what_a_judge_file_computed_at_import_is_replayed_only_by_its_own_pytest() -> None:
+    files = [_file("src/m.py", {3})]
+    at_import = {"": {"src/m.py": (3,)}}
+
+    def replayable(executed: dict, askers: set[str]) -> bool:  # type: ignore[type-arg]
+        return review_phase.replayable(
+            executed, files, inert={}, askers=askers, nodeids=[], items={}
+        )
+
+    # Only the re-imported modules (none here) may have asked the code at import.
+    assert replayable(at_import, set())
+    assert not replayable(at_import, {"/judge/eval/properties/conftest.py"})
+    assert not replayable(at_import, {""})  # a request with no judge file on the stack
+    # No changed line ran at import: what they computed then is the base's code's.
+    assert replayable({A: {"src/m.py": (3,)}}, {"/judge/eval/properties/conftest.py"})
