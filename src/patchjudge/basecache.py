@@ -37,7 +37,9 @@ RAN_KIND = "base-ran"
 # Scratch paths differ each run: kept as this marker, given back as the new scratch.
 _SCRATCH = "\x00scratch\x00"
 # What a collect-only run reports; a field beyond these is not a collection's.
-_EMPTY_WHEN_COLLECTING = ("executed", "dunders", "requests", "mutants", "operations")
+_EMPTY_WHEN_COLLECTING = (
+    "executed", "dunders", "requests", "mutants", "operations", "second", "second_stale",
+)  # fmt: skip
 _PACKAGING = (".dist-info", ".egg-info", ".egg-link", ".pth")
 
 
@@ -162,6 +164,8 @@ def decode(data: bytes | None, scratch: Path) -> tuple[testrun.TestRun, tuple[st
         fields["markers"] = {k: tuple(v) for k, v in fields["markers"].items()}
         fields["shadowed"] = tuple(fields["shadowed"])
         fields["null_mutants"] = tuple(fields["null_mutants"])
+        # A collection has no second harness (encode keeps none that has): never read one here.
+        fields["second"], fields["second_stale"] = None, ()
         fields["outcomes"] = tuple(
             testrun.Outcome(**{**o, "falsifying": tuple(o["falsifying"])})
             for o in fields["outcomes"]

@@ -11,13 +11,14 @@ mismatch means something in the process rewrote a result.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import importlib.machinery
 import inspect
 import json
 import os
 import sys
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -352,10 +353,27 @@ def _prefer_tree(package: str) -> None:
 _setup()
 
 
+# The differential's second harness runs in this process after the main pass (issue 20):
+# its events go to the channel under this prefix, a record of their own (testrun.py).
+SECOND = "second:"
+_prefix = ""
+
+
+@contextlib.contextmanager
+def second_record() -> Iterator[None]:
+    """Every event emitted inside is the second harness's (`SECOND`), not the main pass's."""
+    global _prefix  # noqa: PLW0603  (one channel, one writer: the judge's own thread)
+    _prefix = SECOND
+    try:
+        yield
+    finally:
+        _prefix = ""
+
+
 def emit(event: str, **fields: Any) -> None:
     if _fd is None:
         return
-    line = json.dumps({"event": event, **fields}, default=str) + "\n"
+    line = json.dumps({"event": _prefix + event, **fields}, default=str) + "\n"
     data = line.encode("utf-8", "surrogateescape")
     while data:
         n = os.write(_fd, data)

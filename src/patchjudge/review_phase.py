@@ -1,5 +1,10 @@
 """The review's mutation phase, in the judge's pytest after the main pass (issue 20).
 
+First, when the plan names one, the differential's second harness (issue 18):
+the tests that ran a changed line run again, same seed, in a worker of the
+other shape (a script by path serving from a thread, no coverage) over a tree
+and home of its own, their events under pytest_plugin.SECOND (`_differential`).
+
 Loaded with `-p patchjudge.review_phase` next to `patchjudge.boundary.standin` when
 the gate writes a plan to $PATCHJUDGE_REVIEW. After every property ran, the
 chosen mutants (review.choose on what the main pass executed) are compiled
@@ -31,7 +36,7 @@ import pytest
 from _pytest.runner import runtestprotocol
 
 from patchjudge import pytest_plugin, review
-from patchjudge.boundary import standin
+from patchjudge.boundary import protocol, standin
 
 PLAN_ENV = "PATCHJUDGE_REVIEW"
 # One null mutant per this many mutants tried, and at least one.
@@ -86,6 +91,10 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
         return result
     try:
         plan = json.loads(Path(_plan_path).read_text(encoding="utf-8"))
+        # Its own failure leaves no whole second record: the lane judges those node ids in
+        # a pytest of their own, and the mutants still run here.
+        with contextlib.suppress(Exception):
+            _differential(session, state, plan)
         _phase(session, state, plan)
     except Exception as exc:  # the phase's own failure: the gate runs the mutants the old way
         error = f"{type(exc).__name__}: {exc}"
@@ -135,7 +144,158 @@ def mutable_ran(
     return any(index.get((m.path, m.statement)) for f in files for m in review.candidates(f))
 
 
+def second_nodeids(
+    executed: dict[str, dict[str, tuple[int, ...]]],
+    files: Sequence[review.ChangedFile],
+    inert: dict[str, list[int]],
+    collected: Sequence[str],
+) -> list[str]:
+    """Pure: the node ids that ran a changed line (lanes/properties.second_run_nodeids's rule,
+    every property file out of process); a line run at import ("") that binds: not a hit.
+
+    One run at import otherwise ran for every test: all of them (`_differential` then
+    checks that no judge file but these modules asked the code for anything at import).
+    """
+    lines = {f.path: set(f.changed) for f in files}
+
+    def hits(nodeid: str, path: str, ran: Sequence[int]) -> bool:
+        wanted = lines.get(path, set()) - (set(inert.get(path, ())) if nodeid == "" else set())
+        return bool(wanted & set(ran))
+
+    hit = {n for n, d in executed.items() if any(hits(n, p, r) for p, r in d.items())}
+    return sorted(n for n in collected if n in hit or "" in hit)
+
+
+def replayable(
+    executed: dict[str, dict[str, tuple[int, ...]]],
+    files: Sequence[review.ChangedFile],
+    *,
+    inert: dict[str, list[int]],
+    askers: set[str],
+    nodeids: Sequence[str],
+    items: dict[str, pytest.Item],
+) -> bool:
+    """Whether this process can replay what the second harness must see again.
+
+    A changed line that ran at import ("") ran for the main pass when the code
+    was imported, or when a judge file called it. The property modules are
+    imported again here (and the code, in the new worker); a conftest or a
+    helper is not, so what one computed from the code then is the first
+    harness's: a pytest of its own replays it (the lane runs one, as before).
+    """
+    if not second_nodeids({"": executed.get("", {})}, files, inert, [""]):
+        return True
+    modules = {os.path.realpath(items[n].path) for n in nodeids}
+    return not (askers - modules)
+
+
+def _differential(session: pytest.Session, state: standin._State, plan: dict[str, Any]) -> None:
+    """The second harness, here: what it could not judge, the lane runs in a pytest of its own.
+
+    Every worker started so far is retired: a handle of one a judge module kept
+    from import (a conftest's `from calc import total`) refuses, and the test
+    that used it is handed back (`stale`) instead of failing for the judge's
+    reuse of its process. The main pass's counts and session state are as they were after.
+    """
+    said = plan.get("differential")
+    if not said:
+        return
+    executed = {n: {p: tuple(sorted(v)) for p, v in d.items()} for n, d in state.executed.items()}
+    items = {item.nodeid: item for item in session.items}
+    files = changed_files(plan)
+    nodeids = second_nodeids(executed, files, said["inert"], list(items))
+    if not nodeids or not replayable(
+        executed, files, inert=said["inert"], askers=state.askers, nodeids=nodeids, items=items
+    ):
+        return
+    spec = protocol.decode_spec(said["spec"])
+    counts = (session.testsfailed, session.shouldfail, session.shouldstop)
+    first, tokens = state.spec, state.tokens
+    retired = [w for w in standin._started if not w.retired]
+    for worker in retired:
+        worker.retired = True
+    # Its workers are the second's (a failed one's replacement too); its node ids' names too.
+    state.spec, state.tokens = spec, {}
+    deadline = time.monotonic() + float(said["budget_s"])
+    try:
+        # Everything the second worker reports at its close is the second record's too.
+        with pytest_plugin.second_record():
+            try:
+                pytest_plugin.emit("start", hypothesis=pytest_plugin._hypothesis_profile())
+                stale, timed_out = _second_pass(session, items, nodeids, deadline)
+                state.close(standin.RUN)
+                pytest_plugin.emit("stale", nodeids=stale)
+                pytest_plugin.emit(
+                    "finish",
+                    exitstatus=int(session.testsfailed != counts[0]),
+                    hypothesis=pytest_plugin._hypothesis_profile(),
+                    timed_out=timed_out,
+                )
+            finally:
+                state.close(standin.RUN)
+    finally:
+        state.spec, state.tokens = first, tokens
+        for worker in retired:
+            worker.retired = False
+        session.testsfailed, session.shouldfail, session.shouldstop = counts
+
+
+def _second_pass(
+    session: pytest.Session, items: dict[str, pytest.Item], nodeids: Sequence[str], deadline: float
+) -> tuple[list[str], bool]:
+    """Each module of `nodeids` collected again and those run, as a pytest of them would."""
+    by_module: dict[Path, list[str]] = {}
+    for nodeid in nodeids:
+        by_module.setdefault(items[nodeid].path, []).append(nodeid)
+    stale: list[str] = []
+    found: dict[str, pytest.Item] = {}
+    fresh: list[tuple[str, pytest.Item]] = []
+    saved: dict[str, Any] = {}
+    try:
+        for _, ids in sorted(by_module.items()):
+            module = items[ids[0]].getparent(pytest.Module)
+            name = getattr(module.obj, "__name__", None) if module is not None else None
+            if module is None or not name:
+                stale += ids  # not a module's test: the lane's own pytest runs it
+                continue
+            saved[name] = sys.modules.pop(name, None)
+            seen = standin.STALE[0]
+            again = pytest.Module.from_parent(module.parent, path=module.path)
+            found = {i.nodeid: i for i in session.genitems(again)}
+            if standin.STALE[0] > seen:
+                stale += ids
+                continue
+            fresh += [(n, found[n]) for n in ids if n in found]
+        pytest_plugin.emit(
+            "collected",
+            items=[
+                {
+                    "nodeid": n,
+                    "state": pytest_plugin._state(item),
+                    "markers": sorted({m.name for m in item.iter_markers()}),
+                }
+                for n, item in fresh
+            ],
+        )
+        for nodeid, item in fresh:
+            if time.monotonic() >= deadline:
+                return stale, True
+            seen = standin.STALE[0]
+            pytest_plugin._called.discard(nodeid)  # the main pass's call is not this one's
+            item.ihook.pytest_runtest_protocol(item=item, nextitem=None)
+            if standin.STALE[0] > seen:
+                stale.append(nodeid)
+        return stale, False
+    finally:
+        for name, module in saved.items():
+            sys.modules.pop(name, None)
+            if module is not None:
+                sys.modules[name] = module
+
+
 def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any]) -> None:
+    if int(plan["limit"]) == 0:
+        return  # the plan was for the differential alone: [properties] review_mutants = 0
     files = changed_files(plan)
     executed = {n: {p: tuple(sorted(v)) for p, v in d.items()} for n, d in state.executed.items()}
     index = review.node_index(executed, files)

@@ -128,6 +128,11 @@ class TestRun:
     # (node id, phase) -> why the properties' worker could not answer there, as the judge's
     # stand-in recorded it (the "worker_failure" event, issue 17): data, never a test's text.
     worker_failures: Mapping[tuple[str, str], protocol.Incident] = field(default_factory=dict)
+    # The differential's second harness, when it ran in this process after the main pass
+    # (review_phase.py, issue 20): its own record, read as a run of its node ids alone; and
+    # the node ids it could not judge there (a judge module kept a first-harness handle).
+    second: TestRun | None = None
+    second_stale: tuple[str, ...] = ()
 
     def tampering(self) -> list[str]:
         """Signs that something inside the process rewrote what pytest saw."""
@@ -232,6 +237,23 @@ def build_argv(plan: Plan, ini: Path, python: str) -> list[str]:
 
 
 def parse_channel(data: bytes) -> dict[str, Any]:
+    """The judge's channel; the second harness's events (`SECOND` prefix) as `parsed["second"]`."""
+    main: list[bytes] = []
+    second: list[bytes] = []
+    for line in data.split(b"\n"):
+        (second if line.startswith(_SECOND_LINE) else main).append(line)
+    parsed = _parse_events(b"\n".join(main))
+    if second:
+        text = b"\n".join(b'{"event": "' + line[len(_SECOND_LINE) :] for line in second)
+        parsed["second"] = _parse_events(text)
+    return parsed
+
+
+# How emit (pytest_plugin.py) writes a second-harness event: json.dumps's first key.
+_SECOND_LINE = b'{"event": "second:'
+
+
+def _parse_events(data: bytes) -> dict[str, Any]:
     collected: dict[str, str] = {}
     markers: dict[str, tuple[str, ...]] = {}
     errors: dict[str, str] = {}
@@ -306,9 +328,16 @@ def parse_channel(data: bytes) -> dict[str, Any]:
                 failures.setdefault((str(rec["nodeid"]), str(rec["when"])), incident)
             except (KeyError, TypeError, ValueError):
                 parsed["garbled"] += 1
+        elif event == "stale":
+            try:
+                stale = {*parsed.get("stale", ()), *map(str, rec["nodeids"])}
+                parsed["stale"] = tuple(sorted(stale))
+            except (KeyError, TypeError):
+                parsed["garbled"] += 1
         elif event == "finish":
             parsed["finished"] = True
             parsed["finish_status"] = rec["exitstatus"]
+            parsed["timed_out"] = rec.get("timed_out") is True
             parsed["hypothesis"] = rec.get("hypothesis") or {}
             parsed["coverage_error"] = str(
                 rec.get("coverage_error") or parsed.get("coverage_error") or ""
@@ -392,6 +421,7 @@ def run(
         )
     parsed = parse_channel(result.channel)
     output = (result.stdout + result.stderr).decode("utf-8", "replace")
+    second = parsed.get("second")
     return TestRun(
         exitstatus=result.returncode,
         timed_out=result.timed_out,
@@ -413,6 +443,28 @@ def run(
         mutants=parsed.get("mutants", {}),
         null_mutants=tuple(parsed.get("null_mutants", ())),
         review_phase=parsed.get("review_phase", {}),
+        operations=parsed["operations"],
+        worker_failures=parsed["worker_failures"],
+        second=None if second is None else second_run(second, result.timed_out),
+        second_stale=() if second is None else tuple(second.get("stale", ())),
+    )
+
+
+def second_run(parsed: Mapping[str, Any], timed_out: bool) -> TestRun:
+    """Pure: the second harness's events as a run of its own (its exit status its `finish`)."""
+    return TestRun(
+        exitstatus=int(parsed.get("finish_status", 1)),
+        timed_out=timed_out or bool(parsed.get("timed_out")),
+        started=parsed["started"],
+        finished=parsed["finished"],
+        collected=parsed["collected"],
+        markers=parsed["markers"],
+        collect_errors=parsed["collect_errors"],
+        outcomes=tuple(parsed["outcomes"]),
+        garbled=parsed["garbled"],
+        hypothesis=parsed.get("hypothesis", {}),
+        dunders=parsed["dunders"],
+        requests=parsed["requests"],
         operations=parsed["operations"],
         worker_failures=parsed["worker_failures"],
     )

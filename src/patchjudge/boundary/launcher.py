@@ -9,8 +9,10 @@ hands its pytest one end of a socket (protocol.LAUNCHER_ENV); `Client` is the
 judge's side.
 
 The judge's process is the patch's guest now, so a request names nothing the
-worker's box is made of: the box is the lane's, fixed before pytest started;
-a request brings only the command to run inside it and the three variables
+worker's box is made of: the box is the lane's, fixed before pytest started
+(one for the main pass's workers, and one over another tree and home for the
+differential's second harness, named by its tree, issue 20); a request
+brings only the command to run inside it and the three variables
 protocol.LAUNCHER_ASKED names; the rest of the worker's environment is the
 lane's own (protocol.WORKER_PASSED_ENV). The pipes are the launcher's,
 their ends handed over, so no descriptor of the judge's reaches a worker.
@@ -18,7 +20,7 @@ their ends handed over, so no descriptor of the judge's reaches a worker.
     judge                               launcher
     {"op": "pipes"}             ---->   five pipes; the judge's ends, and the
                                 <----   numbers the worker will read them by
-    {"op": "start", argv, env}  ---->   the worker's box on the last pipes
+    {"op": "start", argv, env, tree}  ->  the worker's box on the last pipes
     {"op": "poll" | "wait" | "kill", "id", "timeout"}  ->  {"returncode"}
 """
 
@@ -52,10 +54,16 @@ class _Pending:
 
 
 class Launcher:
-    """The lane's side: starts workers in `box` for one judge's pytest, kills them at the end."""
+    """The lane's side: starts workers in `box` for one judge's pytest, kills them at the end.
 
-    def __init__(self, box: sandbox.Box, environ: Mapping[str, str]) -> None:
-        self.box, self.environ = box, environ
+    `second`: the differential's box (another tree and home, that no worker in
+    `box` ever wrote: a file left there would tell a worker it is the second).
+    """
+
+    def __init__(
+        self, box: sandbox.Box, environ: Mapping[str, str], second: sandbox.Box | None = None
+    ) -> None:
+        self.box, self.environ, self.second = box, environ, second
         self.judge_end, self.own_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         self.pending: _Pending | None = None
@@ -106,7 +114,8 @@ class Launcher:
         if op == "pipes":
             return self._pipes()
         if op == "start":
-            return {"id": self._start(request.get("argv"), request.get("env"))}, []
+            box = self._box(request.get("tree"))
+            return {"id": self._start(box, request.get("argv"), request.get("env"))}, []
         proc = self.procs.get(request.get("id"))  # type: ignore[arg-type]
         if proc is None:
             raise LaunchError(f"no worker {request.get('id')!r}")
@@ -140,7 +149,16 @@ class Launcher:
         numbers = [worker_ends["to_worker"], worker_ends["from_worker"]]
         return {"pipes": list(PIPES), "worker_fds": numbers}, judge_ends
 
-    def _start(self, argv: Any, env: Any) -> int:
+    def _box(self, tree: Any) -> sandbox.Box:
+        """One of the lane's boxes, by its tree (None: the main one); never one the judge made."""
+        if tree is None:
+            return self.box
+        for box in (self.box, self.second):
+            if box is not None and type(tree) is str and tree == str(box.tree):
+                return box
+        raise LaunchError(f"no box over {tree!r}")
+
+    def _start(self, chosen: sandbox.Box, argv: Any, env: Any) -> int:
         if self.pending is None:
             raise LaunchError("start before pipes")
         if type(argv) is not list or not argv or not all(type(a) is str for a in argv):
@@ -150,7 +168,7 @@ class Launcher:
         ends = self.pending.worker_ends
         keep = (ends["to_worker"], ends["from_worker"], ends["status"])
         box = dataclasses.replace(
-            self.box, keep_fds=keep, status_fd=ends["status"], judge_package=False
+            chosen, keep_fds=keep, status_fd=ends["status"], judge_package=False
         )
         try:
             with sandbox.wrapped(box, argv) as (boxed, fds):
@@ -191,12 +209,14 @@ def worker_env(asked: Mapping[str, str], environ: Mapping[str, str]) -> dict[str
 
 
 @contextlib.contextmanager
-def serving(box: sandbox.Box | None, environ: Mapping[str, str]) -> Iterator[Launcher | None]:
+def serving(
+    box: sandbox.Box | None, environ: Mapping[str, str], second: sandbox.Box | None = None
+) -> Iterator[Launcher | None]:
     """A launcher for one judge's pytest when its workers are boxed; None when they are not."""
     if box is None:
         yield None
         return
-    launcher = Launcher(box, environ)
+    launcher = Launcher(box, environ, second)
     launcher.start()
     try:
         yield launcher
@@ -240,9 +260,14 @@ class Client:
         numbers = reply["worker_fds"]
         return dict(zip(PIPES, fds, strict=True)), (int(numbers[0]), int(numbers[1]))
 
-    def start(self, argv: Sequence[str], env: Mapping[str, str]) -> Launched:
-        """The worker on the last pipes(); its stderr is the pipe named "stderr" there."""
-        reply, _ = self._ask({"op": "start", "argv": list(argv), "env": dict(env)})
+    def start(
+        self, argv: Sequence[str], env: Mapping[str, str], tree: str | None = None
+    ) -> Launched:
+        """The worker on the last pipes(); its stderr is the pipe named "stderr" there.
+
+        `tree`: the box over that tree (the differential's), else the main one.
+        """
+        reply, _ = self._ask({"op": "start", "argv": list(argv), "env": dict(env), "tree": tree})
         return Launched(self, int(reply["id"]))
 
 

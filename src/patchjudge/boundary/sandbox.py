@@ -107,7 +107,7 @@ def boxer(isolation: Isolation) -> Boxer:
     return box
 
 
-def judge_box(judge: Box, worker: Box, launcher_fd: int) -> Box:
+def judge_box(judge: Box, worker: Box, launcher_fd: int, second: Box | None = None) -> Box:
     """Pure: the box of the judge's own pytest out of process, beside its workers' (issue 17).
 
     The worker's policy (bwrap_argv) over the judge's tree and scratch: a
@@ -116,12 +116,16 @@ def judge_box(judge: Box, worker: Box, launcher_fd: int) -> Box:
     mutants) and its home (a script-shaped worker's file): each is a mount of
     its own there, so the judge cannot rename it away and put a link in its
     place that the next worker's box, started outside by the launcher
-    (launcher.py) on `launcher_fd`, would bind.
+    (launcher.py) on `launcher_fd`, would bind. `second`: the differential's
+    box (issue 20), whose home the judge writes the same way.
     """
+    others = () if second is None else (second.tree, second.home)
     return dataclasses.replace(
         judge,
-        writable=(*judge.writable, worker.tree, worker.home),
-        readonly=tuple(dict.fromkeys((*judge.readonly, *worker.readonly))),
+        writable=(*judge.writable, worker.tree, worker.home, *others),
+        readonly=tuple(
+            dict.fromkeys((*judge.readonly, *worker.readonly, *(second.readonly if second else ())))
+        ),
         keep_fds=(*judge.keep_fds, launcher_fd),
     )
 

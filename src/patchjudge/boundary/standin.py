@@ -190,6 +190,9 @@ class Worker:
         # the code's warnings (_issue_warning): shown once a place, as in process.
         self.warned: dict[str, dict[str | tuple[str, type[Warning], int], int]] = {}
         self.seeds: tuple[tuple[int, int], ...] = ()  # the seedings last sent (protocol.SEEDS)
+        # A worker of the first harness while the second runs in this process (issue 20):
+        # a handle of it that a judge module kept from import refuses, and says so (STALE).
+        self.retired = False
 
     # --- lifetime ---
     def start(self) -> None:
@@ -242,7 +245,7 @@ class Worker:
         )
         if client is not None:
             try:
-                self.proc = client.start(argv, env)
+                self.proc = client.start(argv, env, self.spec.tree)
             except launcher.LaunchError as exc:
                 for fd in (to_worker_w, from_worker_r, boot_w, ends["stderr"]):
                     os.close(fd)
@@ -331,6 +334,11 @@ class Worker:
     def _request(
         self, op: str, *args: Any, into: list[Any] | None = None, kept: list[Any] | None = None
     ) -> Any:
+        if self.retired:
+            STALE[0] += 1
+            raise WorkerFailure(protocol.Incident(Cause.GONE, self.label, "closed"))
+        if _state is not None and not _state.nodeid and op not in _OWN_REQUESTS:
+            _state.asked_from(sys._getframe(1))
         if self.failure is not None:
             self.incidents.append(self.failure)
             raise WorkerFailure(self.failure)
@@ -2950,6 +2958,24 @@ class _State:
         self.xfail = False  # the test running now is marked xfail: its failure ends nothing
         self.deferring: Worker | None = None
         self.late: BaseException | None = None
+        # The judge files whose code asked a worker for something outside any test (at
+        # import, at collection): what a conftest or helper computed then is the first
+        # harness's, kept for the run ("": no judge file on the stack; review_phase.py).
+        self.askers: set[str] = set()
+
+    def asked_from(self, frame: types.FrameType | None) -> None:
+        """Note the innermost judge file on the stack of a request made outside any test
+        (the module being collected when none is: `_module_key` is its path)."""
+        root = self.evaluator.root if self.evaluator is not None else None
+        while frame is not None and root is not None:
+            name = frame.f_code.co_filename
+            if name.startswith("/") and _under(name, root):  # not "<frozen runpy>"
+                self.askers.add(os.path.realpath(name))
+                return
+            frame = frame.f_back
+        # pytest's own look at a module's names while it collects one (`__test__`, marks):
+        # that module's, imported again with it; anywhere else, no judge file to name.
+        self.askers.add(os.path.realpath(self.key) if self.key.startswith("/") else "")
 
     def token(self, nodeid: str) -> str:
         found = next((t for t, n in self.tokens.items() if n == nodeid), None)
@@ -3030,6 +3056,8 @@ class _State:
 
 
 RUN = "<run>"  # the key of the run's one worker
+# The judge's own requests (a module's import, the test's name, the records at close).
+_OWN_REQUESTS = frozenset({protocol.IMPORT, protocol.CONTEXT, protocol.EXECUTED, protocol.DUNDERS})
 
 
 def _remember(into: dict[str, dict[str, set[int]]], nodeid: str, lines: Any) -> None:
@@ -3066,6 +3094,9 @@ def _dunder_names(found: Any) -> dict[str, list[str]]:
 
 _state: _State | None = None
 _started: list[Worker] = []
+# How many times a retired worker was asked for something (Worker.retired): the test that
+# asked is not judged in this process (review_phase.py's differential hands it back).
+STALE = [0]
 
 
 class WorkerPrng:

@@ -689,7 +689,14 @@ def _out_of_process(
         if box is None
         else protocol.BoxSpec(str(box.tree), str(box.home), tuple(str(p) for p in box.readonly)),
     )
-    phase = _review_plan(run, scratch, review_files)
+    # The differential's second harness in this same pytest after the main pass (issue 20):
+    # a worker of the other shape over a tree and home of its own, which no first-harness
+    # worker could write (a file left there would tell the second worker it is the second).
+    second = None
+    if review_files and edit is None and shape == "stdin" and which == "head":
+        second = _second_harness(run, scratch, spec)
+    phase = _review_plan(run, scratch, review_files, second)
+    mutants = bool(phase) and settings.review_mutants > 0
     plan = testrun.Plan(
         tree=judge,
         args=targets,
@@ -703,8 +710,11 @@ def _out_of_process(
         ),
         seed=settings.seed,
         max_examples=settings.max_examples,
-        # The mutation phase's budget on top: the main pass's own limit is checked on its record.
-        timeout_s=settings.timeout_s + (settings.review_timeout_s if phase else 0),
+        # The mutation phase's budget on top, and the second harness's own (as its own pytest
+        # had): the main pass's own limit is checked on its record.
+        timeout_s=settings.timeout_s
+        + (settings.review_timeout_s if mutants else 0)
+        + (settings.timeout_s if second is not None else 0),
         # One file that cannot be collected (a module-level line that cannot cross) is that
         # file's error, not the session's: the other property files still run (issue 17).
         extra=(
@@ -722,12 +732,13 @@ def _out_of_process(
     # judge's workers did, since a missing USER tells the code it is judged.
     user = testrun.user_name(run.environ)
     lane_env = {**run.environ, "USER": user, "LOGNAME": user}
-    with launcher.serving(box, lane_env) as launch:
+    second_box = None if second is None else second[1]
+    with launcher.serving(box, lane_env, second_box) as launch:
         judging = None
         if launch is not None:
             fd = launch.judge_end.fileno()
             plan = dataclasses.replace(plan, env=(*plan.env, (protocol.LAUNCHER_ENV, str(fd))))
-            judging = _judge_boxer(run, launch.box, fd)
+            judging = _judge_boxer(run, launch.box, fd, second_box)
         return testrun.run(
             plan,
             scratch=scratch,
@@ -737,20 +748,49 @@ def _out_of_process(
         )
 
 
-def _judge_boxer(run: Run, worker: sandbox.Box, fd: int) -> sandbox.Boxer:
+def _second_harness(
+    run: Run, scratch: Path, first: protocol.WorkerSpec
+) -> tuple[protocol.WorkerSpec, sandbox.Box | None]:
+    """The second harness's worker spec and box: the head's tree again, a home of its own,
+    a script by path, no coverage (docs/threat-model.md, "Tells that stay")."""
+    tree = run.materialize(scratch / secrets.token_hex(4), "head")
+    for path in run.ledger.properties.paths:
+        shutil.rmtree(tree / path, ignore_errors=True)
+    home = scratch / secrets.token_hex(4)
+    home.mkdir()
+    box = run.box(tree, home)
+    spec = first._replace(
+        tree=str(tree),
+        home=str(home),
+        coverage=(),
+        shape=SECOND_SHAPE,
+        box=None
+        if box is None
+        else protocol.BoxSpec(str(box.tree), str(box.home), tuple(str(p) for p in box.readonly)),
+    )
+    return spec, box
+
+
+def _judge_boxer(
+    run: Run, worker: sandbox.Box, fd: int, second: sandbox.Box | None = None
+) -> sandbox.Boxer:
     def box(tree: Path, home: Path) -> sandbox.Box | None:
         found = run.box(tree, home)
-        return None if found is None else sandbox.judge_box(found, worker, fd)
+        return None if found is None else sandbox.judge_box(found, worker, fd, second)
 
     return box
 
 
 def _review_plan(
-    run: Run, scratch: Path, files: Sequence[review.ChangedFile]
+    run: Run,
+    scratch: Path,
+    files: Sequence[review.ChangedFile],
+    second: tuple[protocol.WorkerSpec, sandbox.Box | None] | None = None,
 ) -> tuple[tuple[str, str], ...]:
-    """The mutation phase's plan as a file in the scratch dir (too big for the environment)."""
+    """The mutation phase's plan as a file in the scratch dir (too big for the environment),
+    and the differential's second harness (`second`: its worker's spec, issue 20)."""
     settings = run.ledger.properties
-    if not files or settings.review_mutants == 0:
+    if not files or (settings.review_mutants == 0 and second is None):
         return ()
     plan = scratch / "review-plan.json"
     plan.write_text(
@@ -761,6 +801,14 @@ def _review_plan(
                 "budget_s": settings.review_timeout_s,
                 "main_s": settings.timeout_s,
                 "files": [plan_file(f) for f in files],
+                "differential": None
+                if second is None
+                else {
+                    "spec": protocol.encode_spec(second[0]),
+                    "budget_s": settings.timeout_s,
+                    # A def line runs at import for every test: not a reason to run all twice.
+                    "inert": {f.path: sorted(binding_only_lines(f)) for f in files},
+                },
             }
         ),
         encoding="utf-8",
@@ -951,7 +999,15 @@ def _differential(
     if not nodeids:
         details["differential"] = {"second": SECOND_SHAPE, "nodeids": [], "disagreements": []}
         return []
-    problems, passed = _again_out_of_process(run, nodeids, SECOND_SHAPE)
+    # Judged in the main pass's pytest, after it (review_phase.py): what it could not judge
+    # there (no record, a module that kept a first-harness handle) runs in a pytest of its own.
+    here, problems, passed = judged_in_session(
+        result.second, result.second_stale, nodeids, run.ledger.properties
+    )
+    rest = [n for n in nodeids if n not in here]
+    if rest:
+        more_problems, more_passed = _again_out_of_process(run, rest, SECOND_SHAPE)
+        problems, passed = problems + more_problems, passed + more_passed
     found = disagreements(nodeids, passed, problems)
     details["differential"] = {
         "second": SECOND_SHAPE,
@@ -963,6 +1019,31 @@ def _differential(
         f"in the second (a script worker serving from a thread): {why}"
         for n, why in found
     ]
+
+
+def judged_in_session(
+    second: testrun.TestRun | None,
+    stale: Collection[str],
+    nodeids: Sequence[str],
+    settings: PropertiesSettings,
+) -> tuple[set[str], list[str], list[str]]:
+    """Pure: the node ids the second harness judged in the main pass's pytest (issue 20), and
+    (problems, passed) of that record read as a run of them alone, as judge_outcomes reads a
+    pytest of its own. None where the record is not whole: the lane runs those itself."""
+    if second is None or not second.started or not second.finished:
+        return set(), [], []
+    wanted = [n for n in nodeids if n in second.collected and n not in stale]
+    if not wanted:
+        return set(), [], []
+    alone = dataclasses.replace(
+        second,
+        collected={n: second.collected[n] for n in wanted},
+        collect_errors={},
+        # Its exit status counts the other node ids too: a failure of these is in outcomes.
+        exitstatus=0,
+    )
+    problems, outcome = judge_outcomes(alone, settings)
+    return set(wanted), list(problems), list(outcome.get("passed", []))
 
 
 def _in_process_twice(
