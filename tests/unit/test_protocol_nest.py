@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -68,14 +68,17 @@ def test_a_malformed_nest_is_refused(calls: tuple[Any, ...], data: st.DataObject
     assert not protocol.nest_ok(broken)
 
 
-@given(st.integers(2, protocol.NEST_DEPTH), st.integers(0, 10), st.booleans())
-def test_a_nests_answer_is_every_result_or_an_error_after_the_first(
-    calls: int, items: int, failed: bool
+@given(st.integers(2, protocol.NEST_DEPTH), st.lists(scalars, max_size=10), st.booleans())
+def test_a_nests_answer_is_its_results_and_an_error_after_the_last(
+    calls: int, results: list[Any], failed: bool
 ) -> None:
     error = (protocol.ERROR_BUILTIN, "ValueError", ("x",)) if failed else None
-    expected = (1 <= items < calls) if failed else items == calls
-    assert protocol.nest_answered(calls, items, error) is expected
-    assert not protocol.nest_answered(calls, items, "ValueError")  # an error is a description
+    expected = 1 <= len(results) < calls or (len(results) == calls and not failed)
+    assert protocol.nest_answered(calls, (tuple(results), error)) is expected
+    assert not protocol.nest_answered(calls, (tuple(results), "ValueError"))  # not described
+    assert not protocol.nest_answered(calls, (list(results), None))
+    assert not protocol.nest_answered(calls, (tuple(results), None, None))
+    assert not protocol.nest_answered(calls, tuple(results))
 
 
 # --- each end refuses a nest that is not one -----------------------------------------
@@ -112,43 +115,75 @@ def test_the_worker_answers_a_nest_with_each_result_then_the_end(
     _write(to_worker, (protocol.BYE,))
     with pytest.raises(SystemExit):
         conn.serve()
-    os.set_blocking(from_worker, False)  # the worker has written all it will
-    buffer = bytearray()
-    with contextlib.suppress(BlockingIOError):
-        while chunk := os.read(from_worker, 1 << 16):
-            buffer += chunk
-    said = []
-    while (payload := wire.take_frame(buffer)) is not None:
-        said.append(wire.decode(payload))
-    assert len(said) == 6
-    assert said[:4] == [(protocol.ITEM, 1, 3), (protocol.ITEM, 1, "3"), (protocol.ITEM, 1, 1),
-                        (protocol.OK, 1, None, ())]  # fmt: skip
+    said = _read_all(from_worker, 2)
+    assert said[0] == (protocol.OK, 1, ((3, "3", 1), None), ())
     # len(3) raised: the first result, then the error, and str is never called
-    assert said[4] == (protocol.ITEM, 2, 3)
-    assert said[5][:2] == (protocol.OK, 2) and said[5][2][:2] == (
-        protocol.ERROR_BUILTIN,
-        "TypeError",
-    )
+    assert said[1][:2] == (protocol.OK, 2) and said[1][2][0] == (3,)
+    assert said[1][2][1][:2] == (protocol.ERROR_BUILTIN, "TypeError")
+
+
+def _read_all(fd: int, n: int) -> list[Any]:
+    """The next `n` messages on `fd`, from one buffer (one read may hold several)."""
+    buffer, said = bytearray(), []
+    while len(said) < n:
+        payload = wire.take_frame(buffer)
+        if payload is None:
+            buffer += os.read(fd, 1 << 20)
+        else:
+            said.append(wire.decode(payload))
+    return said
+
+
+def _serve(conn: Any, ended: list[BaseException]) -> None:
+    try:
+        conn.serve()
+    except BaseException as exc:  # the worker's SystemExit, read by the test
+        ended.append(exc)
+
+
+def test_a_result_that_cannot_cross_stops_the_chain(worker_end: tuple[Any, int, int]) -> None:
+    conn, to_worker, from_worker = worker_end
+    big, past = protocol.NEST_BYTES + 10, wire.MAX_FRAME + 10
+    nests = [
+        # pow(2, 600_000) is past wire's largest int: uncrossable, an ERR as a CALL's
+        ((pow, (2, 600_000), {}), (str,)),
+        # bytes(past) cannot cross: the chain ends there as an error, len is never called
+        ((abs, (-past,), {}), (bytes,), (len,)),
+        # a result past NEST_BYTES ends the chain without one: the judge calls len alone
+        ((abs, (-big,), {}), (bytes,), (len,)),
+    ]
+    for n, calls in enumerate(nests, 1):
+        _write_builtins(to_worker, (protocol.QUERY, n, protocol.NEST, calls))
+    _write(to_worker, (protocol.BYE,))
+    ended: list[BaseException] = []
+    # The answers pass a pipe's buffer: read while the worker writes.
+    serving = threading.Thread(target=_serve, args=(conn, ended))
+    serving.start()
+    first, second, third = _read_all(from_worker, 3)
+    serving.join()
+    assert [type(e) for e in ended] == [SystemExit]
+    assert first[:2] == (protocol.ERR, 1) and first[2][0] == protocol.ERROR_UNCROSSABLE
+    assert second[:2] == (protocol.OK, 2) and second[2][0] == (past,)
+    assert second[2][1][0] == protocol.ERROR_UNCROSSABLE
+    assert third[:2] == (protocol.OK, 3) and third[2][1] is None
+    assert third[2][0] == (big, bytes(big))
 
 
 @pytest.mark.parametrize(
-    ("items", "end", "said"),
+    "answer",
     [
-        ((), None, "a nested call's answer is not one"),  # no result at all
-        ((1,), None, "a nested call's answer is not one"),  # fewer than asked, no error
-        ((1, 2), (protocol.ERROR_BUILTIN, "ValueError", ("x",)), "not one"),  # all, and an error
-        ((1, 2, 3), None, "a batch larger than asked"),  # more than asked
+        ((), None),  # no result at all
+        ((1, 2), (protocol.ERROR_BUILTIN, "ValueError", ("x",))),  # all, and an error
+        ((1, 2, 3), None),  # more than asked
+        [(1, 2), None],
+        None,
     ],
 )
-def test_the_judge_kills_a_worker_whose_nest_answer_is_not_one(
-    tmp_path: Path, items: tuple[Any, ...], end: Any, said: str
-) -> None:
+def test_the_judge_kills_a_worker_whose_nest_answer_is_not_one(tmp_path: Path, answer: Any) -> None:
     judge, to_judge, incidents = _judge_end(tmp_path)
-    for item in items:
-        _write(to_judge, (protocol.ITEM, 1, item))
-    _write(to_judge, (protocol.OK, 1, end, ()))
-    frame = standin._Frame(1, items=[], limit=2, nest=True)
-    with pytest.raises(standin.WorkerFailure, match=said):
+    _write(to_judge, (protocol.OK, 1, answer, ()))
+    frame = standin._Frame(1, nest=2)
+    with pytest.raises(standin.WorkerFailure, match="a nested call's answer is not one"):
         judge._await(frame, None)
     assert len(incidents) == 1
     os.close(to_judge)
@@ -157,14 +192,10 @@ def test_the_judge_kills_a_worker_whose_nest_answer_is_not_one(
 
 def test_the_judge_takes_a_nest_answer(tmp_path: Path) -> None:
     judge, to_judge, incidents = _judge_end(tmp_path)
-    for message in (
-        (protocol.ITEM, 1, 3),
-        (protocol.OK, 1, (protocol.ERROR_BUILTIN, "KeyError", ("k",)), ()),
-    ):
-        _write(to_judge, message)
-    frame = standin._Frame(1, items=[], limit=2, nest=True)
-    error = judge._await(frame, None)
-    assert frame.items == [3] and type(error) is KeyError and error.args == ("k",)
+    error = (protocol.ERROR_BUILTIN, "KeyError", ("k",))
+    _write(to_judge, (protocol.OK, 1, ((3,), error), ()))
+    results, raised = judge._await(standin._Frame(1, nest=2), None)
+    assert results == (3,) and type(raised) is KeyError and raised.args == ("k",)
     assert incidents == []
     os.close(to_judge)
     os.close(judge.fd_in)

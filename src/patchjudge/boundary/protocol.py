@@ -161,12 +161,14 @@ CONTEXT, EXECUTED, DUNDERS = "context", "executed", "dunders"
 SEQ = "seq"
 # Nested calls, `f(g(x))`, in one round trip where they were two (issue 17): (calls,), the
 # first call a CALL's fields (target, args, kwargs), each later one (target,), called with
-# the previous call's result alone (the worker's own object, as in process). The worker
-# sends each result as an ITEM as it comes; a first call that raised is an ERR, as a CALL's;
-# then an OK whose result is None once every call returned, or what the later call that
-# raised raised (an ERR's error). The judge raises it at that call, which it then makes.
+# the previous call's result alone (the worker's own object, as in process). A first call
+# that raised is an ERR, as a CALL's; else an OK whose result is (results, error): the
+# results up to a later call that raised and what it raised (an ERR's error), or None: then
+# every call's result, or those up to NEST_BYTES of them (the judge makes the later calls
+# alone). The judge raises the error at that call, which it then makes.
 NEST = "nest"
 NEST_DEPTH = 8
+NEST_BYTES = 4 << 20
 REQUESTS = frozenset(
     {IMPORT, GETATTR, SETATTR, DELATTR, CALL, CALL_METHOD, OP, BATCH, SEQ, NEST, CONTEXT,
      EXECUTED, DUNDERS}
@@ -187,12 +189,15 @@ def nest_ok(calls: Any) -> bool:
     )
 
 
-def nest_answered(calls: int, items: int, error: Any) -> bool:
-    """Pure: a NEST of `calls` calls was answered with `items` results, then an OK of `error`:
-    every result and None, or at least the first and an error for the call after the last."""
+def nest_answered(calls: int, answer: Any) -> bool:
+    """Pure: `answer` is a NEST of `calls` calls' OK result: (results, error), at least the
+    first result, and None or an error for the call after the last."""
+    if not (type(answer) is tuple and len(answer) == 2 and type(answer[0]) is tuple):
+        return False
+    results, error = answer
     if error is None:
-        return items == calls
-    return type(error) is tuple and 1 <= items < calls
+        return 1 <= len(results) <= calls
+    return type(error) is tuple and 1 <= len(results) < calls
 
 
 _ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift",

@@ -109,7 +109,7 @@ class _Frame:
     plain: bool = False  # a counted loop's batch: it ends after an item that is not data
     kept: list[Any] | None = None  # a kept CALL_METHOD's attribute, once it has come back
     size: int = 0  # their bytes
-    nest: bool = False  # a NEST's: its items are the calls' results, its OK the end
+    nest: int = 0  # a NEST's calls: its OK is their results and a later call's error
 
 
 # A nested call's later call, answered: (its callee, its argument, its result, its error).
@@ -155,7 +155,6 @@ class Worker:
         self.judge_python = False
         # A nested call's later calls, answered already (call_nested), by thread: the next
         # handle call the thread makes from that frame takes the next one.
-        # of the thread takes the next one; (callee, its argument, result or error).
         self.nests: dict[int, tuple[types.FrameType, collections.deque[_Step]]] = {}
         # The node id running now: a worker started lazily mid-test measures it from its start.
         self.context: str | None = None
@@ -374,7 +373,7 @@ class Worker:
         if op == protocol.BATCH:
             frame.limit, frame.plain = args[1], args[2]
         elif op == protocol.NEST:
-            frame.limit, frame.nest = len(args[0]), True
+            frame.nest = len(args[0])
         self.next_id += 1
         self.frames.append(frame)
         kind = str(args[0]) if op == protocol.OP else op
@@ -511,10 +510,10 @@ class Worker:
         if changed != ():
             self._changed(call, changed)
         if frame.nest:
-            assert frame.items is not None
-            if not protocol.nest_answered(frame.limit, len(frame.items), result):
+            if not protocol.nest_answered(frame.nest, result):
                 raise self.fail(Cause.PROTOCOL, "a nested call's answer is not one")
-            return True, None if result is None else self._exception(result)
+            results, error = result
+            return True, (results, None if error is None else self._exception(error))
         return True, result
 
     # --- links (protocol.py): the judge's containers the code kept ---
@@ -627,7 +626,7 @@ class Worker:
         if ident != frame.ident:
             raise self.fail(Cause.PROTOCOL, f"an item for call {ident}, not asked")
         frame.size += self.received
-        if len(frame.items) >= frame.limit or (frame.size > BATCH_BYTES and not frame.nest):
+        if len(frame.items) >= frame.limit or frame.size > BATCH_BYTES:
             raise self.fail(Cause.PROTOCOL, "a batch larger than asked")
         if frame.plain and frame.items and not protocol.plain(frame.items[-1]):
             raise self.fail(Cause.PROTOCOL, "a counted batch went on past an item that is not data")
@@ -1203,21 +1202,22 @@ class Worker:
 
         Returns the first result (the frame keeps it: pytest's rewrite shows it
         when the assert fails); the later calls take theirs (nested_step)."""
-        results: list[Any] = []
         self.scale = len(outers) + 1  # each call has the deadline it had alone
         try:
             calls = ((handle, args, kwargs), *((outer,) for outer in outers))
-            error = self.request(protocol.NEST, calls, into=results)
+            results, error = self.request(protocol.NEST, calls)
         finally:
             self.scale = 1
         steps: collections.deque[_Step] = collections.deque()
         for n, outer in enumerate(outers):
             if n + 1 < len(results):
                 steps.append((outer, results[n], results[n + 1], None))
-            else:
+            elif error is not None:
                 steps.append((outer, results[n], None, error))
                 break
-        self.nests[threading.get_ident()] = (frame, steps)
+            # else the worker stopped at NEST_BYTES: the later calls are made alone
+        if steps:
+            self.nests[threading.get_ident()] = (frame, steps)
         return results[0]
 
     def nested_step(

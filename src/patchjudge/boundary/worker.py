@@ -966,10 +966,10 @@ class Connection:
     def answer_nest(self, ident: int, calls: Any) -> None:
         """`f(g(x))` (protocol.NEST): each call gets the one before's result, its own object.
 
-        Each result is encoded as soon as it is made, before the next call, so one
-        that cannot cross stops the chain where a round trip a call stopped it. The
-        judge sends data and handles alone as the first call's arguments, so nothing
-        is copied back; the results go out in one write with the end.
+        A result that could not cross stops the chain where a round trip a call
+        stopped it: checked before the next call (_crossing). The judge sends data
+        and handles alone as the first call's arguments, so nothing is copied back;
+        the results go in the one OK, with what a later call raised.
         """
         if not protocol.nest_ok(calls):
             raise SystemExit("patchjudge worker: the judge sent a nest that is not one")
@@ -979,34 +979,32 @@ class Connection:
         except BaseException as exc:
             self.reply_error(ident, exc)
             return
-        out: list[bytes] = []
+        values: list[Any] = []
         error: Any = None
+        size = 0
         for step in range(len(calls)):
-            try:
-                value = _as_argument(result, call_args, call_kwargs) if step == 0 else result
-                item = (protocol.ITEM, ident, self.named(value, (), {}))
-                out.append(wire.frame(wire.encode(item, self.to_ref)))
-            except (wire.WireError, RecursionError) as exc:
+            value = _as_argument(result, call_args, call_kwargs) if step == 0 else result
+            value = self.named(value, (), {})
+            crossing = _crossing(value)
+            if isinstance(crossing, str):
                 if step == 0:
-                    self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
+                    self.uncrossable(ident, crossing)
                     return
-                error = (protocol.ERROR_UNCROSSABLE, f"{type(exc).__name__}: {exc}")
+                error = (protocol.ERROR_UNCROSSABLE, crossing)
                 break
-            if step == len(outers):
-                break
+            values.append(value)
+            size += crossing
+            if step == len(outers) or size > protocol.NEST_BYTES:
+                break  # past NEST_BYTES the judge makes the later calls, one a round trip
             try:
                 result = outers[step][0](result)
             except BaseException as exc:
                 error = self.describe(exc)
                 break
         try:
-            end = wire.encode((protocol.OK, ident, error, self.link_changes()), self.to_ref)
+            self.send((protocol.OK, ident, (tuple(values), error), self.link_changes()))
         except (wire.WireError, RecursionError) as exc:
-            text = f"{type(exc).__name__} (unprintable)"
-            end = wire.encode((protocol.OK, ident, (protocol.ERROR_UNCROSSABLE, text), ()))
-        data = b"".join(out) + wire.frame(end)
-        while data:
-            data = data[os.write(self.fd_out, data) :]
+            self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
 
     def uncrossable(self, ident: int, text: str) -> None:
         self.send((protocol.ERR, ident, (protocol.ERROR_UNCROSSABLE, text)))
@@ -1551,6 +1549,26 @@ def _as_argument(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     """An argument returned as itself, or inside the result, crosses as "argument N": the
     judge's own object comes back."""
     return wire.returned_arguments(result, args, kwargs, _argument_ref)
+
+
+_CROSSES = frozenset({type(None), bool, float, complex})
+
+
+def _crossing(value: Any) -> str | int:
+    """Why `value` could not cross (wire's limits), or its encoded size; nothing is
+    registered (no handle is made)."""
+    kind = type(value)
+    if kind in _CROSSES or (kind is int and value.bit_length() < 63):
+        return 16
+    try:
+        return len(wire.encode(value, _unregistered))
+    except (wire.WireError, RecursionError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _unregistered(obj: Any) -> Any:
+    """What stands for a reference when only the crossing is asked (no handle is made)."""
+    return wire.Ref(protocol.HANDLE, 0)
 
 
 def _argument_ref(key: Any) -> Any:
