@@ -163,10 +163,46 @@ CONTEXT, EXECUTED, DUNDERS = "context", "executed", "dunders"
 # (CALL_METHOD, target, name, args, kwargs). The worker runs them in order and stops at the
 # first that raises: the reply is that call's ERR, or an OK with None once every call returned.
 SEQ = "seq"
+# Nested calls, `f(g(x))`, in one round trip where they were two (issue 17): (calls,), the
+# first call a CALL's fields (target, args, kwargs), each later one (target,), called with
+# the previous call's result alone (the worker's own object, as in process). A first call
+# that raised is an ERR, as a CALL's; else an OK whose result is (results, error): the
+# results up to a later call that raised and what it raised (an ERR's error), or None: then
+# every call's result, or those up to NEST_BYTES of them (the judge makes the later calls
+# alone). The judge raises the error at that call, which it then makes.
+NEST = "nest"
+NEST_DEPTH = 8
+NEST_BYTES = 4 << 20
 REQUESTS = frozenset(
-    {IMPORT, GETATTR, SETATTR, DELATTR, CALL, CALL_METHOD, OP, BATCH, SEQ, CONTEXT, EXECUTED,
-     DUNDERS}
+    {IMPORT, GETATTR, SETATTR, DELATTR, CALL, CALL_METHOD, OP, BATCH, SEQ, NEST, CONTEXT,
+     EXECUTED, DUNDERS}
 )  # fmt: skip
+
+
+def nest_ok(calls: Any) -> bool:
+    """Pure: `calls` is a NEST request's field: 2 to NEST_DEPTH calls, the first with a tuple
+    of arguments and a dict of keywords, each later one a target alone."""
+    return (
+        type(calls) is tuple
+        and 2 <= len(calls) <= NEST_DEPTH
+        and type(calls[0]) is tuple
+        and len(calls[0]) == 3
+        and type(calls[0][1]) is tuple
+        and type(calls[0][2]) is dict
+        and all(type(c) is tuple and len(c) == 1 for c in calls[1:])
+    )
+
+
+def nest_answered(calls: int, answer: Any) -> bool:
+    """Pure: `answer` is a NEST of `calls` calls' OK result: (results, error), at least the
+    first result, and None or an error for the call after the last."""
+    if not (type(answer) is tuple and len(answer) == 2 and type(answer[0]) is tuple):
+        return False
+    results, error = answer
+    if error is None:
+        return 1 <= len(results) <= calls
+    return type(error) is tuple and 1 <= len(results) < calls
+
 
 _ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift",
                "and_", "or_", "xor", "matmul")  # fmt: skip

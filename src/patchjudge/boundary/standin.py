@@ -55,7 +55,7 @@ import pytest
 from _pytest.compat import ascii_escaped
 
 from patchjudge import failure, pytest_plugin
-from patchjudge.boundary import evaluate, launcher, loops, protocol, sandbox, wire
+from patchjudge.boundary import evaluate, launcher, loops, nesting, protocol, sandbox, wire
 from patchjudge.boundary.protocol import ARGUMENT, BUILTIN, HANDLE, JUDGE_FN, JUDGE_OBJ, Cause
 
 ENV = protocol.ORACLE_ENV
@@ -110,6 +110,11 @@ class _Frame:
     plain: bool = False  # a counted loop's batch: it ends after an item that is not data
     kept: list[Any] | None = None  # a kept CALL_METHOD's attribute, once it has come back
     size: int = 0  # their bytes
+    nest: int = 0  # a NEST's calls: its OK is their results and a later call's error
+
+
+# A nested call's later call, answered: (its callee, its argument, its result, its error).
+_Step = tuple[Any, Any, Any, BaseException | None]
 
 
 class Worker:
@@ -146,6 +151,12 @@ class Worker:
         # One of them may run the judge's Python when the worker asks it for something (not
         # a sentinel `object()` or a builtin class): then not between a counted loop's steps.
         self.judge_code = False
+        # The same, but a stdlib BytesIO or StringIO too (its methods are C): the judge's
+        # Python may then run in a call and rebind a name the property loads after it.
+        self.judge_python = False
+        # A nested call's later calls, answered already (call_nested), by thread: the next
+        # handle call the thread makes from that frame takes the next one.
+        self.nests: dict[int, tuple[types.FrameType, collections.deque[_Step]]] = {}
         # The node id running now: a worker started lazily mid-test measures it from its start.
         self.context: str | None = None
         # Round trips by kind (a request's op, "callback" for the worker's): a figure (issue 20).
@@ -370,6 +381,8 @@ class Worker:
         frame = _Frame(self.next_id, call=call, items=into, kept=kept)
         if op == protocol.BATCH:
             frame.limit, frame.plain = args[1], args[2]
+        elif op == protocol.NEST:
+            frame.nest = len(args[0])
         self.next_id += 1
         self.frames.append(frame)
         kind = str(args[0]) if op == protocol.OP else op
@@ -505,6 +518,11 @@ class Worker:
                 raise self.fail(Cause.PROTOCOL, "a kept method call's answer has no outcome")
         if changed != ():
             self._changed(call, changed)
+        if frame.nest:
+            if not protocol.nest_answered(frame.nest, result):
+                raise self.fail(Cause.PROTOCOL, "a nested call's answer is not one")
+            results, error = result
+            return True, (results, None if error is None else self._exception(error))
         return True, result
 
     # --- links (protocol.py): the judge's containers the code kept ---
@@ -877,6 +895,9 @@ class Worker:
             self.functions[known] = obj
             self.function_ids[id(obj)] = known
             self.judge_code = self.judge_code or not _runs_no_judge_code(obj)
+            self.judge_python = self.judge_python or not (
+                _runs_no_judge_code(obj) or type(obj) in (io.BytesIO, io.StringIO)
+            )
         if _is_function(obj):
             return wire.Ref(JUDGE_FN, known)
         return wire.Ref(JUDGE_OBJ, known, judge_capabilities(obj))
@@ -1150,6 +1171,91 @@ class Worker:
                 self.request(protocol.SEQ, calls)
             finally:
                 self.scale = 1
+
+    # --- nested calls: f(g(x)) in one round trip (issue 17) ---
+    def nested(
+        self, frame: types.FrameType, handle: Handle, args: Any, kwargs: Any
+    ) -> tuple[Any, ...]:
+        """The handles the result of `handle(*args, **kwargs)`, called from `frame`, goes to
+        at once (nesting.py), each with that result alone; () when not so.
+
+        The arguments are data and this worker's handles (nothing to copy back); the
+        callees are this worker's handles, read where the frame reads them, and the
+        inner one is `handle` itself; a callee loaded after the inner call from a
+        global or a cell only while nothing the worker holds runs the judge's Python.
+        """
+        site = nesting.cached(frame.f_code).get(frame.f_lasti)
+        if site is None or self.failure is not None or self.proc is None:
+            return ()
+        if site.late and self.judge_python and any(kind != "fast" for kind, _ in site.outers):
+            return ()
+        if not all(map(self._inert, (args, kwargs))):
+            return ()
+        # The frame's locals only when a load reads them (f_locals copies them all).
+        reads = site.scalars or any(kind != "global" for kind, _ in (site.inner, *site.outers))
+        values = frame.f_locals if reads else {}
+        if nesting.resolve(frame, values, site.inner) is not handle:
+            return ()
+        if site.scalars and not nesting.scalars_only(values, site.scalars):
+            return ()
+        outers = tuple(nesting.resolve(frame, values, load) for load in site.outers)
+        for outer in outers:
+            if type(outer) not in _CALLABLE_HANDLES or not self._inert(outer):
+                return ()
+        return outers
+
+    def call_nested(
+        self,
+        frame: types.FrameType,
+        handle: Handle,
+        args: Any,
+        kwargs: Any,
+        outers: tuple[Any, ...],
+    ) -> Any:
+        """`handle(*args, **kwargs)` and the calls of `outers` on its result, one round trip.
+
+        Returns the first result (the frame keeps it: pytest's rewrite shows it
+        when the assert fails); the later calls take theirs (nested_step)."""
+        self.scale = len(outers) + 1  # each call has the deadline it had alone
+        try:
+            calls = ((handle, args, kwargs), *((outer,) for outer in outers))
+            results, error = self.request(protocol.NEST, calls)
+        finally:
+            self.scale = 1
+        steps: collections.deque[_Step] = collections.deque()
+        for n, outer in enumerate(outers):
+            if n + 1 < len(results):
+                steps.append((outer, results[n], results[n + 1], None))
+            elif error is not None:
+                steps.append((outer, results[n], None, error))
+                break
+            # else the worker stopped at NEST_BYTES: the later calls are made alone
+        if steps:
+            self.nests[threading.get_ident()] = (frame, steps)
+        return results[0]
+
+    def nested_step(
+        self, caller: types.FrameType, handle: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[bool, Any]:
+        """A later call of a nest: what the worker's call gave (or raised), taken here.
+        -> (whether this call was one, its result)."""
+        thread = threading.get_ident()
+        frame, steps = self.nests.pop(thread)
+        if frame is not caller:
+            return False, None  # the frame was left between the calls (a signal's error)
+        callee, argument, result, error = steps.popleft()
+        if callee is not handle or len(args) != 1 or args[0] is not argument or kwargs:
+            # nesting.py's reading of the frame says this cannot happen: the judge's slip.
+            raise AssertionError("patchjudge: a nested call was not the one the frame makes")
+        if steps:
+            self.nests[thread] = (frame, steps)
+        if isinstance(error, StopIteration | StopAsyncIteration):
+            # As _request says it of a call made alone (PEP 479's rule).
+            name = type(error).__name__
+            raise RuntimeError(f"the code under test raised {name} out of a call") from error
+        if error is not None:
+            raise error
+        return True, result
 
     # --- iteration (issue 20) ---
     def next_item(self, handle: Handle, ident: int, caller: types.FrameType | None = None) -> Any:
@@ -1989,7 +2095,8 @@ def _runs_no_judge_code(obj: object) -> bool:
 def _kind(op: str, args: tuple[Any, ...]) -> str:
     if op == protocol.OP:
         return f"{args[0]} operation"
-    return {protocol.CALL: "call", protocol.CALL_METHOD: "method call"}.get(op, f"{op} request")
+    kinds = {protocol.CALL: "call", protocol.NEST: "call", protocol.CALL_METHOD: "method call"}
+    return kinds.get(op, f"{op} request")
 
 
 _CAUSES = (protocol.ERROR_BUILTIN, protocol.ERROR_FOREIGN)
@@ -2292,10 +2399,18 @@ class Handle(HandleBase):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         worker = object.__getattribute__(self, "_pj_worker")
+        caller = sys._getframe(1)
+        if worker.nests and threading.get_ident() in worker.nests:
+            taken, result = worker.nested_step(caller, self, args, kwargs)
+            if taken:
+                return result  # answered with the call it was nested in
         if object.__getattribute__(self, "_pj_id") == STORED:
             return worker.call_stored(self, args, kwargs)
-        if worker.defer(sys._getframe(1), protocol.CALL, (self, args, kwargs)):
+        if worker.defer(caller, protocol.CALL, (self, args, kwargs)):
             return None  # the caller pops it
+        outers = worker.nested(caller, self, args, kwargs)
+        if outers:
+            return worker.call_nested(caller, self, args, kwargs, outers)
         return worker.request(protocol.CALL, self, args, kwargs)
 
 
@@ -2331,6 +2446,7 @@ class CallableMappingHandle(MappingHandle):
 HANDLE_TYPES = frozenset(
     {Handle, SequenceHandle, MappingHandle, CallableSequenceHandle, CallableMappingHandle}
 )
+_CALLABLE_HANDLES = frozenset({Handle, CallableSequenceHandle, CallableMappingHandle})
 _SHAPES: dict[Any, type[HandleBase]] = {
     (protocol.META_SEQUENCE,): SequenceHandle,
     (protocol.META_MAPPING,): MappingHandle,
