@@ -46,7 +46,7 @@ import threading
 import types
 import warnings
 import weakref
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
@@ -189,6 +189,7 @@ class Worker:
         # the code's warnings (_issue_warning): shown once a place, as in process.
         self.warned: dict[str, dict[str | tuple[str, type[Warning], int], int]] = {}
         self.seeds: tuple[tuple[int, int], ...] = ()  # the seedings last sent (protocol.SEEDS)
+        self.environ: Changes = ()  # the property's changes to os.environ last sent (ENVIRON)
 
     # --- lifetime ---
     def start(self) -> None:
@@ -233,7 +234,9 @@ class Worker:
         else:
             loader += STDIN_START.encode()
             program = b"%08d" % len(loader) + loader + program
-        env = {k: os.environ[k] for k in protocol.WORKER_PASSED_ENV if k in os.environ}
+        # From the environment before any test ran: what a test changed crosses as a change
+        # (ENVIRON), which the worker can undo when the test restores it.
+        env = {k: _ENVIRON_BASE[k] for k in protocol.WORKER_PASSED_ENV if k in _ENVIRON_BASE}
         env.update(
             HOME=str(home),
             TMPDIR=str(home / "tmp"),
@@ -378,11 +381,14 @@ class Worker:
                 raise TypeError(f"cannot cross to the code under test: {exc}") from None
             synced = self._sync() if self.links or self.unlinks else None
             seeded = self._seeded() if _PRNG.seeds != self.seeds else None
-            if not (unclaimed or self.released or synced or seeded):
+            environ = self._environ() if _environ_changes() != self.environ else None
+            if not (unclaimed or self.released or synced or seeded or environ):
                 self._send(payload)  # the common request: one frame, nothing to ask first
                 return self._await(frame, call)
             frames = [payload] if seeded is None else [seeded, payload]
             claims = self._ask_claims(unclaimed, frames)
+            if environ:
+                frames.insert(0, environ)
             if synced:
                 frames.insert(0, synced)  # the worker's copies as the judge's are, first
             if self.released:
@@ -598,6 +604,11 @@ class Worker:
         """The SEEDS for the next request: the seedings hypothesis has in force now."""
         self.seeds = _PRNG.seeds
         return wire.encode((protocol.SEEDS, self.seeds))
+
+    def _environ(self) -> bytes:
+        """The ENVIRON for the next request: the property's changes to os.environ now."""
+        self.environ = _environ_changes()
+        return wire.encode((protocol.ENVIRON, self.environ))
 
     def _on_err(self, frame: _Frame, call: Any, ident: int, error: Any) -> Any:
         raise self._exception(error)
@@ -3123,6 +3134,36 @@ def pytest_configure(config: pytest.Config) -> None:
 # environment: nothing the judge starts inherits it.
 _spec_text = os.environ.pop(ENV, None)
 _launcher_text = os.environ.pop(protocol.LAUNCHER_ENV, None)
+
+Changes = tuple[tuple[str, str | None], ...]
+
+
+def environ_changes(base: dict[str, str], now: Mapping[str, str]) -> Changes:
+    """Pure: what the tests changed of the judge's environment, as the worker applies it
+    (protocol.ENVIRON): each name whose value is not `base`'s, with its value now (None:
+    deleted), bar the refused; never a name unchanged, so none of the judge's own values."""
+    changed: list[tuple[str, str | None]] = [(k, v) for k, v in now.items() if base.get(k) != v]
+    changed += [(k, None) for k in base if k not in now]
+    return tuple(sorted(pair for pair in changed if not protocol.environ_refused(pair[0])))
+
+
+# The judge's environment before any test ran (the spec and launcher taken out): a worker
+# starts from it, and what differs from it later is the property's (environ_changes).
+_ENVIRON_BASE = dict(os.environ)
+# os.environ's own store, compared as is (about a microsecond a request) to what was seen at
+# the last request: the changes are worked out again only when it differs.
+_environ_seen: list[Any] = [None, ()]
+
+
+def _environ_changes() -> Changes:
+    data = getattr(os.environ, "_data", None)
+    if data is None or data != _environ_seen[0]:
+        _environ_seen[:] = [None if data is None else dict(data),
+                            environ_changes(_ENVIRON_BASE, os.environ)]  # fmt: skip
+    changes: Changes = _environ_seen[1]
+    return changes
+
+
 _client: list[launcher.Client] = []
 
 

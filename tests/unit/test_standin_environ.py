@@ -1,0 +1,125 @@
+"""The property's changes to its environment reach the code, and nothing else does (issue 17).
+
+In process `monkeypatch.setenv("TZ", ...)` or `patch.dict(os.environ, ...)` is
+the library's environment too (whenever's suite). Out of process the worker's
+environment is its own: the judge sends what the tests changed since its
+pytest started (protocol.ENVIRON), never a value of its own it had then
+(PATCHJUDGE_SEED_KEY), never a name the worker's harness owns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from patchjudge.boundary import protocol
+from patchjudge.boundary.standin import environ_changes
+from tests.unit.test_standin import outcomes, run_judge
+
+BASE = {"PATCHJUDGE_SEED_KEY": "secret", "LIB_KEPT": "judge", "TZ": "UTC", "PATH": "/usr/bin"}
+
+
+def test_a_name_unchanged_since_the_start_never_crosses() -> None:
+    assert environ_changes(BASE, dict(BASE)) == ()
+    now = {**BASE, "LIB_NEW": "1", "TZ": "AAA-1"}
+    assert environ_changes(BASE, now) == (("LIB_NEW", "1"), ("TZ", "AAA-1"))
+
+
+def test_a_deleted_name_crosses_as_none_and_a_restored_one_not_at_all() -> None:
+    now = {k: v for k, v in BASE.items() if k != "TZ"}
+    assert environ_changes(BASE, now) == (("TZ", None),)
+    assert environ_changes(BASE, {**now, "TZ": "UTC"}) == ()
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["PATH", "HOME", "TMPDIR", "PYTHONPATH", "PYTHONHASHSEED", "LD_PRELOAD", "GLIBC_TUNABLES",
+     "MALLOC_ARENA_MAX", "PATCHJUDGE_SEED_KEY", "PYTEST_CURRENT_TEST", "COVERAGE_PROCESS_START"],
+)  # fmt: skip
+def test_a_name_of_the_workers_harness_never_crosses(name: str) -> None:
+    assert environ_changes(BASE, {**BASE, name: "changed"}) == ()
+    assert environ_changes(BASE, {k: v for k, v in BASE.items() if k != name}) == ()
+    assert not protocol.environ_ok(((name, "changed"),))
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [[("TZ", "UTC")], (("TZ", 1),), (("A=B", "x"),), (("", "x"),), (("TZ", "a\0b"),),
+     (("TZ", "UTC"), ("TZ", None)), (("TZ",),)],
+)  # fmt: skip
+def test_the_worker_refuses_an_environment_not_of_the_protocols_shape(changes: object) -> None:
+    assert not protocol.environ_ok(changes)
+
+
+LIBRARY = """
+import os
+
+
+def env(name):
+    return os.environ.get(name)
+"""
+
+PROPERTIES = """
+import os
+import unittest.mock
+
+import mylib
+from patchjudge.boundary import protocol, standin, wire
+
+REFUSED = ("PATH", "HOME", "PYTHONHASHSEED", "LD_LIBRARY_PATH", "PATCHJUDGE_SEED_KEY")
+
+
+def test_the_judges_own_environment_never_crosses(monkeypatch):
+    assert mylib.env("LIB_KEPT") is None and mylib.env("PATCHJUDGE_SEED_KEY") is None
+    monkeypatch.setenv("LIB_KEPT", "judge")  # its value when the judge started: no change
+    monkeypatch.setenv("LIB_NEW", "1")
+    assert mylib.env("LIB_KEPT") is None and mylib.env("LIB_NEW") == "1"
+
+
+def test_names_of_the_workers_harness_keep_the_workers_values(monkeypatch):
+    before = {name: mylib.env(name) for name in REFUSED}
+    assert before["HOME"] and before["PATH"] and before["PATCHJUDGE_SEED_KEY"] is None
+    for name in REFUSED:
+        monkeypatch.setenv(name, "/set/by/the/property")
+    assert {name: mylib.env(name) for name in REFUSED} == before
+
+
+def test_z_a_change_undone_is_undone_in_the_worker_and_sent_once():
+    assert mylib.env("LIB_NEW") is None  # monkeypatch's undo crossed
+    w = standin._state.current()
+    writes = []
+    real = os.write
+
+    def counting(fd, data):
+        if fd == w.fd_out:
+            writes.append(bytes(data))
+        return real(fd, data)
+
+    os.write = counting
+    try:
+        with unittest.mock.patch.dict(os.environ, {"LIB_MODE": "fast"}):
+            assert mylib.env("LIB_MODE") == "fast" and mylib.env("LIB_MODE") == "fast"
+        assert mylib.env("LIB_MODE") is None
+    finally:
+        os.write = real
+    messages = [
+        [wire.decode(f, lambda ref: ref) for f in wire.split_frames(data)[0]] for data in writes
+    ]
+    sent = [m[1] for write in messages for m in write if m[0] == protocol.ENVIRON]
+    # The change, then its undo, each once, in the write of the next request after it.
+    assert sent == [(("LIB_MODE", "fast"),), ()], messages
+    assert all(write[-1][0] == protocol.QUERY for write in messages)
+"""
+
+TESTS = {
+    "test_the_judges_own_environment_never_crosses": "PASSED",
+    "test_names_of_the_workers_harness_keep_the_workers_values": "PASSED",
+    "test_z_a_change_undone_is_undone_in_the_worker_and_sent_once": "PASSED",
+}
+
+
+def test_only_the_propertys_changes_reach_the_worker(tmp_path: Path) -> None:
+    judge_env = {"PATCHJUDGE_SEED_KEY": "secret", "LIB_KEPT": "judge"}
+    proc = run_judge(tmp_path, PROPERTIES, LIBRARY, environ=judge_env)
+    assert outcomes(proc) == TESTS, proc.stdout[-6000:] + proc.stderr[-3000:]
