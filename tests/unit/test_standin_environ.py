@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from patchjudge.boundary import protocol
+from patchjudge.boundary import protocol, standin
 from patchjudge.boundary.standin import environ_changes
 from tests.unit.test_standin import outcomes, run_judge
 
@@ -41,6 +41,17 @@ def test_a_name_of_the_workers_harness_never_crosses(name: str) -> None:
     assert environ_changes(BASE, {**BASE, name: "changed"}) == ()
     assert environ_changes(BASE, {k: v for k, v in BASE.items() if k != name}) == ()
     assert not protocol.environ_ok(((name, "changed"),))
+
+
+def test_a_request_sends_again_only_what_the_tests_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = standin._environ_changes()
+    assert standin._environ_changes() is before  # nothing changed: no new changes to send
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "x.py::t (call)")  # pytest's, every phase
+    assert standin._environ_changes() is before
+    monkeypatch.setenv("LIB_ZONE", "/zones")
+    assert dict(standin._environ_changes())["LIB_ZONE"] == "/zones"
+    monkeypatch.undo()
+    assert standin._environ_changes() == before
 
 
 @pytest.mark.parametrize(
