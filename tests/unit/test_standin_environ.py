@@ -54,6 +54,17 @@ def test_a_request_sends_again_only_what_the_tests_changed(monkeypatch: pytest.M
     assert standin._environ_changes() == before
 
 
+def test_a_value_naming_the_judges_tree_never_crosses() -> None:
+    # whenever: TZ set to a tzif file next to the properties, at a module's import.
+    hidden = ("/tmp/x/judge",)
+    assert not standin.environ_crosses("TZ", "/tmp/x/judge/eval/properties/tzif/A", hidden)
+    assert not standin.environ_crosses("LIB_PATH", "/a:/tmp/x/judge/data", hidden)
+    assert standin.environ_crosses("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", hidden)
+    assert standin.environ_crosses("TZ", None, hidden)  # a deletion names no path
+    now = {**BASE, "TZ": "/tmp/x/judge/zone", "LIB_NEW": "1"}
+    assert environ_changes(BASE, now, hidden) == (("LIB_NEW", "1"),)
+
+
 @pytest.mark.parametrize(
     "changes",
     [[("TZ", "UTC")], (("TZ", 1),), (("A=B", "x"),), (("", "x"),), (("TZ", "a\0b"),),
@@ -73,6 +84,7 @@ def env(name):
 
 PROPERTIES = """
 import os
+import pathlib
 import unittest.mock
 
 import mylib
@@ -94,6 +106,13 @@ def test_names_of_the_workers_harness_keep_the_workers_values(monkeypatch):
     for name in REFUSED:
         monkeypatch.setenv(name, "/set/by/the/property")
     assert {name: mylib.env(name) for name in REFUSED} == before
+
+
+def test_a_path_in_the_judges_tree_leaves_the_workers_value(monkeypatch):
+    monkeypatch.setenv("LIB_FILE", "/elsewhere/zone")
+    assert mylib.env("LIB_FILE") == "/elsewhere/zone"
+    monkeypatch.setenv("LIB_FILE", str(pathlib.Path(__file__).parent / "zones" / "a"))
+    assert mylib.env("LIB_FILE") is None  # the worker's own: it had none
 
 
 def test_z_a_change_undone_is_undone_in_the_worker_and_sent_once():
@@ -124,6 +143,7 @@ def test_z_a_change_undone_is_undone_in_the_worker_and_sent_once():
 """
 
 TESTS = {
+    "test_a_path_in_the_judges_tree_leaves_the_workers_value": "PASSED",
     "test_the_judges_own_environment_never_crosses": "PASSED",
     "test_names_of_the_workers_harness_keep_the_workers_values": "PASSED",
     "test_z_a_change_undone_is_undone_in_the_worker_and_sent_once": "PASSED",

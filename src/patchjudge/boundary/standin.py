@@ -2847,6 +2847,7 @@ class _State:
         self.key = "<session>"
         self.incidents: list[protocol.Incident] = []
         self.judge_root: str | None = None  # the judge's tree: classes it defines are its own
+        self.judge_paths: tuple[str, ...] = ()  # that tree as pytest names it (unresolved)
         self.evaluator: evaluate.Evaluator | None = None  # the judge files' eval (evaluate.py)
         self.drawn: dict[int, Any] = {}  # what hypothesis drew for the example running now
         self.mutations: list[str] = []  # drawn arguments the code changed in place
@@ -3127,6 +3128,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if _state is not None:
         _forget_judge_modules(_state, keep=set())
         _state.judge_root = str(Path(config.rootpath).resolve())
+        _state.judge_paths = (str(config.rootpath),)
 
 
 # At import (`-p`), before pytest loads the judge tree's initial conftests: a
@@ -3138,13 +3140,28 @@ _launcher_text = os.environ.pop(protocol.LAUNCHER_ENV, None)
 Changes = tuple[tuple[str, str | None], ...]
 
 
-def environ_changes(base: dict[str, str], now: Mapping[str, str]) -> Changes:
+def environ_crosses(name: str, value: str | None, hidden: tuple[str, ...]) -> bool:
+    """Pure: the test's change of `name` to `value` reaches the worker: not a refused name
+    (protocol.ENVIRON_REFUSED), nor a value naming a path in the judge's tree (`hidden`).
+    The worker's tree holds no property file, so it could not open one; crossed, the
+    library fails on it at once (whenever's `TZ=<its tzif file>` at a property module's
+    import, a collection error for the whole file), where its own value fails those tests
+    alone; and the code has no business learning where its judge is."""
+    if protocol.environ_refused(name):
+        return False
+    return value is None or not any(path in value for path in hidden)
+
+
+def environ_changes(
+    base: dict[str, str], now: Mapping[str, str], hidden: tuple[str, ...] = ()
+) -> Changes:
     """Pure: what the tests changed of the judge's environment, as the worker applies it
     (protocol.ENVIRON): each name whose value is not `base`'s, with its value now (None:
-    deleted), bar the refused; never a name unchanged, so none of the judge's own values."""
+    deleted), of those that cross (environ_crosses); never a name unchanged, so none of the
+    judge's own values."""
     changed: list[tuple[str, str | None]] = [(k, v) for k, v in now.items() if base.get(k) != v]
     changed += [(k, None) for k in base if k not in now]
-    return tuple(sorted(pair for pair in changed if not protocol.environ_refused(pair[0])))
+    return tuple(sorted(pair for pair in changed if environ_crosses(*pair, hidden)))
 
 
 # The judge's environment before any test ran (the spec and launcher taken out): a worker
@@ -3160,8 +3177,9 @@ _environ_sent: list[Changes] = [()]
 
 def _environ_changes() -> Changes:
     data = getattr(os.environ, "_data", None)
+    hidden = _judge_paths()
     if type(data) is not dict:  # not CPython's os.environ: work it out whole
-        return environ_changes(_ENVIRON_BASE, os.environ)
+        return environ_changes(_ENVIRON_BASE, os.environ, hidden)
     if data == _environ_seen:
         return _environ_sent[0]
     touched = {k for k, v in data.items() if _environ_seen.get(k) != v}
@@ -3172,7 +3190,7 @@ def _environ_changes() -> Changes:
     for name, value in now.items():
         if protocol.environ_refused(name):
             continue
-        if value == _ENVIRON_BASE.get(name):
+        if value == _ENVIRON_BASE.get(name) or not environ_crosses(name, value, hidden):
             _environ_changed.pop(name, None)
         else:
             _environ_changed[name] = value
@@ -3180,6 +3198,13 @@ def _environ_changes() -> Changes:
     if changes != _environ_sent[0]:
         _environ_sent[0] = changes
     return _environ_sent[0]
+
+
+def _judge_paths() -> tuple[str, ...]:
+    """The judge's tree as pytest names it and resolved (environ_crosses' `hidden`)."""
+    if _state is None or _state.judge_root is None:
+        return ()
+    return tuple(dict.fromkeys((*_state.judge_paths, _state.judge_root)))
 
 
 _client: list[launcher.Client] = []
