@@ -80,6 +80,11 @@ import os
 
 def env(name):
     return os.environ.get(name)
+
+
+def after(fn, name):
+    fn()
+    return os.environ.get(name)
 """
 
 PROPERTIES = """
@@ -115,8 +120,12 @@ def test_a_path_in_the_judges_tree_leaves_the_workers_value(monkeypatch):
     assert mylib.env("LIB_FILE") is None  # the worker's own: it had none
 
 
+def test_a_callbacks_change_reaches_the_code_it_returns_to(monkeypatch):
+    assert mylib.after(lambda: monkeypatch.setenv("LIB_CB", "set"), "LIB_CB") == "set"
+
+
 def test_z_a_change_undone_is_undone_in_the_worker_and_sent_once():
-    assert mylib.env("LIB_NEW") is None  # monkeypatch's undo crossed
+    assert mylib.env("LIB_NEW") is None and mylib.env("LIB_CB") is None  # the undos crossed
     w = standin._state.current()
     writes = []
     real = os.write
@@ -143,6 +152,7 @@ def test_z_a_change_undone_is_undone_in_the_worker_and_sent_once():
 """
 
 TESTS = {
+    "test_a_callbacks_change_reaches_the_code_it_returns_to": "PASSED",
     "test_a_path_in_the_judges_tree_leaves_the_workers_value": "PASSED",
     "test_the_judges_own_environment_never_crosses": "PASSED",
     "test_names_of_the_workers_harness_keep_the_workers_values": "PASSED",

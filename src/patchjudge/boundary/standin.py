@@ -736,7 +736,7 @@ class Worker:
                 desc: tuple[Any, ...] = (protocol.ERROR_BUILTIN, token, type(exc).__name__, args_)
             else:
                 desc = (protocol.ERROR_JUDGE, token, type(exc).__name__)
-            self._send(wire.encode((protocol.ERR, ident, desc)))
+            self._reply(wire.encode((protocol.ERR, ident, desc)))
             return
         # As the worker does for a call: the list, dict and set arguments go back as the
         # function left them (`def f(o, p, acc): acc[0] += 1`), and the code's change.
@@ -749,7 +749,15 @@ class Worker:
             self.frames[-1].raised[token] = TypeError(str(exc))
             error = (protocol.ERROR_BUILTIN, token, "TypeError", (str(exc),))
             payload = wire.encode((protocol.ERR, ident, error))
-        self._send(payload)
+        self._reply(payload)
+
+    def _reply(self, payload: bytes) -> None:
+        """A callback's reply, after the changes it made to os.environ (protocol.ENVIRON):
+        the code it returns to goes on under them, as in process."""
+        if _environ_changes() != self.environ:
+            self._send(self._environ(), payload)
+        else:
+            self._send(payload)
 
     def _copy_back(self, call: tuple[Any, ...], mutated: Any) -> None:
         """The list, dict and set arguments the code changed in place, changed here too."""
