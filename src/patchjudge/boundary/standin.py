@@ -3181,15 +3181,20 @@ _ENVIRON_BASE = dict(os.environ)
 _environ_seen: dict[Any, Any] = {}
 _environ_changed: dict[str, str | None] = {}  # name -> its value now (None: deleted)
 _environ_sent: list[Changes] = [()]
+_environ_lock = threading.Lock()
 
 
 def _environ_changes() -> Changes:
     data = getattr(os.environ, "_data", None)
-    hidden = _judge_paths()
     if type(data) is not dict:  # not CPython's os.environ: work it out whole
-        return environ_changes(_ENVIRON_BASE, os.environ, hidden)
+        return environ_changes(_ENVIRON_BASE, os.environ, _judge_paths())
     if data == _environ_seen:
         return _environ_sent[0]
+    with _environ_lock:  # two workers' requests from two of the test's threads
+        return _environ_update(data, _judge_paths())
+
+
+def _environ_update(data: dict[Any, Any], hidden: tuple[str, ...]) -> Changes:
     touched = {k for k, v in data.items() if _environ_seen.get(k) != v}
     touched |= _environ_seen.keys() - data.keys()
     _environ_seen.clear()
