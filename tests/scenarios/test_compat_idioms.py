@@ -30,8 +30,10 @@ import io
 import ipaddress
 import json
 import operator
+import os
 import random
 import re
+import time
 import types
 import typing
 import warnings
@@ -484,6 +486,16 @@ def walk(node):
         if isinstance(value, dict):
             for path, inner in walk(value):
                 yield (key, *path), inner
+
+
+def setting(name):
+    """A library reading its configuration from the environment (whenever's TZ, a zone path)."""
+    return os.environ.get(name)
+
+
+def utc_offset():
+    """The process's local time zone's offset at the epoch, in seconds (TZ, after tzset)."""
+    return time.localtime(0).tm_gmtoff
 '''
 
 HEADER = """
@@ -502,6 +514,7 @@ import json
 import os
 import pickle
 import random
+import time
 import typing
 import unittest.mock
 import warnings
@@ -1196,6 +1209,34 @@ IDIOMS: dict[str, tuple[str, str]] = {
             # The numbers are the worker's own seeding's, run after run, not Random(0)'s
             # (red team, session 12, third round): tests/unit/test_standin_random.py.
             assert all(0 <= x < 1 for x in lib.draw(2))
+        """,
+        "passed",
+    ),
+    "the environment the property changes, read by the library (TZ, a setting)": (
+        """
+        def test_the_environment_the_property_sets(monkeypatch):
+            # whenever's suite: TZ set for a test, then the library reads it (issue 17).
+            monkeypatch.setenv("LIB_ZONE", "/zones/a")
+            monkeypatch.setenv("TZ", "AAA-1")
+            time.tzset()
+            assert lib.setting("LIB_ZONE") == "/zones/a" and lib.utc_offset() == 3600
+            monkeypatch.delenv("LIB_ZONE")
+            assert lib.setting("LIB_ZONE") is None
+        """,
+        "passed",
+    ),
+    "the environment patched for a block, and restored after it": (
+        """
+        def test_the_environment_patched_and_restored(monkeypatch):
+            monkeypatch.setenv("TZ", "AAA-1")
+            os.environ["LIB_MODE"] = "slow"
+            with unittest.mock.patch.dict(os.environ, {"LIB_MODE": "fast", "TZ": "BBB-2"}):
+                time.tzset()
+                assert lib.setting("LIB_MODE") == "fast" and lib.utc_offset() == 7200
+            time.tzset()
+            assert lib.setting("LIB_MODE") == "slow" and lib.utc_offset() == 3600
+            del os.environ["LIB_MODE"]
+            assert lib.setting("LIB_MODE") is None
         """,
         "passed",
     ),

@@ -27,6 +27,7 @@ EXAMPLES: dict[str, tuple[Any, ...]] = {
     protocol.BYE: (protocol.BYE,),
     protocol.SYNC: (protocol.SYNC, ((1, [1, 2]), (2, None))),
     protocol.SEEDS: (protocol.SEEDS, ((1, 0), (2, 4294967295))),
+    protocol.ENVIRON: (protocol.ENVIRON, (("LIB_MODE", None), ("TZ", "UTC"))),
     protocol.OK: (protocol.OK, 1, {"a": [1]}, ()),
     protocol.ERR: (protocol.ERR, 1, (protocol.ERROR_BUILTIN, "ValueError", ("x",))),
     protocol.ITEM: (protocol.ITEM, 1, 7),

@@ -276,7 +276,10 @@ settings.register_profile("untimed", deadline=None, suppress_health_check=[Healt
 
 
 def run_judge(
-    tmp_path: Path, properties: str | dict[str, str], library: str = LIBRARY
+    tmp_path: Path,
+    properties: str | dict[str, str],
+    library: str = LIBRARY,
+    environ: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     files = properties if isinstance(properties, dict) else {"test_props.py": properties}
     tree, judge = tmp_path / "tree", tmp_path / "judge"
@@ -305,6 +308,7 @@ def run_judge(
         "PATCHJUDGE_ORACLE": json.dumps(spec),
         "PYTHONPATH": os.pathsep.join([str(src), str(plugins)]),
         "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp_path / "hyp"),
+        **(environ or {}),
     }
     return subprocess.run(
         [sys.executable, "-B", "-m", "pytest", "-p", "patchjudge.boundary.standin", "-p", "no:cacheprovider",

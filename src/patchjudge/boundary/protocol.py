@@ -10,6 +10,7 @@ loader sends this file down the worker's stdin too, under a random name.
     RELEASE ("rel", ((handle, times), ...)) -->  ITEM ("it", id, item) first
     SYNC   ("sync", ((link, data), ...)) ---->     for a BATCH request
     SEEDS  ("seeds", ((serial, seed), ...)) ->
+    ENVIRON ("env", ((name, value), ...)) -->
     BYE    ("bye",)                   ------->
     OK     ("ok", id, result, changed)  <---->   OK   (both ways: a reply to the
     ERR    ("err", id, error)           <---->   ERR   call in flight)
@@ -30,7 +31,8 @@ loader sends this file down the worker's stdin too, under a random name.
   a handle's meta kinds; an ERR's error kinds.
 - The environment: ORACLE_ENV (the worker spec, for the judge's pytest),
   WORKER_PASSED_ENV (what of the judge's environment a worker keeps),
-  LAUNCHER_ENV and LAUNCHER_ASKED (a boxed judge's launcher, launcher.py).
+  LAUNCHER_ENV and LAUNCHER_ASKED (a boxed judge's launcher, launcher.py);
+  ENVIRON_REFUSED, what of the property's changes to os.environ never crosses.
 - WorkerSpec: how to start a worker, one declared record with its defaults,
   encoded and decoded here only.
 - Cause: why a worker could not answer, as data the lane reads (never prose
@@ -90,6 +92,57 @@ def seeds_ok(seeds: Any) -> bool:
     )
 
 
+# The property's changes to the judge's os.environ (`monkeypatch.setenv("TZ", ...)`,
+# `patch.dict(os.environ, ...)`): in process the library reads them, out of process its
+# environment is the worker's own (issue 17: whenever's suite). Before a request's QUERY, in
+# the same write and only when they changed, the judge sends every name whose value differs
+# from the judge's environment before any test ran, with its value now (None: deleted);
+# never a name unchanged since, so no value of the judge's own (PATCHJUDGE_SEED_KEY) crosses.
+# The worker sets them over its own environment, and puts back its own value of a name that
+# left the list (a restore: monkeypatch's undo, patch.dict's exit).
+ENVIRON = "env"
+ENVIRON_LIMIT = 1024  # names changed at once
+ENVIRON_TEXT = 1 << 17  # characters of a name or a value (Linux: 128 KiB a string)
+# Never crosses, whatever the property sets: what the worker and its box are (the interpreter's
+# own settings, PYTHON*; the dynamic loader and allocator of the worker and of every process it
+# starts, LD_* / GLIBC_TUNABLES / MALLOC_*; its search path, home and temporary directory, set
+# for the box), the judge's own (PATCHJUDGE_*: its seed key; PYTEST_*: pytest's state, which
+# pytest itself changes every test; HYPOTHESIS_*) and the worker's line measurement
+# (COVERAGE_*, COV_CORE_*). A property that needs one for the library runs in process.
+ENVIRON_REFUSED = ("PATH", "HOME", "TMPDIR", "GLIBC_TUNABLES")
+ENVIRON_REFUSED_PREFIXES = ("PYTHON", "LD_", "MALLOC_", "PATCHJUDGE_", "PYTEST_", "HYPOTHESIS_",
+                            "COVERAGE_", "COV_CORE_")  # fmt: skip
+
+
+def environ_refused(name: str) -> bool:
+    """Pure: the property's change to `name` never reaches the worker (ENVIRON_REFUSED)."""
+    return name in ENVIRON_REFUSED or name.startswith(ENVIRON_REFUSED_PREFIXES)
+
+
+def environ_ok(changes: Any) -> bool:
+    """Pure: `changes` is an ENVIRON message's field: at most ENVIRON_LIMIT (name, value or
+    None) pairs of names os.environ can hold, none refused, each named once."""
+    return (
+        type(changes) is tuple
+        and len(changes) <= ENVIRON_LIMIT
+        and all(
+            type(pair) is tuple
+            and len(pair) == 2
+            and type(pair[0]) is str
+            and 0 < len(pair[0]) <= ENVIRON_TEXT
+            and "=" not in pair[0]
+            and "\0" not in pair[0]
+            and not environ_refused(pair[0])
+            and (
+                pair[1] is None
+                or (type(pair[1]) is str and len(pair[1]) <= ENVIRON_TEXT and "\0" not in pair[1])
+            )
+            for pair in changes
+        )
+        and len({pair[0] for pair in changes}) == len(changes)
+    )
+
+
 # The two ends, as receivers of a message.
 JUDGE, WORKER = "judge", "worker"
 
@@ -108,6 +161,7 @@ MESSAGES: dict[str, Message] = {
     BYE: Message(frozenset({WORKER}), ()),
     SYNC: Message(frozenset({WORKER}), ("links",)),
     SEEDS: Message(frozenset({WORKER}), ("seeds",)),
+    ENVIRON: Message(frozenset({WORKER}), ("changes",)),
     OK: Message(frozenset({WORKER, JUDGE}), ("id", "result", "changed")),
     ERR: Message(frozenset({WORKER, JUDGE}), ("id", "error")),
     ITEM: Message(frozenset({JUDGE}), ("id", "item")),

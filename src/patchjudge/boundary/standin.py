@@ -46,7 +46,7 @@ import threading
 import types
 import warnings
 import weakref
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
@@ -204,6 +204,7 @@ class Worker:
         # A worker of the first harness while the second runs in this process (issue 20):
         # a handle of it that a judge module kept from import refuses, and says so (STALE).
         self.retired = False
+        self.environ: Changes = ()  # the property's changes to os.environ last sent (ENVIRON)
 
     # --- lifetime ---
     def start(self) -> None:
@@ -248,7 +249,9 @@ class Worker:
         else:
             loader += STDIN_START.encode()
             program = b"%08d" % len(loader) + loader + program
-        env = {k: os.environ[k] for k in protocol.WORKER_PASSED_ENV if k in os.environ}
+        # From the environment before any test ran: what a test changed crosses as a change
+        # (ENVIRON), which the worker can undo when the test restores it.
+        env = {k: _ENVIRON_BASE[k] for k in protocol.WORKER_PASSED_ENV if k in _ENVIRON_BASE}
         env.update(
             HOME=str(home),
             TMPDIR=str(home / "tmp"),
@@ -400,11 +403,14 @@ class Worker:
                 raise TypeError(f"cannot cross to the code under test: {exc}") from None
             synced = self._sync() if self.links or self.unlinks else None
             seeded = self._seeded() if _PRNG.seeds != self.seeds else None
-            if not (unclaimed or self.released or synced or seeded):
+            environ = self._environ() if _environ_changes() != self.environ else None
+            if not (unclaimed or self.released or synced or seeded or environ):
                 self._send(payload)  # the common request: one frame, nothing to ask first
                 return self._await(frame, call)
             frames = [payload] if seeded is None else [seeded, payload]
             claims = self._ask_claims(unclaimed, frames)
+            if environ:
+                frames.insert(0, environ)
             if synced:
                 frames.insert(0, synced)  # the worker's copies as the judge's are, first
             if self.released:
@@ -626,6 +632,11 @@ class Worker:
         self.seeds = _PRNG.seeds
         return wire.encode((protocol.SEEDS, self.seeds))
 
+    def _environ(self) -> bytes:
+        """The ENVIRON for the next request: the property's changes to os.environ now."""
+        self.environ = _environ_changes()
+        return wire.encode((protocol.ENVIRON, self.environ))
+
     def _on_err(self, frame: _Frame, call: Any, ident: int, error: Any) -> Any:
         raise self._exception(error)
 
@@ -755,7 +766,7 @@ class Worker:
                 desc: tuple[Any, ...] = (protocol.ERROR_BUILTIN, token, type(exc).__name__, args_)
             else:
                 desc = (protocol.ERROR_JUDGE, token, type(exc).__name__)
-            self._send(wire.encode((protocol.ERR, ident, desc)))
+            self._reply(wire.encode((protocol.ERR, ident, desc)))
             return
         # As the worker does for a call: the list, dict and set arguments go back as the
         # function left them (`def f(o, p, acc): acc[0] += 1`), and the code's change.
@@ -768,7 +779,15 @@ class Worker:
             self.frames[-1].raised[token] = TypeError(str(exc))
             error = (protocol.ERROR_BUILTIN, token, "TypeError", (str(exc),))
             payload = wire.encode((protocol.ERR, ident, error))
-        self._send(payload)
+        self._reply(payload)
+
+    def _reply(self, payload: bytes) -> None:
+        """A callback's reply, after the changes it made to os.environ (protocol.ENVIRON):
+        the code it returns to goes on under them, as in process."""
+        if _environ_changes() != self.environ:
+            self._send(self._environ(), payload)
+        else:
+            self._send(payload)
 
     def _copy_back(self, call: tuple[Any, ...], mutated: Any) -> None:
         """The list, dict and set arguments the code changed in place, changed here too."""
@@ -3052,6 +3071,7 @@ class _State:
         self.key = "<session>"
         self.incidents: list[protocol.Incident] = []
         self.judge_root: str | None = None  # the judge's tree: classes it defines are its own
+        self.judge_paths: tuple[str, ...] = ()  # that tree as pytest names it (unresolved)
         self.evaluator: evaluate.Evaluator | None = None  # the judge files' eval (evaluate.py)
         self.drawn: dict[int, Any] = {}  # what hypothesis drew for the example running now
         self.mutations: list[str] = []  # drawn arguments the code changed in place
@@ -3355,6 +3375,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if _state is not None:
         _forget_judge_modules(_state, keep=set())
         _state.judge_root = str(Path(config.rootpath).resolve())
+        _state.judge_paths = (str(config.rootpath),)
 
 
 # At import (`-p`), before pytest loads the judge tree's initial conftests: a
@@ -3362,6 +3383,82 @@ def pytest_configure(config: pytest.Config) -> None:
 # environment: nothing the judge starts inherits it.
 _spec_text = os.environ.pop(ENV, None)
 _launcher_text = os.environ.pop(protocol.LAUNCHER_ENV, None)
+
+Changes = tuple[tuple[str, str | None], ...]
+
+
+def environ_crosses(name: str, value: str | None, hidden: tuple[str, ...]) -> bool:
+    """Pure: the test's change of `name` to `value` reaches the worker: not a refused name
+    (protocol.ENVIRON_REFUSED), nor a value naming a path in the judge's tree (`hidden`).
+    The worker's tree holds no property file, so it could not open one; crossed, the
+    library fails on it at once (whenever's `TZ=<its tzif file>` at a property module's
+    import, a collection error for the whole file), where its own value fails those tests
+    alone; and the code has no business learning where its judge is."""
+    if protocol.environ_refused(name):
+        return False
+    return value is None or not any(path in value for path in hidden)
+
+
+def environ_changes(
+    base: dict[str, str], now: Mapping[str, str], hidden: tuple[str, ...] = ()
+) -> Changes:
+    """Pure: what the tests changed of the judge's environment, as the worker applies it
+    (protocol.ENVIRON): each name whose value is not `base`'s, with its value now (None:
+    deleted), of those that cross (environ_crosses); never a name unchanged, so none of the
+    judge's own values."""
+    changed: list[tuple[str, str | None]] = [(k, v) for k, v in now.items() if base.get(k) != v]
+    changed += [(k, None) for k in base if k not in now]
+    return tuple(sorted(pair for pair in changed if environ_crosses(*pair, hidden)))
+
+
+# The judge's environment before any test ran (the spec and launcher taken out): a worker
+# starts from it, and what differs from it later is the property's (environ_changes).
+_ENVIRON_BASE = dict(os.environ)
+# os.environ's own store (bytes), compared as is to what was seen at the last request (under
+# a microsecond with 35 names): only the names that differ are decoded and looked at again, so
+# pytest's PYTEST_CURRENT_TEST, changed every test phase and refused, costs no new changes.
+_environ_seen: dict[Any, Any] = {}
+_environ_changed: dict[str, str | None] = {}  # name -> its value now (None: deleted)
+_environ_sent: list[Changes] = [()]
+_environ_lock = threading.Lock()
+
+
+def _environ_changes() -> Changes:
+    data = getattr(os.environ, "_data", None)
+    if type(data) is not dict:  # not CPython's os.environ: work it out whole
+        return environ_changes(_ENVIRON_BASE, os.environ, _judge_paths())
+    if data == _environ_seen:
+        return _environ_sent[0]
+    with _environ_lock:  # two workers' requests from two of the test's threads
+        return _environ_update(data, _judge_paths())
+
+
+def _environ_update(data: dict[Any, Any], hidden: tuple[str, ...]) -> Changes:
+    touched = {k for k, v in data.items() if _environ_seen.get(k) != v}
+    touched |= _environ_seen.keys() - data.keys()
+    _environ_seen.clear()
+    _environ_seen.update(data)
+    now = {name: os.environ.get(name) for name in map(os.fsdecode, touched)}
+    for name, value in now.items():
+        if protocol.environ_refused(name):
+            continue
+        if value == _ENVIRON_BASE.get(name) or not environ_crosses(name, value, hidden):
+            _environ_changed.pop(name, None)
+        else:
+            _environ_changed[name] = value
+    changes = tuple(sorted(_environ_changed.items()))
+    if changes != _environ_sent[0]:
+        _environ_sent[0] = changes
+    return _environ_sent[0]
+
+
+def _judge_paths() -> tuple[str, ...]:
+    """The judge's tree as pytest names it and resolved (environ_crosses' `hidden`)."""
+    if _state is None or _state.judge_root is None:
+        return ()
+    return tuple(dict.fromkeys((*_state.judge_paths, _state.judge_root)))
+
+
 _client: list[launcher.Client] = []
 
 

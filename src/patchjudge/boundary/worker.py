@@ -39,6 +39,7 @@ import os
 import resource
 import stat
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -839,11 +840,15 @@ class Connection:
         # The judge's seedings in force (protocol.SEEDS), oldest first: (serial, how to undo it).
         self.seeded: list[tuple[int, Callable[[], None]]] = []
         self.dropped: list[Any] = []  # objects the judge released, let go of in `answer`
+        # The worker's own environment, before the code runs: what a name the property
+        # restores goes back to (protocol.ENVIRON); and the property's changes set over it.
+        self.environ_own = dict(os.environ)
+        self.environ_set: dict[str, str | None] = {}
         # The judge's messages and requests, by protocol.py's names: a kind or request the
         # protocol declares and this table lacks is refused, as is one it does not declare.
         self.handlers: dict[str, Callable[..., None]] = {
             protocol.QUERY: self.answer, protocol.RELEASE: self.release, protocol.BYE: self.bye,
-            protocol.SYNC: self.sync, protocol.SEEDS: self.seed,
+            protocol.SYNC: self.sync, protocol.SEEDS: self.seed, protocol.ENVIRON: self.environ,
         }  # fmt: skip
         self.requests: dict[str, Callable[..., Any]] = {
             protocol.IMPORT: importlib.import_module,
@@ -1188,6 +1193,26 @@ class Connection:
             _seed_globals(seed)
         if below is not None:
             below()
+
+    def environ(self, changes: Any) -> None:
+        """The property's changes to its environment, over this process's (protocol.ENVIRON)."""
+        if not protocol.environ_ok(changes):
+            raise SystemExit("patchjudge worker: the judge sent an environment it may not set")
+        now: dict[str, str | None] = dict(changes)
+        zone = os.environ.get("TZ")
+        for name in self.environ_set.keys() - now.keys():  # restored by the property
+            now[name] = self.environ_own.get(name)
+        for name, value in now.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value  # os.environ putenv's: C code and children see it too
+        self.environ_set = dict(changes)
+        if os.environ.get("TZ") != zone:
+            # In process the property's process is the library's: a property that sets TZ
+            # and calls time.tzset() has reset the library's local time too. The judge's
+            # tzset reaches only the judge, so the worker resets its own with the change.
+            time.tzset()
 
     def held(self, container: Any) -> Any:
         """An attribute's list, dict or set as a view: the judge changes this one in place."""

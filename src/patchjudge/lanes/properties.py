@@ -214,8 +214,7 @@ def needs_process(source: bytes, judge: Collection[str]) -> str | None:
 # process: set in the judge's, out of process it is not the code's (issue 17, mpmath's
 # `random.seed(42); mp.rand()`).
 PROCESS_STATE = frozenset(
-    {"random.seed", "random.setstate", "decimal.setcontext", "locale.setlocale", "os.chdir",
-     "time.tzset"}
+    {"random.seed", "random.setstate", "decimal.setcontext", "locale.setlocale", "os.chdir"}
 )  # fmt: skip
 
 
