@@ -412,3 +412,33 @@ def test_inits_kept_judge_venvs_are_pruned_to_the_most_recently_used(
     monkeypatch.setattr(noxfile, "KEPT_VENVS", 0)
     noxfile._prune_kept(root, now)
     assert sorted(p.name for p in root.iterdir()) == ["building-run", "busy-run", "busy.json"]
+
+
+@pytest.mark.parametrize("name", ["..", ".", "", "../sibling", "/abs", "sub/dir", ["x"], None])
+def test_a_damaged_kept_venv_record_never_reaches_beyond_its_own_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: object
+) -> None:
+    # `root / ".."` has `root` as its parent: a check on `.parent` alone let a record
+    # naming ".." send the prune's rmtree to the cache's own parent.
+    noxfile = _noxfile_module(tmp_path / "project", monkeypatch)
+    outside = tmp_path / "cache"
+    root = outside / "venvs"
+    (outside / "sibling").mkdir(parents=True)
+    (outside / "sibling" / "keep").write_text("not the judge's")
+    root.mkdir()
+    (root / "venv-run").mkdir()
+    record = root / "old.json"
+    record.write_text(json.dumps({"dir": name, "entries": {}}))
+    (root / "link-run").symlink_to(outside / "sibling")
+    linked = root / "linked.json"
+    linked.write_text(json.dumps({"dir": "link-run", "entries": {}}))
+    now = 10 * 86_400.0
+    for old in (record, linked):
+        os.utime(old, (now - 5 * 86_400,) * 2)
+    monkeypatch.setattr(noxfile, "KEPT_VENVS", 0)
+    assert noxfile._kept_dir(root, json.loads(record.read_text())) is None
+    assert noxfile._kept_dir(root, {"dir": "link-run"}) is None
+    assert noxfile._kept_dir(root, {"dir": "venv-run"}) == root / "venv-run"
+    noxfile._prune_kept(root, now)
+    assert (outside / "sibling" / "keep").read_text() == "not the judge's"
+    assert root.is_dir() and not record.exists() and not linked.exists()
