@@ -17,6 +17,10 @@ from patchjudge.errors import PatchjudgeError
 from patchjudge.workspace import Options
 
 LANE_COMMANDS = ("pathfilter", "fixtures", "freeze", "properties", "replay")
+# Lanes `verdict --with-lane` may run in its own process: they run none of the patch's
+# code (replay only while its slice collects nothing), so a venv of their own isolates
+# nothing, and a nox gate saves a process each (issue 19).
+IN_VERDICT = ("fixtures", "replay")
 
 
 def _date(text: str) -> dt.date:
@@ -52,7 +56,8 @@ USES = {
     "freeze": _LANE | {"today"},
     "properties": _LANE,
     "replay": _LANE | {"receipt"},
-    "verdict": frozenset({"repo", "base", "head", "reports"}),
+    # The receipt and isolation are the replay and fixtures lanes' when --with-lane runs them.
+    "verdict": frozenset({"repo", "base", "head", "reports", "receipt", "isolation"}),
     "flakes": frozenset({"repo", "head", "reports", "today", "isolation", "python"}),
     "audit-judge": frozenset({"repo", "base", "head"}),
 }
@@ -177,6 +182,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="count every lane without an --expect digest as missing",
     )
+    verdict.add_argument(
+        "--with-lane",
+        action="append",
+        choices=IN_VERDICT,
+        default=[],
+        metavar="LANE",
+        help="run this lane here first and count the report this process made"
+        f" (one that runs none of the patch's code: {', '.join(IN_VERDICT)})",
+    )
     lock = _sub(sub, "lock", help="rewrite the fixture lock (a human-reviewed change)")
     lock.add_argument("--repo", type=Path, default=Path(), help="the repository (default: .)")
     init = _sub(sub, "init", help="scaffold eval/, the runner, constraints/ and CI")
@@ -300,7 +314,7 @@ def dispatch(args: argparse.Namespace) -> int:
         from patchjudge.commands.gate import verdict
 
         expect = dict(args.expect or []) if args.expect or args.only_expected else None
-        return verdict(options_from(args), out, expect)
+        return verdict(options_from(args), out, expect, here=tuple(args.with_lane))
     if args.command == "lock":
         from patchjudge.commands.lock import lock
 

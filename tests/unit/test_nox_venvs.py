@@ -89,7 +89,7 @@ def test_inits_judge_venv_is_built_once_per_nox_run_for_every_session(
     ]
     assert sorted(builds) == [("pathfilter", "judge"), ("pathfilter", "lane")], builds
     # patchjudge runs from the session's venv with -P: the checkout shadows nothing.
-    for name in ("gate", "gate-fixtures", "gate-freeze", "flakes", "replay-verdict"):
+    for name in ("gate", "fixtures", "gate-freeze", "flakes", "replay-verdict"):
         runs = [c["args"] for c in init_sessions[name] if c["method"] == "run"]
         judged = [a for a in runs if "patchjudge" in a[:4] or "patchjudge.boxbuild" in a]
         assert judged and all(a[:3] == ["python", "-P", "-m"] for a in judged), (name, judged)
@@ -191,7 +191,8 @@ def test_inits_code_venv_is_built_once_per_nox_run_and_copied_into_each_lane(
 def test_only_the_gates_lanes_hand_results_on(
     init_sessions: dict[str, list[dict[str, Any]]],
 ) -> None:
-    for name in ("pathfilter", "fixtures", "freeze", "properties", "replay"):
+    # The fixtures lane runs in the verdict's process (it hands nothing on).
+    for name in ("pathfilter", "freeze", "properties", "replay"):
         (gate_lane,) = _commands(init_sessions[f"gate-{name}"])
         outs = [a for a in gate_lane if a.startswith("--share-out=")]
         assert outs == [f"--share-out={outs[0].removeprefix('--share-out=')}"], gate_lane
@@ -442,3 +443,55 @@ def test_a_damaged_kept_venv_record_never_reaches_beyond_its_own_directory(
     noxfile._prune_kept(root, now)
     assert (outside / "sibling" / "keep").read_text() == "not the judge's"
     assert root.is_dir() and not record.exists() and not linked.exists()
+
+
+def test_inits_gate_runs_the_fixtures_lane_in_the_verdicts_process(
+    init_sessions: dict[str, list[dict[str, Any]]],
+) -> None:
+    # issue 19: the fixtures lane runs none of the code; a session and a process of its
+    # own cost ~0.3 CPU-s of a cold run and isolated nothing.
+    assert "gate-fixtures" not in init_sessions and "fixtures" in init_sessions
+    (verdict,) = [c for c in _commands(init_sessions["gate"]) if c[1] == "verdict"]
+    assert "--with-lane=fixtures" in verdict and "--only-expected" in verdict, verdict
+    # The public lane session still runs it on its own.
+    assert [c[1] for c in _commands(init_sessions["fixtures"])] == ["fixtures"]
+
+
+@pytest.mark.parametrize("collects", [False, True], ids=["empty slice", "nodeids"])
+def test_inits_gate_hands_replay_to_the_verdict_only_while_its_slice_collects_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collects: bool
+) -> None:
+    import nox.registry
+
+    from tests.helpers import commit, git, write
+    from tests.nox_recorder import RecordingSession
+
+    project = tmp_path / "project"
+    monkeypatch.setenv("PATCHJUDGE_CACHE_DIR", "")
+    _noxfile_module(project, monkeypatch)
+    ledger = '[gate]\nisolation = "sandbox"\n'
+    if collects:  # the base's ledger decides, as the lane reads it
+        ledger += '[replay]\nnodeids = ["tests/test_x.py::test_y"]\n'
+    write(project, {"eval/gate.toml": ledger})
+    git(project, "init", "-q", "-b", "main")
+    commit(project, "base")
+    git(project, "checkout", "-q", "-b", "patch")
+    sessions = nox.registry.get()
+    ran: dict[str, list[list[str]]] = {}
+    for name in ("gate-replay", "gate"):
+        session = RecordingSession(name, project)
+        session.posargs = ["--base", "main"]
+        try:
+            sessions[name](session)
+        finally:
+            session._own.cleanup()  # its venv's stand-in
+        ran[name] = _commands(session.calls)
+    (verdict,) = [c for c in ran["gate"] if c[1] == "verdict"]
+    here = [a for a in verdict if a.startswith("--with-lane=")]
+    if collects:
+        assert [c[1] for c in ran["gate-replay"]] == ["replay"], ran
+        assert "--python" in ran["gate-replay"][0]
+        assert here == ["--with-lane=fixtures"], verdict
+    else:
+        assert ran["gate-replay"] == [], ran  # no lane process, no venv built
+        assert here == ["--with-lane=fixtures", "--with-lane=replay"], verdict

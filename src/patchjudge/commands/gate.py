@@ -191,12 +191,7 @@ def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = 
         _prefetch_charmap(run)
     report, _ = guarded(run, name, load(name))
     path = store.write_report(run.reports, report)
-    # Reasons hold patch-chosen paths: a newline in one must not start a line (in
-    # Actions, a line starting with `::` is a command, e.g. `::stop-commands::`).
-    first = f" — {render.printable(report.reasons[0])}" if report.reasons else ""
-    print(f"patchjudge {name}: {report.status.value}{first}", file=out)
-    for reason in report.reasons[1:]:
-        print(f"  {render.printable(reason)}", file=out)
+    _say(report, out)
     if run.shared is not None and options.share_out is not None:
         # What a later lane of this nox run may take instead of computing it (sharefile).
         from patchjudge import sharefile
@@ -210,21 +205,62 @@ def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = 
     return report.exit_code
 
 
+def _say(report: LaneReport, out: TextIO) -> None:
+    # Reasons hold patch-chosen paths: a newline in one must not start a line (in
+    # Actions, a line starting with `::` is a command, e.g. `::stop-commands::`).
+    first = f" — {render.printable(report.reasons[0])}" if report.reasons else ""
+    print(f"patchjudge {report.lane}: {report.status.value}{first}", file=out)
+    for reason in report.reasons[1:]:
+        print(f"  {render.printable(reason)}", file=out)
+
+
+def _runs_no_code(run: Run, name: str) -> None:
+    """`verdict --with-lane` takes only a lane that runs none of the patch's code here."""
+    settings = run.ledger.replay
+    if name == "replay" and (settings.nodeids or settings.marker):
+        raise PatchjudgeError(
+            "--with-lane replay: its slice collects the visible suite, which runs the code",
+            file=f"eval/gate.toml (at merge base {run.merge_base[:12]})",
+            key="[replay] nodeids/marker",
+            fix="run the replay lane in a session of its own, with --python",
+        )
+    if name not in ("fixtures", "replay"):
+        raise PatchjudgeError(
+            f"--with-lane {name}: not a lane the verdict's process may run",
+            fix="give fixtures or replay",
+        )
+
+
 def verdict(
     options: Options,
     out: TextIO,
     expect: Mapping[str, str] | None = None,
     environ: Mapping[str, str] = os.environ,
+    here: tuple[str, ...] = (),
 ) -> int:
     """The verdict over report files already on disk (the nox flow).
 
     With `expect` (lane -> sha256 the lane printed when it wrote its report),
     a lane not listed counts as missing and a file that changed since as
     unreadable: what the tested code may have written in between is ignored.
+    The lanes in `here` run in this process first, guarded as a lane process
+    runs them, and count as this process made them (issue 19: one process
+    fewer each in a nox gate); only lanes that run none of the code.
     """
     run = open_run(options, environ)
     reports: dict[str, LaneReport | Unreadable | None] = {}
+    for name in here:
+        _runs_no_code(run, name)
+    snap: dict[str, guard.Stamp] | None = None
+    for name in [n for n in ALL_LANES if n in here]:
+        report, snap = guarded(run, name, load(name), snap)
+        store.write_report(run.reports, report)
+        snap = _restamp(snap, run)
+        _say(report, out)
+        reports[name] = report
     for name in ALL_LANES:
+        if name in reports:
+            continue
         if expect is not None and name not in expect:
             reports[name] = None
             continue
