@@ -196,7 +196,9 @@ def _fresh_lane_venvs(repo: Path) -> Path:
         if venv.exists():
             (pth,) = venv.glob("lib/python*/site-packages/patchjudge-lane.pth")
             assert pth.read_text() == reach, venv
-    lanes = ("pathfilter", "fixtures", "freeze", "properties", "replay")
+    # fixtures (and replay, whose slice collects nothing here) ran in the verdict's process.
+    assert not (repo / ".nox" / "gate-fixtures").exists()
+    lanes = ("pathfilter", "freeze", "properties")
     for session in ["gate", *(f"gate-{lane}" for lane in lanes)]:
         venv = repo / ".nox" / session
         assert (venv / "pyvenv.cfg").is_file(), session
@@ -241,10 +243,13 @@ def test_a_judge_dependency_with_a_generated_version_file_through_nox(
     # Boxed, the freeze lane took pathfilter's suite pass, handed on by nox (sharefile).
     freeze = json.loads((repo / ".patchjudge" / "freeze.json").read_text())
     assert freeze["details"]["shared"] == {"suite_run": "pathfilter's"}, freeze
-    # issue 19: replay gets no copy of the code's venv when the base ledger gives it
-    # nothing to collect (no node id, no marker); the lanes that run code get one.
-    (replay,) = _lane_commands(log, "replay")
-    assert "--python" not in replay, replay
+    # issue 19: replay runs no code when the base ledger gives it nothing to collect
+    # (no node id, no marker): the verdict's process runs it, with fixtures, and gets
+    # no code venv; the lanes that run code get one.
+    assert not _lane_commands(log, "replay"), log[-4000:]
+    (verdict_run,) = [line for line in log.splitlines() if "-m patchjudge verdict " in line]
+    assert "--with-lane=fixtures --with-lane=replay" in verdict_run, verdict_run
+    assert "--python" not in verdict_run, verdict_run
     assert all("--python" in c for c in _lane_commands(log, "freeze")), log[-4000:]
     # One patch that both breaks the code and removes a test (issue 20: one nox run, not
     # two): each lane's reason reaches the verdict through nox. Each edit alone is
@@ -264,8 +269,7 @@ def test_a_judge_dependency_with_a_generated_version_file_through_nox(
         assert _fresh_lane_venvs(repo) == first
     else:
         assert _fresh_lane_venvs(repo) != first, "a judge venv of the run's own, the last gone"
-    (replay,) = _lane_commands(log, "replay")
-    assert "--python" not in replay, replay
+    assert not _lane_commands(log, "replay"), log[-4000:]
 
 
 def _installed_lane_txt(log: str) -> bool:
