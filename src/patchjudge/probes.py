@@ -216,7 +216,11 @@ _ENV_NAMES = frozenset(
      "SHELL", "SHLVL", "OLDPWD", "MAIL", "DISPLAY", "WAYLAND_DISPLAY", "TERM_PROGRAM",
      "COLORTERM", "LS_COLORS", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONHASHSEED",
      "XDG_RUNTIME_DIR", "XDG_SESSION_ID", "XDG_SESSION_TYPE", "DBUS_SESSION_BUS_ADDRESS",
-     "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY", "SSH_AUTH_SOCK"}
+     "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY", "SSH_AUTH_SOCK",
+     # What a shell exports to every command it runs (`_`: the command's path) or an
+     # interactive session's: the box's environment has none (redteam10, `"_" in os.environ`).
+     "_", "HISTFILE", "HISTSIZE", "TMUX", "STY", "WINDOWID", "MOTD_SHOWN", "SUDO_USER",
+     "SUDO_UID", "SUDO_COMMAND"}
 )  # fmt: skip
 # A string that is a test tool's name or module path ("pytest", "_pytest.main"), not
 # one that mentions it in passing (a message, a temporary directory's path).

@@ -172,6 +172,9 @@ PROBES = {
     "an ssh variable": ('import os\nS = os.environ.get("SSH_CONNECTION")\n', ["(SSH_CONNECTION)"]),
     "the hash seed variable": ('import os\nS = os.getenv("PYTHONHASHSEED")\n', ["(PYTHONHASHSEED)"]),
     "an activated venv": ('import os\nS = os.environ["VIRTUAL_ENV"]\n', ["(VIRTUAL_ENV)"]),
+    # redteam10: what a shell exports to each command it runs, which the box never has.
+    "the shell's last command": ('import os\nS = "_" in os.environ\n', ["2: reads the runner's environment (_)"]),
+    "a terminal multiplexer": ('import os\nS = os.getenv("TMUX")\n', ["(TMUX)"]),
     "environ counted": ("import os\nN = len(os.environ)\n", ["2: reads the runner's environment (scans os.environ)"]),
     "environ sorted": ("import os\nN = sorted(os.environ)\n", ["(scans os.environ)"]),
     # redteam9: a test runner's warning machinery, which a user's interpreter lacks.
