@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from patchjudge import oracle, parsed, testrun
-from patchjudge.boundary.protocol import ARITHMETIC, dunder_name
+from patchjudge.boundary.protocol import ARITHMETIC, VIEW_CLAIM, dunder_name
 from patchjudge.verdict import OPERAND_BLIND
 
 OPERATORS = ("flip_comparison", "change_constant", "drop_statement", "raise", "raise_arm")
@@ -684,6 +684,8 @@ def patch_dunders(
             for name in sorted(DECIDERS.get(op, ())):
                 for where in sources.get(name, ()):
                     found.setdefault(where, set()).add(nodeid)
+            if claim == VIEW_CLAIM:
+                continue  # its base type answered, in the judge: no class to hold by name
             # A class the patch changed is held below already, with its place.
             deaf = set((blind or {}).get(claim, ())) if claim not in classes else set()
             for name in sorted(DECIDERS.get(op, frozenset()) & deaf):

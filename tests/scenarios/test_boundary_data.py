@@ -162,15 +162,24 @@ def test_the_attack_is_rejected(tmp_path: Path, name: str) -> None:
     assert judged.says("properties: property failed:", reason), judged.explain()
 
 
-def test_an_honest_namedtuple_and_builtin_subclass_are_accepted(tmp_path: Path) -> None:
+def test_an_honest_namedtuple_and_builtin_subclass_pass_and_an_own_eq_is_held(
+    tmp_path: Path,
+) -> None:
     # The judge compares a tuple subclass as a tuple, so the class's own methods never
     # run: with the default the untested-change rule holds it (undecided, naming them).
     ledger = fast_ledger() + '\n[review]\nunexercised = "report"\n'
     base = {**BASE, "eval/gate.toml": ledger}
     judged = attack(tmp_path, {"src/calc/__init__.py": HONEST}, base=base)
-    assert judged.decision == "accept_for_review", judged.explain()
-    # Pair compares judge side as a tuple: no dunder of the code decided anything.
+    # Every property passes; Pair compares judge side as a tuple, so no dunder of the
+    # code decided anything in the worker's record.
+    assert judged.lane("properties")["status"] == "pass", judged.explain()
     assert properties_details(judged)["dunders"] == {}
+    # A user's interpreter would call Pair.__eq__, which the patch defines: the judge's
+    # own record of the view's `==` holds the test for a human (redteam10), as it holds
+    # a handle's `==` of a class the patch changes. Nothing else holds it.
+    assert judged.decision == "undecided", judged.explain()
+    assert len(judged.reasons) == 1, judged.explain()
+    assert judged.says("review: a property's outcome rested on calc.Pair.__eq__"), judged.explain()
 
 
 MONEY_CALC = (

@@ -172,6 +172,13 @@ PROBES = {
     "an ssh variable": ('import os\nS = os.environ.get("SSH_CONNECTION")\n', ["(SSH_CONNECTION)"]),
     "the hash seed variable": ('import os\nS = os.getenv("PYTHONHASHSEED")\n', ["(PYTHONHASHSEED)"]),
     "an activated venv": ('import os\nS = os.environ["VIRTUAL_ENV"]\n', ["(VIRTUAL_ENV)"]),
+    # redteam10: what the judge's interpreters set from inside (-B, -s, -P, checked pycs).
+    "bytecode writing off": ("import sys\nB = not sys.dont_write_bytecode\n", ["2: reads what the judge's interpreter sets (sys.dont_write_bytecode)"]),
+    "a start-up flag": ("from sys import flags\nS = flags.safe_path\n", ["(sys.flags.safe_path)"]),
+    "checked bytecode": ("import _imp\nC = _imp.check_hash_based_pycs == 'always'\n", ["(_imp.check_hash_based_pycs)"]),
+    # redteam10: what a shell exports to each command it runs, which the box never has.
+    "the shell's last command": ('import os\nS = "_" in os.environ\n', ["2: reads the runner's environment (_)"]),
+    "a terminal multiplexer": ('import os\nS = os.getenv("TMUX")\n', ["(TMUX)"]),
     "environ counted": ("import os\nN = len(os.environ)\n", ["2: reads the runner's environment (scans os.environ)"]),
     "environ sorted": ("import os\nN = sorted(os.environ)\n", ["(scans os.environ)"]),
     # redteam9: a test runner's warning machinery, which a user's interpreter lacks.
@@ -219,6 +226,7 @@ HONEST = {
     "a method named eval": "class Expr:\n    def eval(self):\n        return 1\nX = Expr().eval()\n",
     "os.path": "import os\nP = os.path.join('a', 'b')\n",
     "sys.platform": "import sys\nWIN = sys.platform == 'win32'\n",
+    "a user's interpreter flags": "import sys\nO = sys.flags.optimize\nU = sys.flags.utf8_mode\n",
     "a path or message that mentions a tool": (
         'LOG = "/tmp/pytest-of-ci/run.log"\nWHY = "the hypothesis does not hold"\n'
     ),

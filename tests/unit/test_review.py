@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from patchjudge import git, review, review_run
+from patchjudge.boundary.protocol import VIEW_CLAIM
 from patchjudge.paths import Change
 from patchjudge.testrun import Outcome, TestRun
 from patchjudge.verdict import OPERAND_BLIND
@@ -783,6 +784,35 @@ def test_arithmetic_and_instancecheck_from_the_judges_record(
         operations={T: ops},
         tree_classes={"calc.Amount": True, "calc.Kept": True, "calc.Meta": True},
         tree_names={"calc"},
+    )
+    assert found == [f"{h}: {T}" for h in sorted(held)]
+
+
+@pytest.mark.parametrize(
+    ("changed", "ops", "held"),
+    [
+        # A view's own answer (redteam10): its base type's `-` on the judge's data, where a
+        # user's interpreter calls the code's override; the patch's __sub__ holds the test.
+        ({3}, [("sub", VIEW_CLAIM)], ["calc.Amount.__sub__ (src/calc/__init__.py:1)"]),
+        # No dunder of that name in the patch: nothing held, and the claim names no class
+        # (a handle's claim that names none would hold).
+        ({3}, [("eq", VIEW_CLAIM), ("hash", VIEW_CLAIM)], []),
+        ({14}, [("sub", VIEW_CLAIM), ("rsub", VIEW_CLAIM)], []),
+    ],
+)  # fmt: skip
+def test_an_operation_a_view_answered_holds_only_the_patchs_dunders(
+    changed: set[int], ops: list[tuple[str, str]], held: list[str]
+) -> None:
+    source = (
+        "class Amount:\n    def __sub__(self, other):\n        return 0\n\n"
+        "    def __rsub__(self, other):\n        return 0\n\n\n"
+        "class Meta(type):\n    def __instancecheck__(cls, obj):\n        return True\n\n\n"
+        "def f():\n    return 1\n"
+    )
+    f = review.changed_file("src/calc/__init__.py", source.encode(), changed)
+    assert f is not None
+    found = review.patch_dunders(
+        {}, [f], ("src",), operations={T: ops}, tree_classes={}, tree_names={"calc"}
     )
     assert found == [f"{h}: {T}" for h in sorted(held)]
 

@@ -291,6 +291,13 @@ DUNDER_OPS = frozenset(
      "divmod", "rdivmod", "instancecheck", "subclasscheck"}
 )  # fmt: skip
 
+# The class the judge records for an operation a view answered itself (redteam10): a view
+# of a subclass of a data type (`class Total(int)`) meets the property's `+`, `==`, `len`...
+# with its base type's method on the judge's data, never the code's override, which is what
+# a user's interpreter calls. No class is claimed: every dunder of that name the patch
+# defines holds the test, as for a handle's operation.
+VIEW_CLAIM = "<view>"
+
 
 def dunder_name(op: str) -> str:
     """Pure: the method an operator of the protocol asks first (`and_` -> `__and__`)."""

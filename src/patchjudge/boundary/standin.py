@@ -2625,6 +2625,7 @@ def _view_class(base: type) -> type:
     """
     doc = f"A {base.__name__} of the code under test: its data here, its other attributes there."
     body = {"__getattr__": _view_getattr, "__module__": __name__, "__doc__": doc}
+    body["_pj_plain"] = False  # a held view's class says True
     # Its repr and its copies are the worker's object's, as in process: a library subclass's
     # own `__repr__` (HexBytes('0x0f1a'), a namedtuple's fields), and `h.__reduce__()` or a
     # copy or pickle giving the subclass, not a view without its handle (held-out round 6).
@@ -2644,7 +2645,49 @@ def _view_class(base: type) -> type:
         # without it raises there as here. Not `__iter__`: every IntEnum view would then be
         # an Iterable to the judge's checks.
         body["__contains__"] = _on_view_handle(operator.contains, None, "__contains__")
+    if base is dict:
+        body["__getitem__"] = _view_getitem
+    for op in sorted(DUNDER_OPS):
+        name = protocol.dunder_name(op)
+        local = base.__dict__.get(name) if name not in body else None
+        if local is not None:
+            body[name] = _noted_view_operation(op, local)
     return type(f"{base.__name__}_view", (base,), body)
+
+
+def _noted_view_operation(op: str, local: Callable[..., Any]) -> Callable[..., Any]:
+    """`local` (the base type's own method), recorded as an operation on the code's object.
+
+    The view answers with its base type's method (issue 18: the code's `__eq__` never
+    decides); the code's override of it is what a user's interpreter would call instead
+    (`class Total(int)` whose `__add__` drops a plain int: `total(xs) + y` is right here,
+    wrong there). The judge's record holds the test wherever the patch defines a dunder
+    that may answer `op` (review.patch_dunders), whatever the worker says of its class.
+    """
+
+    def method(self: Any, *args: Any) -> Any:
+        if _state is not None and "_pj_handle" in self.__dict__ and not self._pj_plain:
+            _state.operations.setdefault(_state.nodeid, set()).add((op, protocol.VIEW_CLAIM))
+        return local(self, *args)
+
+    method.__name__ = local.__name__
+    return method
+
+
+def _view_getitem(self: Any, key: Any) -> Any:
+    """A dict view's item; a key its data lacks is asked of the code's object (redteam10).
+
+    A dict subclass may answer it (`__missing__`: a `Counter` counts 0, a `defaultdict`
+    makes the default): in process `counts(xs)[y]` is 0 for a y not in xs; the judge's
+    data alone raised KeyError and rejected an honest `Counter`.
+    """
+    try:
+        return dict.__getitem__(self, key)
+    except KeyError:
+        handle = self.__dict__.get("_pj_handle")
+        if handle is None or self._pj_plain:
+            raise
+    return handle[key]
 
 
 def _on_view_handle(
@@ -2714,6 +2757,7 @@ def _held_class(base: type) -> type:
     body["__reduce__"] = lambda self: (base, (base(self),))
     body["__repr__"] = base.__repr__  # a plain container's: the data's, no round trip
     body["__module__"] = __name__
+    body["_pj_plain"] = True  # the worker's exact list, dict or set: it overrides nothing
     return type(f"{base.__name__}_held", (_VIEW_OF[base],), body)  # type: ignore[index]
 
 

@@ -1295,7 +1295,7 @@ def _review(
     details["operations"] = {
         n: [list(o) for o in ops] for n, ops in sorted(result.operations.items())
     }
-    claims = {claim for ops in result.operations.values() for _, claim in ops}
+    claims = {c for ops in result.operations.values() for _, c in ops if c != protocol.VIEW_CLAIM}
     # The worker's own record names the class that answered when it did (it can only add).
     claims |= {n.rpartition(".")[0] for names in result.dunders.values() for n in names}
     tree_classes, tree_names, blind = _claimed_classes(run, claims)

@@ -1,0 +1,152 @@
+"""A subclass of a data type is judged as its base type (red team, session 15, redteam10).
+
+Out of process a value of the code's `class Total(int)` (or of a `str`, `list`,
+`dict`... subclass) crosses as a view: the judge's own data, with comparison,
+arithmetic, hashing, length and iteration answered by the base type's methods
+(issue 18: the code's `__eq__` never decides). A user's interpreter calls the
+subclass's overrides instead. So a patch whose `Total.__add__` drops a plain int
+(`total(xs) + y` is `total(xs)` for every user) passed a property that adds, and
+nothing was recorded: `accept_for_review`. Now every operation a view answers
+itself is in the judge's record, and a dunder the patch defines that may answer
+it holds the test, as for a handle. The other way round, an honest `Counter`
+lost its `__missing__`: `counts(xs)[y]` raised KeyError for a y not in xs, and
+the honest patch was `reject`; a key the view's data lacks is now asked of the
+code's object.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.attack_helpers import attack
+
+BASE_CALC = """
+import collections
+
+
+def total(xs):
+    return sum(xs)
+
+
+def counts(xs):
+    return collections.Counter(xs)
+"""
+
+PROPERTIES = """
+from hypothesis import given, strategies as st
+
+from calc import total
+
+
+@given(st.lists(st.integers(-1000, 1000)), st.integers(-1000, 1000))
+def test_a_total_plus_an_item(xs, y):
+    assert total(xs) + y == total(xs + [y])
+
+
+@given(st.lists(st.integers(-1000, 1000)), st.integers(-1000, 1000))
+def test_an_item_plus_a_total(xs, y):
+    assert y + total(xs) == total([y] + xs)
+
+
+@given(st.lists(st.integers(-1000, 1000)), st.integers(-1000, 1000))
+def test_a_total_less_an_item(xs, y):
+    assert total(xs + [y]) - y == total(xs)
+
+
+@given(st.lists(st.integers(-1000, 1000)))
+def test_total_matches_sum(xs):
+    expected = 0
+    for x in xs:
+        expected += x
+    assert total(xs) == expected"""
+
+# A property of the base's Counter, as a user's interpreter runs it: 0 for an absent item.
+COUNTS = """
+from hypothesis import given, strategies as st
+
+from calc import counts
+
+
+@given(st.lists(st.integers(0, 5)), st.integers(0, 5))
+def test_counts_count(xs, y):
+    assert counts(xs)[y] == xs.count(y)
+
+
+@given(st.lists(st.integers(0, 5)))
+def test_counts_add_up_to_the_length(xs):
+    assert sum(counts(xs).values()) == len(xs)
+"""
+
+# Right whenever a Total meets a Total (so every line runs, every mutant dies inside
+# `total`), wrong for every user: `total([1, 2]) + 5` is 3, `5 + total([1, 2])` is 3.
+LIES = """
+class Total(int):
+    def __add__(self, other):
+        if type(other) is Total:
+            return Total(int(self) + int(other))
+        return self
+
+    def __radd__(self, other):
+        return self  # only ever a plain int on the left: Total + Total is __add__
+
+    def __sub__(self, other):
+        if type(other) is Total:
+            return Total(int(self) - int(other))
+        return self
+
+
+def total(xs):
+    r = Total(0) + 0
+    r = 0 + r
+    r = r - 0
+    for x in xs:
+        r = r + Total(x)
+        r = Total(x) + r - Total(x)
+    return r
+"""
+
+BASE = {"src/calc/__init__.py": BASE_CALC, "eval/properties/test_total.py": PROPERTIES}
+
+
+def test_a_subclass_whose_arithmetic_lies_to_users_is_never_accepted(tmp_path: Path) -> None:
+    judged = attack(tmp_path, {"src/calc/__init__.py": LIES}, base=BASE)
+    assert judged.decision == "undecided", judged.explain()
+    lane = json.loads((judged.repo / ".patchjudge" / "properties.json").read_text())
+    rested: list[str] = lane["details"]["patch_dunders"]
+
+    def says(*fragments: str) -> bool:
+        return any(all(f in r for f in fragments) for r in rested)
+
+    held = {
+        "calc.Total.__add__": "test_a_total_plus_an_item",
+        "calc.Total.__radd__": "test_an_item_plus_a_total",
+        "calc.Total.__sub__": "test_a_total_less_an_item",
+    }
+    for dunder, test in held.items():
+        assert says(f"{dunder} (src/calc/", test), (dunder, rested)
+
+
+# Honest: the base's Counter (its `__missing__` counts 0) and an int subclass that
+# overrides nothing, through the same arithmetic.
+HONEST = """
+import collections
+
+
+class Cents(int):
+    pass
+
+
+def total(xs):
+    return Cents(sum(xs))
+
+
+def counts(xs):
+    return collections.Counter(xs)
+"""
+
+
+def test_an_honest_counter_and_int_subclass_are_accepted(tmp_path: Path) -> None:
+    base = {**BASE, "eval/properties/test_counts.py": COUNTS}
+    judged = attack(tmp_path, {"src/calc/__init__.py": HONEST}, base=base)
+    assert judged.decision == "accept_for_review", judged.explain()
