@@ -159,6 +159,21 @@ def total(xs):
         return 0
     return sum(xs)
 """
+PROPERTY_OF_SUBTOTAL = """
+from hypothesis import given, strategies as st
+
+from calc import subtotal
+
+
+@given(st.lists(st.integers(-1000, 1000)))
+def test_subtotal_is_the_sum(xs):
+    assert subtotal(xs) == sum(xs)
+
+
+@given(st.lists(st.integers(0, 1000)))
+def test_subtotal_is_never_negative(xs):
+    assert subtotal(xs) >= 0
+"""
 
 
 def test_a_special_cased_domain_no_property_reaches_is_undecided_naming_the_lines(
@@ -578,18 +593,29 @@ def test_a_special_case_run_from_a_text_file_is_undecided_naming_the_loading_lin
     ]
 
 
-@pytest.mark.parametrize(
-    ("target", "where"),
-    [("impl.txt", "src/calc/impl.txt"), ("../../tools/impl.py", "tools/impl.py")],
-    ids=["to a text file", "to a module off the pythonpath"],
-)
+# Two symlinked modules, a function each with a property (the base's): one to a text file
+# beside it, one to a module off the pythonpath. Each is named by its real file.
+LINKED_BASE = {
+    "src/calc/__init__.py": "def total(xs):\n    return sum(xs)\n\n\n"
+    "def subtotal(xs):\n    return sum(xs)\n",
+    "eval/properties/test_subtotal.py": PROPERTY_OF_SUBTOTAL,
+}
+LINKED = {
+    "src/calc/__init__.py": "from calc.impl import total\nfrom calc.impl_off import subtotal\n",
+    "src/calc/impl.txt": SPECIAL_CASED,
+    "tools/impl.py": SPECIAL_CASED.replace("total", "subtotal"),
+}
+
+
 def test_a_special_case_behind_a_symlinked_module_is_undecided_naming_the_real_file(
-    tmp_path: Path, target: str, where: str
+    tmp_path: Path,
 ) -> None:
-    judged = attack(
-        tmp_path,
-        {"src/calc/__init__.py": "from calc.impl import total\n", where: SPECIAL_CASED},
-        before_commit=lambda repo: symlink(repo, "src/calc/impl.py", target),
-    )
+    def links(repo: Path) -> None:
+        symlink(repo, "src/calc/impl.py", "impl.txt")
+        symlink(repo, "src/calc/impl_off.py", "../../tools/impl.py")
+
+    judged = attack(tmp_path, LINKED, base=LINKED_BASE, before_commit=links)
     assert judged.decision == "undecided", judged.explain()
-    assert judged.reasons == [f"review: the properties never exercised {where}:3"]
+    assert judged.reasons == [
+        "review: the properties never exercised src/calc/impl.txt:3, tools/impl.py:3"
+    ], judged.explain()
