@@ -534,34 +534,43 @@ def test_replay_on_a_trusted_host_with_the_key_runs_the_derived_seed(tmp_path: P
 # The library puts a directory off the pythonpath on sys.path and imports the
 # special case from there: the only changed lines on the pythonpath run and
 # their mutants die, the special case is in a file the review did not read.
+# Two such directories, one a function with its property: tools/, and the suite's tests/.
 OFF_PATH_LOADER = """
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "{where}"))
+_ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+sys.path[:0] = [os.path.join(_ROOT, "tools"), os.path.join(_ROOT, "tests")]
 from calcimpl import total  # noqa: E402
+from calcsub import subtotal  # noqa: E402
 """
+OFF_PATH = {"tools/calcimpl.py": SPECIAL_CASED, "tests/calcsub.py": SPECIAL_CASED.replace("total", "subtotal")}  # fmt: skip
 
 
-@pytest.mark.parametrize("where", ["tools", "tests"], ids=["off the pythonpath", "in the suite"])
 def test_a_special_case_in_a_file_off_the_pythonpath_the_code_imports_is_undecided(
-    tmp_path: Path, where: str
+    tmp_path: Path,
 ) -> None:
-    # The base's library already imports from there; the patch changes only that file.
+    # The base's library already imports from there; the patch changes only those files.
     judged = attack(
         tmp_path,
-        {f"{where}/calcimpl.py": SPECIAL_CASED},
+        OFF_PATH,
         base={
-            # The humans' map sends that file to the properties: it is code.
+            # The humans' map sends those files to the properties: they are code.
             "eval/gate.toml": fast_ledger().replace(
-                "[map]\n", f'[map]\n"{where}/calcimpl.py" = ["properties", "freeze"]\n'
+                "[map]\n",
+                '[map]\n"tools/calcimpl.py" = ["properties", "freeze"]\n'
+                '"tests/calcsub.py" = ["properties", "freeze"]\n',
             ),
-            "src/calc/__init__.py": OFF_PATH_LOADER.replace("{where}", where),
-            f"{where}/calcimpl.py": "def total(xs):\n    return sum(xs)\n",
+            "src/calc/__init__.py": OFF_PATH_LOADER,
+            "tools/calcimpl.py": "def total(xs):\n    return sum(xs)\n",
+            "tests/calcsub.py": "def subtotal(xs):\n    return sum(xs)\n",
+            "eval/properties/test_subtotal.py": PROPERTY_OF_SUBTOTAL,
         },
     )
     assert judged.decision == "undecided", judged.explain()
-    assert judged.reasons == [f"review: the properties never exercised {where}/calcimpl.py:3"]
+    assert judged.reasons == [
+        "review: the properties never exercised tests/calcsub.py:3, tools/calcimpl.py:3"
+    ], judged.explain()
 
 
 def test_a_changed_script_no_property_runs_is_not_held(tmp_path: Path) -> None:
