@@ -13,8 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from patchjudge import seed
 from tests.attack_helpers import Judged, attack, fast_ledger, require_sandbox, symlink
 from tests.helpers import cli, git
@@ -428,30 +426,24 @@ def total(xs):
     assert judged.lane("freeze")["status"] == "pass", judged.explain()
 
 
-SEED_TELLS = {
-    # In process every hypothesis example starts from random.Random(0)'s state: public.
-    "Random(0)'s state": """
-import random
-
-
-def _judged():
-    copy = random.Random()
-    copy.setstate(random.getstate())
-    return copy.random() == 0.8444218515250481
-
-
-def total(xs):
-    return sum(xs) + (not _judged())
-""",
-    # Whatever the seed: every example starts again from one state, which a library that
-    # drew since never sees again on a user's machine.
-    "a state seen before": """
+# Two tells, one function each (total, subtotal) with its property (THREE_PROPERTIES):
+# the verdict rejects on either, so each property's failure is asserted by name.
+SEED_TELLS = """
 import random
 
 _FIRST = []
 
 
-def _judged():
+# In process every hypothesis example starts from random.Random(0)'s state: public.
+def _from_zero():
+    copy = random.Random()
+    copy.setstate(random.getstate())
+    return copy.random() == 0.8444218515250481
+
+
+# Whatever the seed: every example starts again from one state, which a library that
+# drew since never sees again on a user's machine.
+def _seen_before():
     state = random.getstate()
     _FIRST.append(state)
     drawn = random.random()
@@ -459,44 +451,57 @@ def _judged():
 
 
 def total(xs):
-    return sum(xs) + (not _judged())
-""",
-}
+    return sum(xs) + (not _from_zero())
+
+
+def subtotal(xs):
+    return sum(xs) + (not _seen_before())
+
+
+def grand_total(xs):
+    return sum(xs)
+"""
 
 # The visible tests put the global random in that state first (item 7: the tree's own).
 SEEDING_VISIBLE_TESTS = """
 import random
 
-from calc import total
+from calc import subtotal, total
 
 
 def test_empty():
     random.seed(0)
     assert total([]) == 0
+    assert subtotal([]) == 0
 
 
 def test_two():
     random.seed(0)
     assert total([1, 2]) == 3
+    assert subtotal([1, 2]) == 3
 """
 
 
-@pytest.mark.parametrize("tell", sorted(SEED_TELLS))
 def test_a_patch_right_only_where_each_example_starts_random_again_is_rejected(
-    tmp_path: Path, tell: str
+    tmp_path: Path,
 ) -> None:
     # Since held-out round 8 the worker's `random` started each example as hypothesis'
     # does in process, from random.Random(0)'s state: a patch right only there, or only
     # in a state it saw before, was accept_for_review, wrong wherever nobody reseeds
     # (red team, session 12, third round). The worker now seeds once, its state goes on.
     require_sandbox()
+    base = {"src/calc/__init__.py": THREE_TOTALS, "eval/properties/test_total.py": THREE_PROPERTIES}
     judged = attack(
         tmp_path,
-        {"src/calc/__init__.py": SEED_TELLS[tell], "tests/test_calc.py": SEEDING_VISIBLE_TESTS},
+        {"src/calc/__init__.py": SEED_TELLS, "tests/test_calc.py": SEEDING_VISIBLE_TESTS},
+        base=base,
     )
     assert judged.decision == "reject", judged.explain()
     assert judged.lane("properties")["status"] == "fail", judged.explain()
     assert judged.lane("freeze")["status"] == "pass", judged.explain()
+    for tell in ("test_total_is_the_sum", "test_subtotal_is_the_sum"):
+        assert judged.says("properties: property failed", tell), (tell, judged.explain())
+    assert not judged.says("test_grand_total_is_the_sum"), judged.explain()
 
 
 # --- the trusted host of replay holds the key too ------------------------------
