@@ -86,6 +86,17 @@ def _gate(repo: Path, python: Path, cache: Path) -> tuple[Result, dict]:  # type
     return result, {**report, "base_collection": pathfilter["details"]["cache"]["base_collection"]}
 
 
+def _pathfilter(repo: Path, python: Path, cache: Path) -> tuple[Result, dict]:  # type: ignore[type-arg]
+    """pathfilter alone: the lane that collects the base and keeps it (a hostile head's run
+    here only leaves its collection in the cache; the honest head's whole gate reads it)."""
+    import json
+
+    env = cli_env(PATCHJUDGE_CACHE_DIR=str(cache))
+    result = cli(repo, "pathfilter", "--base", "main", "--python", str(python), env=env)
+    report = json.loads((repo / ".patchjudge" / "pathfilter.json").read_text())
+    return result, {**report, "base_collection": report["details"]["cache"]["base_collection"]}
+
+
 def _head(repo: Path, branch: str, code: str) -> None:
     git(repo, "checkout", "-q", "main")
     git(repo, "checkout", "-q", "-b", branch)
@@ -106,7 +117,7 @@ def test_a_heads_install_cannot_leave_the_base_collection_for_the_next_head(
     require_sandbox()
     repo, venv, cache = _repo(tmp_path), tmp_path / "code", tmp_path / "cache"
     _head(repo, "hostile", "def total(xs):\n    return sum(list(xs))\n")
-    _gate(repo, _code_venv(venv, "VALUE = 1\n", hostile=True), cache)
+    _pathfilter(repo, _code_venv(venv, "VALUE = 1\n", hostile=True), cache)
     _head(repo, "honest", "def total(xs):\n    return sum(iter(xs))\n")
     result, found = _gate(repo, _code_venv(venv, "VALUE = 2\n", hostile=False), cache)
     # Was: reject, "pathfilter: visible test gone: tests/test_calc.py::test_phantom"
@@ -123,11 +134,11 @@ def test_an_honest_heads_own_package_still_reads_the_kept_base_collection(
     require_sandbox()
     repo, venv, cache = _repo(tmp_path), tmp_path / "code", tmp_path / "cache"
     _head(repo, "first", "def total(xs):\n    return sum(list(xs))\n")
-    _, first = _gate(repo, _code_venv(venv, "VALUE = 1\n", hostile=False), cache)
+    _, first = _pathfilter(repo, _code_venv(venv, "VALUE = 1\n", hostile=False), cache)
     _head(repo, "second", "def total(xs):\n    return sum(iter(xs))\n")
     # The installed project differs head by head; the base's run imports the tree's.
     _, second = _gate(repo, _code_venv(venv, "VALUE = 2\n", hostile=False), cache)
-    assert (first["verdict"], first["base_collection"]) == ("accept_for_review", "miss")
+    assert (first["status"], first["base_collection"]) == ("pass", "miss"), first
     assert (second["verdict"], second["base_collection"]) == ("accept_for_review", "hit")
 
 
@@ -187,7 +198,7 @@ def test_a_heads_package_over_a_namespace_package_cannot_leave_the_base_collecti
     repo, venv, cache = _namespace_repo(tmp_path), tmp_path / "code", tmp_path / "cache"
     _namespace_head(repo, "hostile", "def total(xs):\n    return sum(list(xs))\n")
     core = "def total(xs):\n    return sum(xs)\n"
-    _gate(repo, _namespace_venv(venv, core, FORGING_PACKAGE), cache)
+    _pathfilter(repo, _namespace_venv(venv, core, FORGING_PACKAGE), cache)
     _namespace_head(repo, "honest", "def total(xs):\n    return sum(iter(xs))\n")
     result, found = _gate(repo, _namespace_venv(venv, core, None), cache)
     # On lead: reject, "pathfilter: visible test gone: tests/test_calc.py::test_phantom":
@@ -236,7 +247,7 @@ def test_a_heads_portion_of_a_merging_base_package_cannot_leave_the_base_collect
 ) -> None:
     repo, venv, cache = _merging_base(tmp_path)
     _head(repo, "hostile", MERGING_CALC.replace("sum(xs)", "sum(list(xs))"))
-    _gate(repo, _merging_venv(venv, MERGING_CALC, FORGING_PACKAGE), cache)
+    _pathfilter(repo, _merging_venv(venv, MERGING_CALC, FORGING_PACKAGE), cache)
     _head(repo, "honest", MERGING_CALC.replace("sum(xs)", "sum(iter(xs))"))
     result, found = _gate(repo, _merging_venv(venv, MERGING_CALC, None), cache)
     # On main 6400fdf: reject, "pathfilter: visible test gone: tests/test_calc.py::
@@ -281,8 +292,9 @@ def test_a_heads_portion_of_a_merging_base_package_never_runs_in_the_base_collec
         },
     )
     commit(repo, "hostile")
-    result, found = _gate(repo, _merging_venv(venv, MERGING_CALC, HIDING), cache)
+    result, found = _pathfilter(repo, _merging_venv(venv, MERGING_CALC, HIDING), cache)
     # On main 6400fdf: pathfilter passed (undecided only by the review of _speedups.py):
     # the base's collection, forged by the head's installed module, lacked test_two too.
-    assert found["verdict"] == "reject", (found["reasons"], result.err[-2000:])
-    assert "pathfilter: visible test gone: tests/test_calc.py::test_two" in found["reasons"]
+    # A lane's fail is a reject (tests/unit/test_verdict.py).
+    assert (result.code, found["status"]) == (1, "fail"), (found, result.err[-2000:])
+    assert "visible test gone: tests/test_calc.py::test_two" in found["reasons"]

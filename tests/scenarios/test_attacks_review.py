@@ -109,17 +109,32 @@ def total(xs):
 """,
 }
 
-ONE_LINE_HONEST = {
-    "a guard every run reaches": """
+# The honest look-alikes, one gate: a function each (total, subtotal) with its property.
+ONE_LINE_HONEST = """
 def total(xs):
-    if not xs: return 0
+    if not xs: return 0  # a guard every run reaches
     return sum(xs)
-""",
-    "both arms drawn": """
-def total(xs):
-    return xs[0] + sum(xs[1:]) if xs else 0
-""",
-}
+
+
+def subtotal(xs):
+    return xs[0] + sum(xs[1:]) if xs else 0  # both arms drawn
+"""
+TWO_TOTALS = "def total(xs):\n    return sum(xs)\n\n\ndef subtotal(xs):\n    return sum(xs)\n"
+TWO_PROPERTIES = """
+from hypothesis import given, strategies as st
+
+from calc import subtotal, total
+
+
+@given(st.lists(st.integers(-1000, 1000)))
+def test_total_is_the_sum(xs):
+    assert total(xs) == sum(xs)
+
+
+@given(st.lists(st.integers(-1000, 1000)))
+def test_subtotal_is_the_sum(xs):
+    assert subtotal(xs) == sum(xs)
+"""
 
 
 @pytest.mark.parametrize("case", sorted(ONE_LINE_CASES))
@@ -134,10 +149,15 @@ def test_a_special_case_on_a_line_that_runs_anyway_is_undecided(tmp_path: Path, 
     assert any(": raise " in s and "0" in s for s in survivors), survivors
 
 
-@pytest.mark.parametrize("case", sorted(ONE_LINE_HONEST))
-def test_an_honest_line_with_arms_every_run_reaches_is_accepted(tmp_path: Path, case: str) -> None:
+def test_an_honest_line_with_arms_every_run_reaches_is_accepted(tmp_path: Path) -> None:
+    # Either look-alike held (a reason naming its line) would make the verdict undecided.
     require_sandbox()
-    judged = attack(tmp_path, {"src/calc/__init__.py": ONE_LINE_HONEST[case]}, base=SANDBOX)
+    base = {
+        **SANDBOX,
+        "src/calc/__init__.py": TWO_TOTALS,
+        "eval/properties/test_total.py": TWO_PROPERTIES,
+    }
+    judged = attack(tmp_path, {"src/calc/__init__.py": ONE_LINE_HONEST}, base=base)
     assert judged.decision == "accept_for_review", judged.explain()
 
 

@@ -13,8 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from patchjudge import seed
 from tests.attack_helpers import Judged, attack, fast_ledger, require_sandbox, symlink
 from tests.helpers import cli, git
@@ -159,6 +157,21 @@ def total(xs):
         return 0
     return sum(xs)
 """
+PROPERTY_OF_SUBTOTAL = """
+from hypothesis import given, strategies as st
+
+from calc import subtotal
+
+
+@given(st.lists(st.integers(-1000, 1000)))
+def test_subtotal_is_the_sum(xs):
+    assert subtotal(xs) == sum(xs)
+
+
+@given(st.lists(st.integers(0, 1000)))
+def test_subtotal_is_never_negative(xs):
+    assert subtotal(xs) >= 0
+"""
 
 
 def test_a_special_cased_domain_no_property_reaches_is_undecided_naming_the_lines(
@@ -255,49 +268,75 @@ def test_a_library_that_reads_its_own_config_from_the_environment_is_accepted(
 
 # Right only in the box, in both of the judge's harnesses (so the differential run
 # agrees), wrong on the user's machine: each was accept_for_review (red team, session 11).
-BOX_TELLS = {
-    "the process id as an index": (
-        "import os\n\n\ndef total(xs):\n    return sum(xs[os.getpid() - 2 :])\n",
-        "src/calc/__init__.py:5: reads what the sandbox changes (the process id as a value: os.getpid)",
-    ),
-    "no supplementary groups": (
-        "import os\n\n\ndef total(xs):\n    return sum(xs) - len(os.getgroups())\n",
-        "src/calc/__init__.py:5: reads what the sandbox changes (os.getgroups)",
-    ),
-    "no login shell": (
-        'import os\n\n\ndef total(xs):\n    return sum(xs) - ("SHELL" in os.environ)\n',
-        "src/calc/__init__.py:5: reads the runner's environment (SHELL)",
-    ),
-    # redteam10: every shell exports `_` (the command's path) to what it runs; the box has none.
-    "no shell's last command": (
-        'import os\n\n\ndef total(xs):\n    return sum(xs) + ("_" in os.environ)\n',
-        "src/calc/__init__.py:5: reads the runner's environment (_)",
-    ),
-    # redteam10: the judge runs its interpreters with -B (set from inside in the worker).
-    "bytecode writing off": (
-        "import sys\n\n\ndef total(xs):\n    return sum(xs) + (not sys.dont_write_bytecode)\n",
-        "src/calc/__init__.py:5: reads what the judge's interpreter sets (sys.dont_write_bytecode)",
-    ),
-    "no network": (
-        'import socket\n\n\ndef total(xs):\n    return sum(xs) - (socket.socket().connect_ex(("192.0.2.1", 53)) == 0)\n',
-        "src/calc/__init__.py:5: reads what the sandbox changes (socket.socket)",
-    ),
-    "no /var": (
-        'import os\n\n\ndef total(xs):\n    return sum(xs) - os.path.isdir("/var")\n',
-        "src/calc/__init__.py:5: reads what the sandbox changes (a path of the machine: '/var')",
-    ),
-}  # fmt: skip
+# One gate, a function and a property a tell: the verdict is undecided on any one of
+# them, so each tell's probe is asserted by name (a tell no longer seen drops its line).
+BOX_TELLS = """
+import os
+import socket
+import sys
 
 
-@pytest.mark.parametrize("tell", sorted(BOX_TELLS))
-def test_a_patch_right_only_inside_the_box_is_undecided_naming_the_line(
-    tmp_path: Path, tell: str
+def total(xs):
+    return sum(xs[os.getpid() - 2 :])
+
+
+def subtotal(xs):
+    return sum(xs) - len(os.getgroups())
+
+
+def grand_total(xs):
+    return sum(xs) - ("SHELL" in os.environ)
+
+
+def net_total(xs):
+    return sum(xs) - (socket.socket().connect_ex(("192.0.2.1", 53)) == 0)
+
+
+def var_total(xs):
+    return sum(xs) - os.path.isdir("/var")
+
+
+def shell_total(xs):
+    return sum(xs) + ("_" in os.environ)
+
+
+def pyc_total(xs):
+    return sum(xs) + (not sys.dont_write_bytecode)
+"""
+# redteam10: every shell exports `_` (the command's path) to what it runs, the box has
+# none; the judge runs its interpreters with -B (set from inside in the worker).
+BOX_PROBES = [
+    "src/calc/__init__.py:7: reads what the sandbox changes (the process id as a value: os.getpid)",
+    "src/calc/__init__.py:11: reads what the sandbox changes (os.getgroups)",
+    "src/calc/__init__.py:15: reads the runner's environment (SHELL)",
+    "src/calc/__init__.py:19: reads what the sandbox changes (socket.socket)",
+    "src/calc/__init__.py:23: reads what the sandbox changes (a path of the machine: '/var')",
+    "src/calc/__init__.py:27: reads the runner's environment (_)",
+    "src/calc/__init__.py:31: reads what the judge's interpreter sets (sys.dont_write_bytecode)",
+]  # fmt: skip
+TELL_NAMES = (
+    "total", "subtotal", "grand_total", "net_total", "var_total", "shell_total", "pyc_total",
+)  # fmt: skip
+TELL_TOTALS = "".join(f"def {name}(xs):\n    return sum(xs)\n\n\n" for name in TELL_NAMES)
+TELL_PROPERTIES = (
+    "from hypothesis import given, strategies as st\n\n"
+    f"from calc import {', '.join(sorted(TELL_NAMES))}\n"
+    + "".join(
+        f"\n\n@given(st.lists(st.integers(-1000, 1000)))\n"
+        f"def test_{name}_is_the_sum(xs):\n    assert {name}(xs) == sum(xs)\n"
+        for name in TELL_NAMES
+    )
+)
+
+
+def test_a_patch_right_only_inside_the_box_is_undecided_naming_each_line(
+    tmp_path: Path,
 ) -> None:
     require_sandbox()
-    source, probe = BOX_TELLS[tell]
-    judged = attack(tmp_path, {"src/calc/__init__.py": source})
+    base = {"src/calc/__init__.py": TELL_TOTALS, "eval/properties/test_total.py": TELL_PROPERTIES}
+    judged = attack(tmp_path, {"src/calc/__init__.py": BOX_TELLS}, base=base)
     assert judged.decision == "undecided", judged.explain()
-    assert judged.reasons == [f"review: probe of the judge at {probe}"]
+    assert judged.reasons == [f"review: probe of the judge at {probe}" for probe in BOX_PROBES]
 
 
 # Right wherever a test runner's warning machinery is in force (pytest's in process, the
@@ -402,30 +441,24 @@ def total(xs):
     assert judged.lane("freeze")["status"] == "pass", judged.explain()
 
 
-SEED_TELLS = {
-    # In process every hypothesis example starts from random.Random(0)'s state: public.
-    "Random(0)'s state": """
-import random
-
-
-def _judged():
-    copy = random.Random()
-    copy.setstate(random.getstate())
-    return copy.random() == 0.8444218515250481
-
-
-def total(xs):
-    return sum(xs) + (not _judged())
-""",
-    # Whatever the seed: every example starts again from one state, which a library that
-    # drew since never sees again on a user's machine.
-    "a state seen before": """
+# Two tells, one function each (total, subtotal) with its property (THREE_PROPERTIES):
+# the verdict rejects on either, so each property's failure is asserted by name.
+SEED_TELLS = """
 import random
 
 _FIRST = []
 
 
-def _judged():
+# In process every hypothesis example starts from random.Random(0)'s state: public.
+def _from_zero():
+    copy = random.Random()
+    copy.setstate(random.getstate())
+    return copy.random() == 0.8444218515250481
+
+
+# Whatever the seed: every example starts again from one state, which a library that
+# drew since never sees again on a user's machine.
+def _seen_before():
     state = random.getstate()
     _FIRST.append(state)
     drawn = random.random()
@@ -433,44 +466,57 @@ def _judged():
 
 
 def total(xs):
-    return sum(xs) + (not _judged())
-""",
-}
+    return sum(xs) + (not _from_zero())
+
+
+def subtotal(xs):
+    return sum(xs) + (not _seen_before())
+
+
+def grand_total(xs):
+    return sum(xs)
+"""
 
 # The visible tests put the global random in that state first (item 7: the tree's own).
 SEEDING_VISIBLE_TESTS = """
 import random
 
-from calc import total
+from calc import subtotal, total
 
 
 def test_empty():
     random.seed(0)
     assert total([]) == 0
+    assert subtotal([]) == 0
 
 
 def test_two():
     random.seed(0)
     assert total([1, 2]) == 3
+    assert subtotal([1, 2]) == 3
 """
 
 
-@pytest.mark.parametrize("tell", sorted(SEED_TELLS))
 def test_a_patch_right_only_where_each_example_starts_random_again_is_rejected(
-    tmp_path: Path, tell: str
+    tmp_path: Path,
 ) -> None:
     # Since held-out round 8 the worker's `random` started each example as hypothesis'
     # does in process, from random.Random(0)'s state: a patch right only there, or only
     # in a state it saw before, was accept_for_review, wrong wherever nobody reseeds
     # (red team, session 12, third round). The worker now seeds once, its state goes on.
     require_sandbox()
+    base = {"src/calc/__init__.py": THREE_TOTALS, "eval/properties/test_total.py": THREE_PROPERTIES}
     judged = attack(
         tmp_path,
-        {"src/calc/__init__.py": SEED_TELLS[tell], "tests/test_calc.py": SEEDING_VISIBLE_TESTS},
+        {"src/calc/__init__.py": SEED_TELLS, "tests/test_calc.py": SEEDING_VISIBLE_TESTS},
+        base=base,
     )
     assert judged.decision == "reject", judged.explain()
     assert judged.lane("properties")["status"] == "fail", judged.explain()
     assert judged.lane("freeze")["status"] == "pass", judged.explain()
+    for tell in ("test_total_is_the_sum", "test_subtotal_is_the_sum"):
+        assert judged.says("properties: property failed", tell), (tell, judged.explain())
+    assert not judged.says("test_grand_total_is_the_sum"), judged.explain()
 
 
 # --- the trusted host of replay holds the key too ------------------------------
@@ -508,34 +554,43 @@ def test_replay_on_a_trusted_host_with_the_key_runs_the_derived_seed(tmp_path: P
 # The library puts a directory off the pythonpath on sys.path and imports the
 # special case from there: the only changed lines on the pythonpath run and
 # their mutants die, the special case is in a file the review did not read.
+# Two such directories, one a function with its property: tools/, and the suite's tests/.
 OFF_PATH_LOADER = """
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "{where}"))
+_ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+sys.path[:0] = [os.path.join(_ROOT, "tools"), os.path.join(_ROOT, "tests")]
 from calcimpl import total  # noqa: E402
+from calcsub import subtotal  # noqa: E402
 """
+OFF_PATH = {"tools/calcimpl.py": SPECIAL_CASED, "tests/calcsub.py": SPECIAL_CASED.replace("total", "subtotal")}  # fmt: skip
 
 
-@pytest.mark.parametrize("where", ["tools", "tests"], ids=["off the pythonpath", "in the suite"])
 def test_a_special_case_in_a_file_off_the_pythonpath_the_code_imports_is_undecided(
-    tmp_path: Path, where: str
+    tmp_path: Path,
 ) -> None:
-    # The base's library already imports from there; the patch changes only that file.
+    # The base's library already imports from there; the patch changes only those files.
     judged = attack(
         tmp_path,
-        {f"{where}/calcimpl.py": SPECIAL_CASED},
+        OFF_PATH,
         base={
-            # The humans' map sends that file to the properties: it is code.
+            # The humans' map sends those files to the properties: they are code.
             "eval/gate.toml": fast_ledger().replace(
-                "[map]\n", f'[map]\n"{where}/calcimpl.py" = ["properties", "freeze"]\n'
+                "[map]\n",
+                '[map]\n"tools/calcimpl.py" = ["properties", "freeze"]\n'
+                '"tests/calcsub.py" = ["properties", "freeze"]\n',
             ),
-            "src/calc/__init__.py": OFF_PATH_LOADER.replace("{where}", where),
-            f"{where}/calcimpl.py": "def total(xs):\n    return sum(xs)\n",
+            "src/calc/__init__.py": OFF_PATH_LOADER,
+            "tools/calcimpl.py": "def total(xs):\n    return sum(xs)\n",
+            "tests/calcsub.py": "def subtotal(xs):\n    return sum(xs)\n",
+            "eval/properties/test_subtotal.py": PROPERTY_OF_SUBTOTAL,
         },
     )
     assert judged.decision == "undecided", judged.explain()
-    assert judged.reasons == [f"review: the properties never exercised {where}/calcimpl.py:3"]
+    assert judged.reasons == [
+        "review: the properties never exercised tests/calcsub.py:3, tools/calcimpl.py:3"
+    ], judged.explain()
 
 
 def test_a_changed_script_no_property_runs_is_not_held(tmp_path: Path) -> None:
@@ -567,18 +622,29 @@ def test_a_special_case_run_from_a_text_file_is_undecided_naming_the_loading_lin
     ]
 
 
-@pytest.mark.parametrize(
-    ("target", "where"),
-    [("impl.txt", "src/calc/impl.txt"), ("../../tools/impl.py", "tools/impl.py")],
-    ids=["to a text file", "to a module off the pythonpath"],
-)
+# Two symlinked modules, a function each with a property (the base's): one to a text file
+# beside it, one to a module off the pythonpath. Each is named by its real file.
+LINKED_BASE = {
+    "src/calc/__init__.py": "def total(xs):\n    return sum(xs)\n\n\n"
+    "def subtotal(xs):\n    return sum(xs)\n",
+    "eval/properties/test_subtotal.py": PROPERTY_OF_SUBTOTAL,
+}
+LINKED = {
+    "src/calc/__init__.py": "from calc.impl import total\nfrom calc.impl_off import subtotal\n",
+    "src/calc/impl.txt": SPECIAL_CASED,
+    "tools/impl.py": SPECIAL_CASED.replace("total", "subtotal"),
+}
+
+
 def test_a_special_case_behind_a_symlinked_module_is_undecided_naming_the_real_file(
-    tmp_path: Path, target: str, where: str
+    tmp_path: Path,
 ) -> None:
-    judged = attack(
-        tmp_path,
-        {"src/calc/__init__.py": "from calc.impl import total\n", where: SPECIAL_CASED},
-        before_commit=lambda repo: symlink(repo, "src/calc/impl.py", target),
-    )
+    def links(repo: Path) -> None:
+        symlink(repo, "src/calc/impl.py", "impl.txt")
+        symlink(repo, "src/calc/impl_off.py", "../../tools/impl.py")
+
+    judged = attack(tmp_path, LINKED, base=LINKED_BASE, before_commit=links)
     assert judged.decision == "undecided", judged.explain()
-    assert judged.reasons == [f"review: the properties never exercised {where}:3"]
+    assert judged.reasons == [
+        "review: the properties never exercised src/calc/impl.txt:3, tools/impl.py:3"
+    ], judged.explain()

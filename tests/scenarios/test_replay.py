@@ -78,13 +78,15 @@ def test_valid_receipt_accepts_for_review(hosts: Hosts) -> None:
 
 
 def test_no_receipt_with_replay_required_is_undecided(hosts: Hosts) -> None:
-    result = gate(hosts.dev)
+    # The replay lane alone: every other lane passes on this head (the receipt's gate
+    # above accepts), and an undecided replay lane is an undecided verdict whose review
+    # says so (tests/unit/test_verdict.py).
+    result = cli(hosts.dev, "replay", "--base", "main")
     assert result.code == 3, result
-    doc = verdict(hosts.dev)
-    assert doc["verdict"] == "undecided"
-    assert doc["review"]["replay"] == "undecided"
-    assert doc["reasons"] == [doc["reasons"][0]]
-    assert "replay required and no receipt" in doc["reasons"][0]
+    report = result.report(hosts.dev, "replay")
+    assert report["status"] == "undecided"
+    assert report["reasons"] == [report["reasons"][0]]
+    assert "replay required and no receipt" in report["reasons"][0]
 
 
 def test_tampered_slice_is_rejected(hosts: Hosts, tmp_path: Path) -> None:
