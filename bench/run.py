@@ -575,9 +575,18 @@ def unpack(work: Path, sdist: Sdist, dest: Path) -> Path:
     return dest
 
 
+def uv_beside(python: str) -> str:
+    """The uv installed beside `python` (constraints/dev.txt pins it in the venv), else PATH's.
+
+    `.venv/bin/python bench/cost.py` without the venv's bin on PATH found no uv.
+    """
+    found = Path(python).parent / "uv"
+    return str(found) if found.is_file() and os.access(found, os.X_OK) else "uv"
+
+
 def build_wheel(dest: Path) -> Path:
     """patchjudge as the lane venvs install it: a wheel of this checkout."""
-    sh(["uv", "build", "--wheel", "-q", "--out-dir", str(dest), str(ROOT)])
+    sh([uv_beside(sys.executable), "build", "--wheel", "-q", "--out-dir", str(dest), str(ROOT)])
     return next(dest.glob("patchjudge-*.whl"))
 
 

@@ -120,3 +120,15 @@ def test_sha256_manifest_is_what_sha256sum_checks(bench: ModuleType) -> None:
         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  a.txt",
         "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d  b.txt",
     ]
+
+
+def test_the_wheel_is_built_with_the_uv_beside_the_interpreter(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    python = tmp_path / "bin" / "python"
+    python.parent.mkdir()
+    python.touch()
+    assert bench.uv_beside(str(python)) == "uv"  # none beside it: PATH's
+    uv = python.parent / "uv"
+    uv.touch(mode=0o755)
+    assert bench.uv_beside(str(python)) == str(uv)
