@@ -496,6 +496,12 @@ def setting(name):
 def utc_offset():
     """The process's local time zone's offset at the epoch, in seconds (TZ, after tzset)."""
     return time.localtime(0).tm_gmtoff
+
+
+def read_rules(root, name):
+    """whenever's `reset_tzpath([dir])`: a library opening a file under a directory it is given."""
+    with open(os.path.join(root, name), encoding="utf-8") as f:
+        return f.read()
 '''
 
 HEADER = """
@@ -1237,6 +1243,18 @@ IDIOMS: dict[str, tuple[str, str]] = {
             assert lib.setting("LIB_MODE") == "slow" and lib.utc_offset() == 3600
             del os.environ["LIB_MODE"]
             assert lib.setting("LIB_MODE") is None
+        """,
+        "passed",
+    ),
+    "a file the property writes under tmp_path, opened by the library": (
+        """
+        def test_a_file_under_tmp_path_opened_by_the_library(tmp_path):
+            # whenever's tz_rules_from_file: a zone file copied under tmp_path, whose path the
+            # library is then given (issue 17, heldout13): the worker's /tmp is its box's own.
+            (tmp_path / "Europe").mkdir()
+            (tmp_path / "Europe" / "Amsterdam").write_text("rules")
+            assert lib.read_rules(tmp_path, "Europe/Amsterdam") == "rules"
+            assert lib.read_rules(str(tmp_path / "Europe"), "Amsterdam") == "rules"
         """,
         "passed",
     ),
