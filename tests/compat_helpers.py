@@ -189,6 +189,53 @@ SUITES = (
         },
     ),
     Suite(
+        name="backports.zoneinfo",
+        # Held out in session 15: 14 of 14 out of process on first try (cheap: pinned).
+        version="0.2.1",
+        sha256="fadbfe37f74051d024037f223b8e001611eac868b5c5b06144ef4d8b799862f2",
+        top="backports.zoneinfo-0.2.1",
+        pythonpath="src",
+        package="src/backports/zoneinfo",
+        idioms="a stdlib backport's unittest TestCase classes with @given: ZoneInfo objects "
+        "made by key, pickled and unpickled by the property, the cache's identity, "
+        "datetimes with the library's tzinfo converted from UTC and compared with the "
+        "stdlib's, module surgery (`import_fresh_module`, two copies of the module)",
+        files={
+            "tests/_support.py": "_support.py",
+            "tests/test_zoneinfo_property.py": "test_zoneinfo_property.py",
+        },
+        adjustments=(
+            (
+                "test_zoneinfo_property.py",
+                "from . import _support as test_support",
+                "import _support as test_support",
+                "eval/properties is not a package: its helpers are files beside the tests",
+            ),
+            (
+                "test_zoneinfo_property.py",
+                "from ._support import",
+                "from _support import",
+                "eval/properties is not a package: its helpers are files beside the tests",
+            ),
+            (
+                "_support.py",
+                "from test.support import import_fresh_module",
+                "from test.support.import_helper import import_fresh_module",
+                "the helper moved in Python 3.10; the suite predates it",
+            ),
+            (
+                "_support.py",
+                'IS_PYPY = platform.python_implementation() == "PyPy"',
+                "IS_PYPY = True",
+                "the C accelerator is not built from an sdist checkout: the suite's own "
+                "branch for an interpreter without it (two copies of the pure module)",
+            ),
+        ),
+        left_out={
+            "tests/test_zoneinfo.py": "no hypothesis test",
+        },
+    ),
+    Suite(
         name="natsort",
         # First tried held out (session 6): 79 of 90 passing bare passed out of process.
         version="8.4.0",

@@ -81,6 +81,17 @@ PASSWD = [("--ro-bind-try", "/etc/passwd")]  # depth 2
             [*HOST_RO, ("--bind", "/h"), *PASSWD, ("--bind", "/py/scratch/t")],
         ),
         (
+            # The judge's tmp dir the worker reads (its pytest's basetemp): read-only, deepest.
+            Box(tree=Path("/s/w1"), home=Path("/s/h1"), shared=(Path("/s/tmp-1"),)),
+            [
+                *HOST_RO,
+                *PASSWD,
+                ("--bind", "/s/w1"),
+                ("--bind", "/s/h1"),
+                ("--ro-bind", "/s/tmp-1"),
+            ],
+        ),
+        (
             # The tree as its own home binds once.
             Box(tree=Path("/t"), home=Path("/t")),
             [*HOST_RO, ("--bind", "/t"), *PASSWD],
@@ -133,6 +144,25 @@ WORKER = Box(tree=Path("/s/w1"), home=Path("/s/h1"), readonly=(Path("/venv"),))
                 ("--ro-bind", "/venv"),
                 *PASSWD,
                 ("--bind", "/s/w1"),
+                ("--bind", "/s/judge"),
+                ("--bind", "/s/home"),
+                ("--ro-bind", "/s/judge-ini"),
+            ],
+        ),
+        (
+            # The judge's basetemp (issue 17, heldout13): read-only in the worker's box, but a
+            # writable mount of its own in the judge's, which cannot then swap in a link that
+            # the next worker's bwrap would follow; never read-only over the judge's writes.
+            JUDGE,
+            dataclasses.replace(WORKER, shared=(Path("/s/tmp-1"),)),
+            [
+                *HOST_RO,
+                ("--bind", "/s"),
+                ("--ro-bind", "/venv"),
+                *PASSWD,
+                ("--bind", "/s/w1"),
+                ("--bind", "/s/h1"),
+                ("--bind", "/s/tmp-1"),
                 ("--bind", "/s/judge"),
                 ("--bind", "/s/home"),
                 ("--ro-bind", "/s/judge-ini"),

@@ -803,3 +803,71 @@ def test_a_judge_zone_crosses_by_its_key_and_comes_back_as_itself(
     monkeypatch.setattr(wire, "ZONES_BY_KEY", True)  # the judge: the very zone it sent
     back = wire.decode(answer)
     assert back[1] is paris and back[0].tzinfo is paris
+
+
+class DatetimeSubclass(datetime.datetime):
+    pass
+
+
+class MyZoneInfo(zoneinfo.ZoneInfo):
+    pass
+
+
+class DecimalSubclass(decimal.Decimal):
+    """A docstring is no attribute of its own."""
+
+
+class WithAMethod(datetime.datetime):
+    def shifted(self) -> datetime.datetime:
+        return self
+
+
+class WithSlots(datetime.date):
+    __slots__ = ("note",)
+
+
+@pytest.mark.parametrize(
+    ("value", "base"),
+    [
+        (DatetimeSubclass(2020, 8, 15, tzinfo=datetime.UTC), datetime.datetime),
+        (MyZoneInfo("Europe/Paris"), zoneinfo.ZoneInfo),
+        (DecimalSubclass("1.5"), decimal.Decimal),
+        (WithAMethod(2020, 1, 1), None),  # its method would be the judge's code: a reference
+        (WithSlots(2020, 1, 1), None),
+        (datetime.datetime(2020, 1, 1), None),  # the base itself is code 8's
+        (1.5, None),
+    ],
+)
+def test_which_subclasses_of_a_stdlib_value_are_plain(value: Any, base: type | None) -> None:
+    assert wire.plain_base(type(value), value) is base
+
+
+def test_a_judge_plain_subclass_crosses_as_its_value_in_a_class_of_its_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """whenever's `Instant(DatetimeSubclass(...))`, `MyZoneInfo(key)` (issue 17, heldout13)."""
+    paris = MyZoneInfo("Europe/Paris")
+    sent = [DatetimeSubclass(2020, 8, 15, 12, tzinfo=paris), paris, DecimalSubclass("2.5")]
+    monkeypatch.setattr(wire, "ZONES_BY_KEY", True)  # the judge
+    monkeypatch.setattr(wire, "PLAIN_SUBCLASSES", True)
+    payload = wire.encode(sent)
+    monkeypatch.setattr(wire, "ZONES_BY_KEY", False)  # the worker
+    monkeypatch.setattr(wire, "PLAIN_SUBCLASSES", False)
+    got = wire.decode(payload)
+    # A ZoneInfo equals only itself: the worker's is by key.
+    assert (got[0], got[1].key, got[2]) == (sent[0], "Europe/Paris", sent[2])
+    assert [type(g).__qualname__ for g in got] == [
+        "DatetimeSubclass", "MyZoneInfo", "DecimalSubclass"
+    ]  # fmt: skip
+    assert type(got[0]).__mro__[1] is datetime.datetime and got[0].tzinfo is got[1]
+    # The worker's copy is a class of its own making, empty: nothing of the judge's.
+    assert type(got[0]) is not DatetimeSubclass and set(vars(type(got[0]))) <= {
+        "__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"
+    }  # fmt: skip
+    # The code's own subclasses stay its objects: the worker never writes code 29...
+    with pytest.raises(wire.WireError, match="DatetimeSubclass cannot cross as data"):
+        wire.encode(got[0])
+    # ...and the judge refuses one.
+    monkeypatch.setattr(wire, "PLAIN_SUBCLASSES", True)
+    with pytest.raises(wire.WireError, match="only the judge sends one"):
+        wire.decode(payload)

@@ -91,6 +91,9 @@ class Box:
     # patchjudge's own package, bound read-only: the judge's pytest imports its plugins from
     # it; a worker, whose sources come down its stdin, needs none of it (issue 18).
     judge_package: bool = True
+    # The judge's tmp dirs (its pytest's basetemp, issue 17): read-only here, at the same path.
+    # The judge's own box binds them writable, each a mount of its own (judge_box).
+    shared: tuple[Path, ...] = ()
 
 
 # tree, home -> the box for a process that runs the patch's code there (None: unboxed).
@@ -116,13 +119,14 @@ def judge_box(judge: Box, worker: Box, launcher_fd: int, second: Box | None = No
     mutants) and its home (a script-shaped worker's file): each is a mount of
     its own there, so the judge cannot rename it away and put a link in its
     place that the next worker's box, started outside by the launcher
-    (launcher.py) on `launcher_fd`, would bind. `second`: the differential's
-    box (issue 20), whose home the judge writes the same way.
+    (launcher.py) on `launcher_fd`, would bind; so is each tmp dir of the
+    judge's that the workers see read-only (`shared`). `second`: the
+    differential's box (issue 20), whose home the judge writes the same way.
     """
-    others = () if second is None else (second.tree, second.home)
+    others = () if second is None else (second.tree, second.home, *second.shared)
     return dataclasses.replace(
         judge,
-        writable=(*judge.writable, worker.tree, worker.home, *others),
+        writable=(*judge.writable, worker.tree, worker.home, *worker.shared, *others),
         readonly=tuple(
             dict.fromkeys((*judge.readonly, *worker.readonly, *(second.readonly if second else ())))
         ),
@@ -168,7 +172,7 @@ def bwrap_argv(
     if box.judge_package and host.package is not None:
         mounts.append(("--ro-bind-try", host.package))
     mounts += [("--bind", path) for path in dict.fromkeys([*box.writable, box.tree, box.home])]
-    mounts += [("--ro-bind", path) for path in box.readonly]
+    mounts += [("--ro-bind", path) for path in (*box.readonly, *box.shared)]
     # Ancestors first (a stable sort: the box's own entries after the host's at
     # one depth), so every path has the mode of its most specific entry: a
     # read-only ini inside the writable scratch dir, a tree inside anything.

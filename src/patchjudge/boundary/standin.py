@@ -60,6 +60,7 @@ from patchjudge.boundary.protocol import ARGUMENT, BUILTIN, HANDLE, JUDGE_FN, JU
 
 ENV = protocol.ORACLE_ENV
 wire.ZONES_BY_KEY = True  # this is the judge: its zones cross by key (wire._zone_args)
+wire.PLAIN_SUBCLASSES = True  # and its plain subclasses of a stdlib value as values (wire._plain)
 # Per call, counted while the worker has the turn (not while a judge function runs).
 DEFAULT_CALL_TIMEOUT_S = protocol.DEFAULT_CALL_TIMEOUT_S
 # What the judge keeps of one worker's stderr (its prints): the rest is counted, not kept,

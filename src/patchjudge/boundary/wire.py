@@ -278,6 +278,82 @@ def _zone(key: str) -> zoneinfo.ZoneInfo:
     return zone
 
 
+# A judge class that subclasses one of these and adds nothing (`class DatetimeSubclass(datetime):
+# pass`, whenever's suite: "a subclass is accepted"): its instance crosses as the base's value
+# and a name, rebuilt on the other side in a class of that name made there, empty too (issue
+# 17, heldout13). Only the judge sends one (PLAIN_SUBCLASSES): the code's own subclasses stay
+# its objects, and the judge refuses the code. Each entry makes `cls` from a base instance.
+_PLAIN_MAKE: dict[type, Callable[[type, Any], Any]] = {
+    datetime.datetime: lambda cls, v: cls(
+        v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond, v.tzinfo, fold=v.fold
+    ),
+    datetime.date: lambda cls, v: cls(v.year, v.month, v.day),
+    datetime.time: lambda cls, v: cls(
+        v.hour, v.minute, v.second, v.microsecond, v.tzinfo, fold=v.fold
+    ),
+    datetime.timedelta: lambda cls, v: cls(v.days, v.seconds, v.microseconds),
+    decimal.Decimal: lambda cls, v: cls(v),
+    fractions.Fraction: lambda cls, v: cls(v.numerator, v.denominator),
+    pathlib.PurePosixPath: lambda cls, v: cls(str(v)),
+    pathlib.PosixPath: lambda cls, v: cls(str(v)),
+    zoneinfo.ZoneInfo: lambda cls, v: cls(v.key),
+}
+# What a plain class may hold of its own: what the class statement gives every class.
+_PLAIN_NAMES = frozenset({
+    "__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__firstlineno__",
+    "__static_attributes__", "__annotations__",
+})  # fmt: skip
+# ...and what a base's __init_subclass__ gives each subclass (ZoneInfo: its cache).
+_PLAIN_GIVEN: dict[type, frozenset[str]] = {zoneinfo.ZoneInfo: frozenset({"_weak_cache"})}
+PLAIN_SUBCLASSES = False  # True in the judge (standin): its plain subclasses cross as values
+_plain_classes: dict[tuple[type, str, str], type] = {}  # the receiving side's, made once each
+_MAX_NAME = 200
+
+
+class PlainSubclass:
+    """STDLIB code 29's name in messages: an instance of a judge's plain subclass."""
+
+
+def plain_base(kind: type, value: Any) -> type | None:
+    """The base in _PLAIN_MAKE `value` (of class `kind`) crosses as, or None.
+
+    Every class from `kind` to that base is made by `class` with nothing of its own
+    (no method, attribute or slot, the plain metaclass), and `value` holds no attribute.
+    """
+    for i, base in enumerate(kind.__mro__):
+        if base in _PLAIN_MAKE:
+            allowed = _PLAIN_NAMES | _PLAIN_GIVEN.get(base, frozenset())
+            if i == 0 or any(
+                type(c) is not type or not set(vars(c)) <= allowed for c in kind.__mro__[:i]
+            ):
+                return None
+            return base if not getattr(value, "__dict__", None) else None
+    return None
+
+
+def _plain_args(value: Any) -> tuple[str, str, Any]:
+    kind = type(value)
+    base = plain_base(kind, value)
+    if base is None:
+        raise WireError(f"{kind.__name__} is no plain subclass")
+    copy = base(value.key) if base is zoneinfo.ZoneInfo else _PLAIN_MAKE[base](base, value)
+    return (str(kind.__module__)[:_MAX_NAME], kind.__qualname__[:_MAX_NAME], copy)
+
+
+def _plain(module: str, qualname: str, value: Any) -> Any:
+    if PLAIN_SUBCLASSES:
+        raise WireError("a plain subclass from the code: only the judge sends one")
+    if not (0 < len(qualname) <= _MAX_NAME and len(module) <= _MAX_NAME):
+        raise WireError("a plain subclass's name of no length or too long")
+    base = type(value)
+    cls = _plain_classes.get((base, module, qualname))
+    if cls is None:
+        name = qualname.rpartition(".")[2]
+        cls = type(name, (base,), {"__module__": module, "__qualname__": qualname})
+        _plain_classes[(base, module, qualname)] = cls
+    return _PLAIN_MAKE[base](cls, value)
+
+
 _NONE = (type(None),)
 _INT = (int,)
 _OPT_INT = (int, type(None))
@@ -347,6 +423,7 @@ STDLIB: dict[int, _Kind] = {
     },
     27: _Kind(_LITERAL, _literal_args, _literal, ((tuple,),), True),
     28: _Kind(zoneinfo.ZoneInfo, _zone_args, _zone, ((str,),), True),
+    29: _Kind(PlainSubclass, _plain_args, _plain, ((str,), (str,), tuple(_PLAIN_MAKE)), True, True),
     17: _Kind(type, lambda v: (_CLASS_NAMES[id(v)],), _named_class, ((str,),), True),
     18: _Kind(
         type(http.HTTPStatus.OK), lambda v: (f"{type(v).__module__}.{type(v).__qualname__}",
@@ -355,7 +432,9 @@ STDLIB: dict[int, _Kind] = {
     ),
 }  # fmt: skip
 _ENUM_TYPES = frozenset(_ENUMS.values())
-_CODES: dict[type, int] = {kind.cls: code for code, kind in STDLIB.items() if code not in (17, 18)}
+_CODES: dict[type, int] = {
+    kind.cls: code for code, kind in STDLIB.items() if code not in (17, 18, 29)
+}
 # The data types a subclass of crosses as (through the base type's own methods).
 _READ_AS_BASE: dict[type, Callable[[Any], Any]] = {
     list: lambda v: list(list.__iter__(v)),
@@ -384,6 +463,8 @@ def stdlib_code(value: Any) -> int | None:
     # The name is built only for the enum classes themselves: every handle is asked this.
     if kind in _ENUM_TYPES and _ENUMS.get(f"{kind.__module__}.{kind.__qualname__}") is kind:
         return 18
+    if PLAIN_SUBCLASSES and plain_base(kind, value) is not None:
+        return 29
     return None
 
 

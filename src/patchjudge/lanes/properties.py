@@ -662,7 +662,8 @@ def _out_of_process(
         edit(tree)
     home = scratch / secrets.token_hex(4)
     home.mkdir()
-    box = run.box(tree, home)
+    shared = _judge_tmp(scratch)
+    box = _seeing(run.box(tree, home), shared)
     spec = protocol.WorkerSpec(
         python=run.code.interpreter,
         tree=str(tree),
@@ -686,14 +687,16 @@ def _out_of_process(
         hash_seed=str(settings.hash_seed or seed.hash_seed(settings.seed)),
         box=None
         if box is None
-        else protocol.BoxSpec(str(box.tree), str(box.home), tuple(str(p) for p in box.readonly)),
+        else protocol.BoxSpec(
+            str(box.tree), str(box.home), tuple(str(p) for p in (*box.readonly, *box.shared))
+        ),
     )
     # The differential's second harness in this same pytest after the main pass (issue 20):
     # a worker of the other shape over a tree and home of its own, which no first-harness
     # worker could write (a file left there would tell the second worker it is the second).
     second = None
     if review_files and edit is None and shape == "stdin" and which == "head":
-        second = _second_harness(run, scratch, spec)
+        second = _second_harness(run, scratch, spec, shared)
     phase = _review_plan(run, scratch, review_files, second)
     mutants = bool(phase) and settings.review_mutants > 0
     plan = testrun.Plan(
@@ -717,6 +720,7 @@ def _out_of_process(
         # One file that cannot be collected (a module-level line that cannot cross) is that
         # file's error, not the session's: the other property files still run (issue 17).
         extra=(
+            f"--basetemp={shared / BASETEMP}",
             "--continue-on-collection-errors",
             *(f"--ignore={f}" for f in inside),
             *(("-x",) if edit is not None else ()),
@@ -748,7 +752,7 @@ def _out_of_process(
 
 
 def _second_harness(
-    run: Run, scratch: Path, first: protocol.WorkerSpec
+    run: Run, scratch: Path, first: protocol.WorkerSpec, shared: Path
 ) -> tuple[protocol.WorkerSpec, sandbox.Box | None]:
     """The second harness's worker spec and box: the head's tree again, a home of its own,
     a script by path, no coverage (docs/threat-model.md, "Tells that stay")."""
@@ -757,7 +761,7 @@ def _second_harness(
         shutil.rmtree(tree / path, ignore_errors=True)
     home = scratch / secrets.token_hex(4)
     home.mkdir()
-    box = run.box(tree, home)
+    box = _seeing(run.box(tree, home), shared)
     spec = first._replace(
         tree=str(tree),
         home=str(home),
@@ -765,9 +769,38 @@ def _second_harness(
         shape=SECOND_SHAPE,
         box=None
         if box is None
-        else protocol.BoxSpec(str(box.tree), str(box.home), tuple(str(p) for p in box.readonly)),
+        else protocol.BoxSpec(
+            str(box.tree), str(box.home), tuple(str(p) for p in (*box.readonly, *box.shared))
+        ),
     )
     return spec, box
+
+
+# The judge's pytest's --basetemp, inside the directory _judge_tmp makes: pytest removes and
+# makes the basetemp itself, so the box binds its parent, which stays.
+BASETEMP = "basetemp"
+
+
+def _judge_tmp(scratch: Path) -> Path:
+    """A directory of this run's for the judge's `tmp_path`s alone (issue 17)."""
+    shared = scratch / f"tmp-{secrets.token_hex(4)}"
+    shared.mkdir()
+    return shared
+
+
+def _seeing(box: sandbox.Box | None, shared: Path) -> sandbox.Box | None:
+    """The worker's box with the judge's tmp dirs bound read-only at the same path.
+
+    A property that writes a file under `tmp_path` and hands the library its
+    path (whenever's tz files copied there, then `reset_tzpath([tmp_path])`)
+    means the library reads it, as in process; the worker's own /tmp is a
+    tmpfs of its box. Read-only, and only the basetemp the judge made for
+    this run: nothing of the judge's tree, home or TMPDIR, and the code can
+    change nothing a property reads back.
+    """
+    if box is None:
+        return None
+    return dataclasses.replace(box, shared=(*box.shared, shared))
 
 
 def _judge_boxer(
