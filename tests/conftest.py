@@ -19,7 +19,6 @@ import pytest
 from hypothesis import settings
 
 import patchjudge
-import patchjudge.git
 from tests import init_helpers
 from tests.helpers import GATE_ARGV, Result, benign_repo, built_once, judged_once, shared_dir
 
@@ -101,14 +100,6 @@ def environment_changes(before: Mapping[str, str], after: Mapping[str, str]) -> 
     """The variables a test left added, changed or removed, pytest's own aside. Pure."""
     names = (set(before) | set(after)) - {"PYTEST_CURRENT_TEST"}
     return sorted(n for n in names if before.get(n) != after.get(n))
-
-
-@pytest.fixture(autouse=True)
-def _git_readers_closed() -> Iterator[None]:
-    """A test that read blobs in process (patchjudge.git's one `git cat-file --batch` a repo)
-    closes its reader when it ends: left open, each lived until its xdist worker exited."""
-    yield
-    patchjudge.git.close_all()
 
 
 @pytest.fixture(autouse=True)

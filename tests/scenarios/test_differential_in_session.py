@@ -50,6 +50,7 @@ def test_total_is_never_negative(xs):
 
 # A conftest that binds the code's function at import: its handle is the first harness's.
 BOUND_CONFTEST = """
+import pytest
 
 from calc import ordered
 
@@ -172,6 +173,7 @@ def test_a_changed_line_run_at_import_is_judged_again_in_the_same_process(tmp_pa
 # A conftest that asks the code at import: its answer is kept for the run, the first
 # harness's. A property that reads only that answer is judged by a pytest of its own.
 ASKING_CONFTEST = """
+import pytest
 
 import calc
 
