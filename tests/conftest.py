@@ -19,6 +19,7 @@ import pytest
 from hypothesis import settings
 
 import patchjudge
+from patchjudge import git as pgit
 from tests import init_helpers
 from tests.helpers import GATE_ARGV, Result, benign_repo, built_once, judged_once, shared_dir
 
@@ -111,6 +112,15 @@ def _environment_kept() -> Iterator[None]:
     yield
     changed = environment_changes(before, os.environ)
     assert not changed, f"the test changed os.environ and left it so: {changed}; use monkeypatch"
+
+
+@pytest.fixture(autouse=True)
+def _git_readers_closed() -> Iterator[None]:
+    """A test's in-process git readers end with it: patchjudge.git keeps one `git cat-file
+    --batch` a repository for the process's life (atexit closes them), so a unit test that
+    read a blob left a git process (and its tmp_path's repo open) until the worker exited."""
+    yield
+    pgit.close_all()
 
 
 # The long poles (issue 20): with --dist=worksteal each xdist worker is first given a

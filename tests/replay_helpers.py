@@ -81,13 +81,16 @@ def replay_repo(
     required: bool = True,
     isolation: str | None = None,
     extra_ledger: str = "",
+    review_mutants: int = 2,
 ) -> Path:
     """The example project with host-dependent tests; `frozen` adds a frozen, failing one."""
+    text = ledger(required=required).replace(
+        "[gate]\n", f'[gate]\nisolation = "{isolation}"\n' if isolation else "[gate]\n", 1
+    )
+    assert "review_mutants = 2\n" in text, "tests/helpers.py's LEDGER no longer sets it"
+    text = text.replace("review_mutants = 2\n", f"review_mutants = {review_mutants}\n", 1)
     files: dict[str, str | bytes | None] = {
-        "eval/gate.toml": ledger(required=required).replace(
-            "[gate]\n", f'[gate]\nisolation = "{isolation}"\n' if isolation else "[gate]\n", 1
-        )
-        + extra_ledger,
+        "eval/gate.toml": text + extra_ledger,
         "tests/conftest.py": CONFTEST,
         "tests/test_calc.py": MARKED_TESTS,
         "tests/test_host.py": HOST_TESTS + (FLAKY_TEST if frozen else ""),
