@@ -586,15 +586,45 @@ def _meta(obj: Any) -> Any:
         if flags & _MAPPING_FLAG
         else None
     )
-    if shape is None:
-        return None
     # callable() reads the real type's slot: no code of the object's runs.
-    return (shape, protocol.META_CALLABLE) if callable(obj) else (shape,)
+    meta = None if shape is None else (shape, protocol.META_CALLABLE) if callable(obj) else (shape,)
+    names = own_names(type(obj))
+    return (protocol.META_OWN, names, meta) if names else meta
+
+
+def own_names(cls: type) -> tuple[str, ...]:
+    """The names a data subclass's view sends to the code's object (protocol.META_OWN): those
+    its base type has, or routed dunders, that a class of the code's defines first in the MRO.
+
+    Read from the real type's MRO and class dicts (type's own slots): no code of the class
+    runs. A name first defined by a builtin class (`str`, `dict`, `object`) is the data's.
+    """
+    base = wire.data_base(cls)
+    if base is None:
+        return ()
+    has = _BASE_NAMES.get(base)
+    if has is None:
+        has = _BASE_NAMES[base] = frozenset(n for n in dir(base) if not n.startswith("_"))
+    seen: set[str] = set()
+    names: list[str] = []
+    for klass in _TYPE_MRO.__get__(cls):
+        builtin = id(klass) in _BUILTIN_IDS
+        for name in _TYPE_DICT.__get__(klass):
+            if type(name) is not str or name in seen:
+                continue
+            seen.add(name)
+            if not builtin and (name in has or name in protocol.VIEW_ROUTED_DUNDERS):
+                names.append(name)
+    return tuple(sorted(names)[: protocol.MAX_OWN_NAMES])
 
 
 # What a `match` statement reads of a subject's type (CPython's Py_TPFLAGS_SEQUENCE, _MAPPING).
 _TYPE_FLAGS = type.__dict__["__flags__"]
 _TYPE_MODULE, _TYPE_QUALNAME = type.__dict__["__module__"], type.__dict__["__qualname__"]
+_TYPE_MRO, _TYPE_DICT = type.__dict__["__mro__"], type.__dict__["__dict__"]
+# The builtin classes by identity, as wire captured them before the code ran (main()).
+_BUILTIN_IDS: frozenset[int] = frozenset()
+_BASE_NAMES: dict[type, frozenset[str]] = {}  # a data type's public names (builtins: fixed)
 _SEQUENCE_FLAG, _MAPPING_FLAG = 1 << 5, 1 << 6
 
 
@@ -1954,7 +1984,7 @@ def _load(path: str, name: str) -> Any:
 
 
 def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = None) -> int:
-    global wire, protocol, TOKEN, _METACLASSES  # noqa: PLW0603  (set once, before any code under test)
+    global wire, protocol, TOKEN, _METACLASSES, _BUILTIN_IDS  # noqa: PLW0603  (set once, before any code under test)
     wire_path, fd_in, fd_out, tree, pythonpath, cover = argv[1:7]
     base = argv[7:8] == ["base"]
     wire = loaded if loaded is not None else _load(wire_path, "_patchjudge_wire")
@@ -1964,6 +1994,7 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
         protocol = _load(os.path.join(here, "protocol.py"), "_patchjudge_protocol")
     TOKEN = token
     _METACLASSES = tuple((wire.CLASSES[name], name) for name in protocol.METACLASSES)
+    _BUILTIN_IDS = frozenset(id(cls) for cls in wire.BUILTIN_CLASSES.values())
     _limit_resources()
     private_writes(tree)
     coverage = None
