@@ -600,22 +600,27 @@ def own_names(cls: type) -> tuple[str, ...]:
     runs. A name first defined by a builtin class (`str`, `dict`, `object`) is the data's.
     """
     base = wire.data_base(cls)
-    if base is None:
+    if base is None or not _BUILTIN_IDS:  # not loaded by main(): no builtin is known, no claim
         return ()
-    has = _BASE_NAMES.get(base)
-    if has is None:
-        has = _BASE_NAMES[base] = frozenset(n for n in dir(base) if not n.startswith("_"))
-    seen: set[str] = set()
-    names: list[str] = []
+    allowed = _BASE_NAMES.get(base)
+    if allowed is None:
+        public = (n for n in dir(base) if not n.startswith("_"))
+        allowed = _BASE_NAMES[base] = frozenset(public) | protocol.VIEW_ROUTED_DUNDERS
+    found: set[str] = set()
+    shadows: list[frozenset[str]] = []  # the builtin classes met first in the MRO: theirs win
     for klass in _TYPE_MRO.__get__(cls):
-        builtin = id(klass) in _BUILTIN_IDS
-        for name in _TYPE_DICT.__get__(klass):
-            if type(name) is not str or name in seen:
-                continue
-            seen.add(name)
-            if not builtin and (name in has or name in protocol.VIEW_ROUTED_DUNDERS):
-                names.append(name)
-    return tuple(sorted(names)[: protocol.MAX_OWN_NAMES])
+        if id(klass) in _BUILTIN_IDS:
+            names = _BUILTIN_NAMES.get(id(klass))
+            if names is None:  # a builtin class's dict is fixed: read once
+                names = _BUILTIN_NAMES[id(klass)] = frozenset(_TYPE_DICT.__get__(klass))
+            shadows.append(names)
+            continue
+        # Only str keys, before any set operation: no key's own `__hash__` runs.
+        own = {n for n in _TYPE_DICT.__get__(klass) if type(n) is str} & allowed
+        for shadow in shadows:
+            own -= shadow
+        found |= own
+    return tuple(sorted(found)[: protocol.MAX_OWN_NAMES])
 
 
 # What a `match` statement reads of a subject's type (CPython's Py_TPFLAGS_SEQUENCE, _MAPPING).
@@ -625,6 +630,7 @@ _TYPE_MRO, _TYPE_DICT = type.__dict__["__mro__"], type.__dict__["__dict__"]
 # The builtin classes by identity, as wire captured them before the code ran (main()).
 _BUILTIN_IDS: frozenset[int] = frozenset()
 _BASE_NAMES: dict[type, frozenset[str]] = {}  # a data type's public names (builtins: fixed)
+_BUILTIN_NAMES: dict[int, frozenset[str]] = {}  # a builtin class's own dict's names, by id
 _SEQUENCE_FLAG, _MAPPING_FLAG = 1 << 5, 1 << 6
 
 
