@@ -12,6 +12,11 @@ it holds the test, as for a handle. The other way round, an honest `Counter`
 lost its `__missing__`: `counts(xs)[y]` raised KeyError for a y not in xs, and
 the honest patch was `reject`; a key the view's data lacks is now asked of the
 code's object.
+
+Then (viewmethods) the view sends to the code's object what its class overrides
+of the base type's methods, `str()`, `format()`, `repr` and arithmetic: the
+lying `Total` and a `Name(str)` whose `strip` lies fail their properties as in
+process, and an honest `Counter`'s `|`, `+`, `update` are its own.
 """
 
 from __future__ import annotations
