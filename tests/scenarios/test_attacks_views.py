@@ -12,11 +12,15 @@ it holds the test, as for a handle. The other way round, an honest `Counter`
 lost its `__missing__`: `counts(xs)[y]` raised KeyError for a y not in xs, and
 the honest patch was `reject`; a key the view's data lacks is now asked of the
 code's object.
+
+Then (viewmethods) the view sends to the code's object what its class overrides
+of the base type's methods, `str()`, `format()`, `repr` and arithmetic: the
+lying `Total` and a `Name(str)` whose `strip` lies fail their properties as in
+process, and an honest `Counter`'s `|`, `+`, `update` are its own.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from tests.attack_helpers import attack
@@ -110,21 +114,17 @@ BASE = {"src/calc/__init__.py": BASE_CALC, "eval/properties/test_total.py": PROP
 
 
 def test_a_subclass_whose_arithmetic_lies_to_users_is_never_accepted(tmp_path: Path) -> None:
+    # The view sends arithmetic its class defines to the code's object (viewmethods): the
+    # property meets the lie a user meets, and fails, each by name.
     judged = attack(tmp_path, {"src/calc/__init__.py": LIES}, base=BASE)
-    assert judged.decision == "undecided", judged.explain()
-    lane = json.loads((judged.repo / ".patchjudge" / "properties.json").read_text())
-    rested: list[str] = lane["details"]["patch_dunders"]
-
-    def says(*fragments: str) -> bool:
-        return any(all(f in r for f in fragments) for r in rested)
-
-    held = {
-        "calc.Total.__add__": "test_a_total_plus_an_item",
-        "calc.Total.__radd__": "test_an_item_plus_a_total",
-        "calc.Total.__sub__": "test_a_total_less_an_item",
-    }
-    for dunder, test in held.items():
-        assert says(f"{dunder} (src/calc/", test), (dunder, rested)
+    assert judged.decision == "reject", judged.explain()
+    for test in (
+        "test_a_total_plus_an_item",
+        "test_an_item_plus_a_total",
+        "test_a_total_less_an_item",
+    ):
+        assert judged.says("property failed", f"::{test}:"), (test, judged.explain())
+    assert not judged.says("test_total_matches_sum"), judged.explain()
 
 
 # Honest: the base's Counter (its `__missing__` counts 0) and an int subclass that
@@ -146,7 +146,128 @@ def counts(xs):
 """
 
 
+# A Counter's own methods and operators, as a user's interpreter runs them: the judge's
+# dict copy has no `+`, merges on `|` and replaces on `update` (viewmethods).
+COUNTER_OPS = """
+from hypothesis import given, strategies as st
+
+from calc import counts
+
+small = st.lists(st.integers(0, 5))
+
+
+@given(small, small)
+def test_counts_union_is_the_larger_count(xs, ys):
+    union = counts(xs) | counts(ys)
+    assert all(union[k] == max(xs.count(k), ys.count(k)) for k in xs + ys)
+
+
+@given(small, small)
+def test_counts_sum_counts_both(xs, ys):
+    both = counts(xs) + counts(ys)
+    assert all(both[k] == (xs + ys).count(k) for k in xs + ys)
+
+
+@given(small, small)
+def test_counts_update_adds(xs, ys):
+    c = counts(xs)
+    c.update(ys)
+    assert all(c[k] == (xs + ys).count(k) for k in xs + ys)
+
+
+@given(small)
+def test_counts_most_common_and_elements(xs):
+    assert sum(n for _, n in counts(xs).most_common()) == len(xs)
+    assert sorted(counts(xs).elements()) == sorted(xs)
+"""
+
+
 def test_an_honest_counter_and_int_subclass_are_accepted(tmp_path: Path) -> None:
-    base = {**BASE, "eval/properties/test_counts.py": COUNTS}
+    base = {
+        **BASE,
+        "eval/properties/test_counts.py": COUNTS,
+        "eval/properties/test_counter_ops.py": COUNTER_OPS,
+    }
     judged = attack(tmp_path, {"src/calc/__init__.py": HONEST}, base=base)
     assert judged.decision == "accept_for_review", judged.explain()
+
+
+# A str subclass's own methods, as a user's interpreter calls them (viewmethods): the
+# judge's copy answered with str's, so a `Name` whose `strip` strips nothing passed
+# `name(x).strip() == x.strip()`.
+BASE_NAMES = """
+def name(text):
+    return str(text)
+"""
+
+NAME_PROPERTIES = """
+from hypothesis import given, strategies as st
+
+from names import name
+
+texts = st.text(alphabet="ab CD")
+
+
+@given(texts)
+def test_strip(x):
+    assert name(x).strip() == x.strip()
+
+
+@given(texts)
+def test_lower(x):
+    assert name(x).lower() == x.lower()
+
+
+@given(texts)
+def test_split(x):
+    assert name(x).split() == x.split()
+
+
+@given(texts)
+def test_format_method(x):
+    assert name(x).format() == x
+
+
+@given(texts)
+def test_str(x):
+    assert str(name(x)) == x
+
+
+@given(texts)
+def test_fstring(x):
+    assert f"{name(x)}" == x
+"""
+
+# Each method lies on its own (slicing gives a plain str: no lie leans on another).
+NAME_LIES = """
+class Name(str):
+    def strip(self, chars=None):
+        return self[:]
+
+    def lower(self):
+        return self[:]
+
+    def split(self, sep=None, maxsplit=-1):
+        return [self[:]]
+
+    def format(self, *args, **kwargs):
+        return self[:] + "!"
+
+    def __str__(self):
+        return self[:] + "?"
+
+    def __format__(self, spec):
+        return "<" + self[:]
+
+
+def name(text):
+    return Name(text)
+"""
+
+
+def test_a_str_subclass_whose_methods_lie_to_users_is_rejected(tmp_path: Path) -> None:
+    base = {"src/names/__init__.py": BASE_NAMES, "eval/properties/test_names.py": NAME_PROPERTIES}
+    judged = attack(tmp_path, {"src/names/__init__.py": NAME_LIES}, base=base)
+    assert judged.decision == "reject", judged.explain()
+    for test in ("strip", "lower", "split", "format_method", "str", "fstring"):
+        assert judged.says("property failed", f"::test_{test}:"), (test, judged.explain())

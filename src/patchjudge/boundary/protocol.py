@@ -432,6 +432,20 @@ META_TZINFO, META_PATTERN, META_CLASS = "tzinfo", "pattern", "class"
 # ("held",) on a view of a plain list, dict or set an attribute read gave (GETATTR): the
 # object's own container, so `frame.flags.add("END_HEADERS")` changes the frame's (issue 17).
 META_HELD = "held"
+# ("own", names, meta) on a view of a subclass of a data type (viewmethods): the names its
+# class defines over its base's that a view sends to the code's object instead of answering
+# from its copy (a `class Name(str)` whose `strip` lies, a Counter's `update` and `|`), and
+# the handle's meta otherwise (None or a shape). Names only, never their code.
+META_OWN = "own"
+MAX_OWN_NAMES = 256
+# The dunders a view sends to the code's object where its class defines them: what a user's
+# interpreter calls for str(), format(), repr() and arithmetic. Not the comparisons, hash,
+# bool, len, iteration or indexing: the data answers those, so the code's `__eq__` never
+# decides a property (issue 18); redteam10's VIEW_CLAIM records them.
+VIEW_ROUTED_DUNDERS = frozenset(
+    {"__str__", "__format__", "__repr__", "__neg__", "__pos__", "__abs__", "__invert__",
+     *(f"__{p}{n.rstrip('_')}__" for n in _ARITHMETIC for p in ("", "r", "i"))}
+)  # fmt: skip
 # ("sequence",), ("mapping",): the object's real type has Py_TPFLAGS_SEQUENCE or _MAPPING (a
 # collections.abc.Sequence or Mapping by inheritance or registration), which is all a `match`
 # statement's sequence or mapping pattern reads of a subject's type: the judge's handle for

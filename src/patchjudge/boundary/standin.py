@@ -942,7 +942,9 @@ class Worker:
             if type(ref.hash) is not int:
                 raise wire.WireError("a key of the worker's without its hash")
             self.hashes[ref.id] = ref.hash
-        meta = ref.meta
+        meta, names = ref.meta, ()
+        if _is_own_meta(meta):
+            names, meta = meta[1], meta[2]
         if meta is not None:
             if _is_exception_meta(meta):
                 return self._exception_class(ref.id, meta[1])
@@ -969,7 +971,7 @@ class Worker:
             else:
                 raise wire.WireError("a handle with a description the judge does not know")
         if ref.data is not wire.NO_DATA:
-            return _view(self._handle(ref.id), ref.data)
+            return _view(self._handle(ref.id), ref.data, names)
         return self._handle(ref.id)
 
     def _handle(self, ident: int) -> HandleBase:
@@ -1993,6 +1995,18 @@ def _is_enum_meta(meta: Any) -> bool:
     )
 
 
+def _is_own_meta(meta: Any) -> bool:
+    """(protocol.META_OWN, names, meta): names a view's class defines (worker.own_names)."""
+    return (
+        type(meta) is tuple
+        and len(meta) == 3
+        and meta[0] == protocol.META_OWN
+        and type(meta[1]) is tuple
+        and 0 < len(meta[1]) <= protocol.MAX_OWN_NAMES
+        and all(type(name) is str for name in meta[1])
+    )
+
+
 def _is_shape_meta(meta: Any) -> bool:
     return type(meta) is tuple and all(type(m) is str for m in meta) and meta in _SHAPES
 
@@ -2627,6 +2641,7 @@ def _view_class(base: type) -> type:
     doc = f"A {base.__name__} of the code under test: its data here, its other attributes there."
     body = {"__getattr__": _view_getattr, "__module__": __name__, "__doc__": doc}
     body["_pj_plain"] = False  # a held view's class says True
+    body["_pj_base"] = base
     # Its repr and its copies are the worker's object's, as in process: a library subclass's
     # own `__repr__` (HexBytes('0x0f1a'), a namedtuple's fields), and `h.__reduce__()` or a
     # copy or pickle giving the subclass, not a view without its handle (held-out round 6).
@@ -2779,10 +2794,79 @@ def _refill(view: Any, value: Any) -> None:
         base.update(view, value)
 
 
-def _view(handle: HandleBase, data: Any) -> Any:
-    view = _OWN_VIEW_OF.get(type(data), _VIEW_OF[type(data)])(data)
+def _view(handle: HandleBase, data: Any, names: tuple[str, ...] = ()) -> Any:
+    cls = _OWN_VIEW_OF.get(type(data), _VIEW_OF[type(data)])
+    view = (_routed_view_class(cls, names) if names else cls)(data)
     view.__dict__["_pj_handle"] = handle
     return view
+
+
+class _Routed:
+    """A method of the base type that the code's class overrides (protocol.META_OWN): read
+    from the code's object, as a user's interpreter would, not from the judge's copy."""
+
+    __slots__ = ("local", "name")
+
+    def __init__(self, name: str, local: Any) -> None:
+        self.name, self.local = name, local
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        handle = None if obj is None else obj.__dict__.get("_pj_handle")
+        if handle is None:
+            get = getattr(type(self.local), "__get__", None)
+            return self.local if get is None else get(self.local, obj, owner)
+        return getattr(handle, self.name)
+
+
+def _routed_mutator(name: str) -> Callable[..., Any]:
+    """An own view's mutator that the code's class overrides (a Counter's `update` adds where
+    dict's replaces): the code's method changes the code's object, and the copy is refilled
+    from it, as a changed argument's is, never guessed by the base type's method."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        handle = self.__dict__["_pj_handle"]
+        worker = object.__getattribute__(handle, "_pj_worker")
+        result = worker.request(protocol.CALL_METHOD, handle, name, args, kwargs)
+        # `id` runs no code of the object's; the call's changed arguments bring its data back.
+        worker.request(protocol.CALL, id, (self,), {})
+        return result
+
+    method.__name__ = name
+    return method
+
+
+_routed_classes: dict[tuple[type, tuple[str, ...]], type] = {}
+_ROUTED_CLASSES = 1024  # distinct (view class, names) kept; past it each view builds its own
+
+
+def _routed_view_class(view: type, names: tuple[str, ...]) -> type:
+    """`view` whose attributes in `names` the code's object answers (viewmethods).
+
+    The judge's own rule decides, whatever the worker names: a public attribute of the
+    base type (the code's `strip`, `update`), or a dunder of protocol.VIEW_ROUTED_DUNDERS
+    (str(), format(), repr, arithmetic). Comparisons, hash, len, iteration and indexing
+    stay the data's.
+    """
+    key = (view, names)
+    cls = _routed_classes.get(key)
+    if cls is not None:
+        return cls
+    base: Any = view._pj_base  # type: ignore[attr-defined]
+    own = view in _OWN_VIEWS
+    body: dict[str, Any] = {"__module__": __name__, "__qualname__": view.__qualname__}
+    for name in names:
+        if name in protocol.VIEW_ROUTED_DUNDERS:
+            body[name] = _on_view_handle(getattr(Handle, name), getattr(base, name, None), name)
+        elif name.startswith("_") or not hasattr(base, name):
+            continue  # what the base lacks is read from the code's object already
+        elif own and name in _MUTATORS[base]:
+            body[name] = _routed_mutator(name)
+        else:
+            body[name] = _Routed(name, inspect.getattr_static(base, name))
+    cls = type(view.__name__, (view,), body) if len(body) > 2 else view
+    if len(_routed_classes) < _ROUTED_CLASSES:
+        _routed_classes[key] = cls
+    return cls
 
 
 def _tz_op(name: str) -> Callable[..., Any]:

@@ -586,15 +586,51 @@ def _meta(obj: Any) -> Any:
         if flags & _MAPPING_FLAG
         else None
     )
-    if shape is None:
-        return None
     # callable() reads the real type's slot: no code of the object's runs.
-    return (shape, protocol.META_CALLABLE) if callable(obj) else (shape,)
+    meta = None if shape is None else (shape, protocol.META_CALLABLE) if callable(obj) else (shape,)
+    names = own_names(type(obj))
+    return (protocol.META_OWN, names, meta) if names else meta
+
+
+def own_names(cls: type) -> tuple[str, ...]:
+    """The names a data subclass's view sends to the code's object (protocol.META_OWN): those
+    its base type has, or routed dunders, that a class of the code's defines first in the MRO.
+
+    Read from the real type's MRO and class dicts (type's own slots): no code of the class
+    runs. A name first defined by a builtin class (`str`, `dict`, `object`) is the data's.
+    """
+    base = wire.data_base(cls)
+    if base is None or not _BUILTIN_IDS:  # not loaded by main(): no builtin is known, no claim
+        return ()
+    allowed = _BASE_NAMES.get(base)
+    if allowed is None:
+        public = (n for n in dir(base) if not n.startswith("_"))
+        allowed = _BASE_NAMES[base] = frozenset(public) | protocol.VIEW_ROUTED_DUNDERS
+    found: set[str] = set()
+    shadows: list[frozenset[str]] = []  # the builtin classes met first in the MRO: theirs win
+    for klass in _TYPE_MRO.__get__(cls):
+        if id(klass) in _BUILTIN_IDS:
+            names = _BUILTIN_NAMES.get(id(klass))
+            if names is None:  # a builtin class's dict is fixed: read once
+                names = _BUILTIN_NAMES[id(klass)] = frozenset(_TYPE_DICT.__get__(klass))
+            shadows.append(names)
+            continue
+        # Only str keys, before any set operation: no key's own `__hash__` runs.
+        own = {n for n in _TYPE_DICT.__get__(klass) if type(n) is str} & allowed
+        for shadow in shadows:
+            own -= shadow
+        found |= own
+    return tuple(sorted(found)[: protocol.MAX_OWN_NAMES])
 
 
 # What a `match` statement reads of a subject's type (CPython's Py_TPFLAGS_SEQUENCE, _MAPPING).
 _TYPE_FLAGS = type.__dict__["__flags__"]
 _TYPE_MODULE, _TYPE_QUALNAME = type.__dict__["__module__"], type.__dict__["__qualname__"]
+_TYPE_MRO, _TYPE_DICT = type.__dict__["__mro__"], type.__dict__["__dict__"]
+# The builtin classes by identity, as wire captured them before the code ran (main()).
+_BUILTIN_IDS: frozenset[int] = frozenset()
+_BASE_NAMES: dict[type, frozenset[str]] = {}  # a data type's public names (builtins: fixed)
+_BUILTIN_NAMES: dict[int, frozenset[str]] = {}  # a builtin class's own dict's names, by id
 _SEQUENCE_FLAG, _MAPPING_FLAG = 1 << 5, 1 << 6
 
 
@@ -1954,7 +1990,7 @@ def _load(path: str, name: str) -> Any:
 
 
 def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = None) -> int:
-    global wire, protocol, TOKEN, _METACLASSES  # noqa: PLW0603  (set once, before any code under test)
+    global wire, protocol, TOKEN, _METACLASSES, _BUILTIN_IDS  # noqa: PLW0603  (set once, before any code under test)
     wire_path, fd_in, fd_out, tree, pythonpath, cover = argv[1:7]
     base = argv[7:8] == ["base"]
     wire = loaded if loaded is not None else _load(wire_path, "_patchjudge_wire")
@@ -1964,6 +2000,7 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
         protocol = _load(os.path.join(here, "protocol.py"), "_patchjudge_protocol")
     TOKEN = token
     _METACLASSES = tuple((wire.CLASSES[name], name) for name in protocol.METACLASSES)
+    _BUILTIN_IDS = frozenset(id(cls) for cls in wire.BUILTIN_CLASSES.values())
     _limit_resources()
     private_writes(tree)
     coverage = None
