@@ -27,6 +27,8 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from patchjudge.boundary.nesting import resolve
+
 # A name the body steps with next(): how the bytecode loads it, and the name.
 Load = tuple[str, str]  # ("fast" | "deref" | "global", name)
 
@@ -311,13 +313,13 @@ def steps(site: CountedNext, frame: types.FrameType, handle: object) -> int:
     are data too (protocol.plain): the worker ends a counted batch after any other.
     """
     values = frame.f_locals
-    if _resolve(frame, values, ("global", "next")) is not builtins_next:
+    if resolve(frame, values, ("global", "next")) is not builtins_next:
         return 1
-    if _resolve(frame, values, site.target) is not handle:
+    if resolve(frame, values, site.target) is not handle:
         return 1
     budget = [_BUDGET]
     for other in site.others:
-        if not _judge_iterator(_resolve(frame, values, other), budget):
+        if not _judge_iterator(resolve(frame, values, other), budget):
             return 1
     if not all(inert(values.get(name, _MISSING), budget) for name in site.reads):
         return 1
@@ -333,18 +335,10 @@ def steps(site: CountedNext, frame: types.FrameType, handle: object) -> int:
     return remaining * site.per_iteration + site.per_iteration - site.position
 
 
-def _resolve(frame: types.FrameType, values: dict[str, Any], load: Load) -> Any:
-    kind, name = load
-    if kind != "global":
-        return values.get(name, _MISSING)
-    found = frame.f_globals.get(name, _MISSING)
-    return frame.f_builtins.get(name, _MISSING) if found is _MISSING else found
-
-
 def _remaining(site: CountedNext, frame: types.FrameType, values: dict[str, Any]) -> int:
     """The loop's iterations after this one: range(*header) at the index's place; -1 if
     any value is not what the header's arithmetic may use."""
-    if _resolve(frame, values, ("global", "range")) is not range:
+    if resolve(frame, values, ("global", "range")) is not range:
         return -1
     stack: list[int] = []
     for op in site.header:
@@ -354,7 +348,7 @@ def _remaining(site: CountedNext, frame: types.FrameType, values: dict[str, Any]
             stack.append(values.get(op[1], _MISSING))
         elif op[0] == "len":
             sized = stack.pop()
-            if type(sized) not in _SIZED or _resolve(frame, values, ("global", "len")) is not len:
+            if type(sized) not in _SIZED or resolve(frame, values, ("global", "len")) is not len:
                 return -1
             stack.append(len(sized))
         else:
