@@ -20,6 +20,7 @@ import pytest
 from patchjudge import boxbuild, codeenv
 from tests.attack_helpers import fast_ledger, require_sandbox
 from tests.helpers import LEDGER, Result, bare_venv, cli, cli_env, commit, example_repo, git, write
+from tests.scenarios.test_differential_inprocess import INSIDE, PROPERTY
 
 pytestmark = pytest.mark.slow
 
@@ -159,22 +160,6 @@ IN_PROCESS_ONLY = (
     "def ordered(xs):\n"
     '    return sorted(xs) if "/in/tree/" in __import__("calc").__file__ else list(xs)\n'
 )
-PROPERTY = """
-from hypothesis import given, strategies as st
-
-from calc import ordered
-
-
-@given(st.lists(st.integers(), min_size=2))
-def test_ordered_is_sorted(xs):
-    assert ordered(xs) == sorted(xs)
-
-
-@given(st.lists(st.integers()))
-def test_ordered_keeps_the_length(xs):
-    assert len(ordered(xs)) == len(xs)
-"""
-INSIDE = "eval/properties/test_ordered.py"
 
 
 def test_the_differentials_base_rerun_never_imports_the_heads_build(tmp_path: Path) -> None:

@@ -228,7 +228,8 @@ def test_a_lie_told_to_the_judges_operand_is_never_accepted(tmp_path: Path) -> N
     ), rested
 
 
-HONEST_BASE_CALC = """
+# The base's dataclass, the same bytes at base and head: only the functions change.
+MONEY = """
 import dataclasses
 import math
 
@@ -247,7 +248,11 @@ class Money:
 
     def __hash__(self):
         return hash(self.cents)
+"""
 
+HONEST_BASE_CALC = (
+    MONEY
+    + """
 
 def total(xs):
     return sum(xs)
@@ -262,6 +267,7 @@ def mean(xs):
 def price(cents):
     return Money(cents)
 """
+)
 
 HONEST_PROPERTIES = """
 import math
@@ -290,26 +296,9 @@ def test_prices_subtract_as_cents(a, b):
 
 # Honest: a subclass of int (crosses as its int), a NaN the property asks for, and the
 # base's dataclass with its own __eq__ and __sub__, which read what they are given.
-HONEST = """
-import dataclasses
-import math
-
-
-@dataclasses.dataclass(frozen=True)
-class Money:
-    cents: int
-
-    def __eq__(self, other):
-        if not isinstance(other, Money):
-            return NotImplemented
-        return self.cents == other.cents
-
-    def __sub__(self, other):
-        return Money(self.cents - other.cents)
-
-    def __hash__(self):
-        return hash(self.cents)
-
+HONEST = (
+    MONEY
+    + """
 
 class Cents(int):
     \"\"\"A whole number of cents.\"\"\"
@@ -326,6 +315,7 @@ def mean(xs):
 def price(cents):
     return Money(int(cents))
 """
+)
 
 
 def test_an_int_subclass_a_nan_and_the_bases_own_eq_and_sub_are_accepted(
