@@ -12,7 +12,7 @@ from patchjudge import basecache, cache, failure, git, parsed, runner, testrun
 from patchjudge.lanes import collection, report, suitepass
 from patchjudge.paths import Change
 from patchjudge.report import LaneReport, Status
-from patchjudge.workspace import Run
+from patchjudge.workspace import Run, generated_wanted
 
 NAME = "pathfilter"
 # The visible suite is the tree's own test code, not the oracle: a tree that is
@@ -268,6 +268,25 @@ def judges_copies(shadowed: Sequence[str]) -> list[str]:
     return sorted(n for n in kept if n not in sys.stdlib_module_names)
 
 
+def own_build_problems(run: Run) -> list[str]:
+    """The head's build in the code's venv must ship the tree's modules (ownbuild)."""
+    if run.code.python is None or not run.code.site:
+        return []
+    from patchjudge import ownbuild, versionfile
+
+    installed = ownbuild.installed_files(run.code.site)
+    if not installed:
+        return []
+    tree = {e.path: e.sha for e in run.head_tree if e.kind == "blob" and not e.is_symlink}
+    # Every version file the head's pyproject declares: the build writes it whether
+    # or not the package imports it (iniconfig), so the tree never holds it.
+    pyproject = git.show(run.repo, run.head, "pyproject.toml")
+    generated = generated_wanted(pyproject, tree, run.ledger.judge_paths())
+    return ownbuild.problems(
+        installed, tree, run.ledger.gate.pythonpath, generated, versionfile.code_in
+    )
+
+
 def run(run: Run) -> LaneReport:
     problems = list(run.classification.problems)
     problems += [
@@ -275,6 +294,7 @@ def run(run: Run) -> LaneReport:
         " keep its template (pyproject.toml) to the version"
         for path, why in sorted(run.refused_generated.items())
     ]
+    problems += own_build_problems(run)
     with run.scratch() as base_dir, run.scratch() as head_dir:
         base, base_paths, base_origin = collect_base(run, base_dir)
         head, head_origin = collect_head(run, head_dir)
