@@ -8,7 +8,7 @@ import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from patchjudge import basecache, cache, failure, git, parsed, runner, testrun
+from patchjudge import basecache, cache, failure, git, gitattrs, parsed, runner, testrun
 from patchjudge.lanes import collection, report, suitepass
 from patchjudge.paths import Change
 from patchjudge.report import LaneReport, Status
@@ -268,6 +268,16 @@ def judges_copies(shadowed: Sequence[str]) -> list[str]:
     return sorted(n for n in kept if n not in sys.stdlib_module_names)
 
 
+def attribute_problems(run: Run) -> list[str]:
+    """Attributes the patch sets that change a checkout's bytes (gitattrs)."""
+    if not gitattrs.touches_attributes(p for c in run.changes for p in c.sides()):
+        return []
+    paths = [e.path for e in run.head_tree if e.kind == "blob"]
+    head = git.checkout_attributes(run.repo, run.head, paths, gitattrs.BYTE_CHANGING)
+    base = git.checkout_attributes(run.repo, run.merge_base, paths, gitattrs.BYTE_CHANGING)
+    return gitattrs.problems(base, head)
+
+
 def own_build_problems(run: Run) -> list[str]:
     """The head's build in the code's venv must ship the tree's modules (ownbuild)."""
     if run.code.python is None or not run.code.site:
@@ -295,6 +305,7 @@ def run(run: Run) -> LaneReport:
         for path, why in sorted(run.refused_generated.items())
     ]
     problems += own_build_problems(run)
+    problems += attribute_problems(run)
     with run.scratch() as base_dir, run.scratch() as head_dir:
         base, base_paths, base_origin = collect_base(run, base_dir)
         head, head_origin = collect_head(run, head_dir)
