@@ -194,6 +194,7 @@ PROBES = {
     "the home directory iterated": ("from pathlib import Path\nN = sum(1 for _ in Path.home().iterdir())\n", ["(lists the home directory: .iterdir)"]),
     "the home directory globbed": ('import glob, os\nA = glob.glob(os.path.expanduser("~/.*"))\nB = glob.glob(os.path.join(os.getenv("HOME"), "*"))\n', ["2: reads what the sandbox changes (lists the home directory: glob.glob)", "3: reads what the sandbox changes (lists the home directory: glob.glob)"]),
     "the home directory walked": ('import os\nfrom pathlib import Path\nW = next(os.walk(str(Path("~").expanduser())))\nG = list(Path.home().glob("*"))\n', ["3: reads what the sandbox changes (lists the home directory: os.walk)", "4: reads what the sandbox changes (lists the home directory: .glob)"]),
+    "the home directory's link count": ('import os\nfrom pathlib import Path\nN = os.stat(os.path.expanduser("~")).st_nlink\nM = Path.home().stat().st_mtime\nT = os.path.getmtime(os.environ.get("TMPDIR"))\n', ["3: reads what the sandbox changes (stats the home directory: os.stat)", "4: reads what the sandbox changes (stats the home directory: .stat)", "5: reads what the sandbox changes (stats the temp directory: os.path.getmtime)"]),
     "the temp directory listed": ("import os, tempfile\nN = len(os.listdir(tempfile.gettempdir()))\nM = os.listdir(tempfile.tempdir or '.')\n", ["2: reads what the sandbox changes (lists the temp directory: os.listdir)"]),
 }  # fmt: skip
 
@@ -252,6 +253,7 @@ HONEST = {
         "import os\nfrom pathlib import Path\nA = os.listdir(os.path.expanduser('~/.calc/plugins'))\n"
         "B = list((Path.home() / '.calc').iterdir())\nC = list(Path.home().glob('.calc/*.py'))\n"
     ),
+    "the home directory exists": "import os\nH = os.path.isdir(os.path.expanduser('~'))\n",
     "a directory of its own listed": (
         "import os, tempfile\nD = tempfile.mkdtemp()\nA = os.listdir(D)\nB = os.listdir('.')\n"
     ),
