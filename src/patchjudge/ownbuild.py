@@ -40,8 +40,8 @@ def problems(
 ) -> list[str]:
     """Pure: how the build's files (site-relative path -> bytes) differ from the tree.
 
-    `tree` maps each regular file of the head's tree to its blob id (symlinks
-    left out: the tree resolves them, so they are not compared); `roots` is
+    `tree` maps each file of the head's tree to its blob id, a symlink to ""
+    (the build packs what it points at: not compared); `roots` is
     the ledger's pythonpath, first first; `generated` the tree paths the
     build writes (the version file), whose installed copy must be data
     (`code_in`: why not, or None).
@@ -58,7 +58,7 @@ def problems(
                     found.append(f"the build installs {rel} holding code, not data ({why})")
                 break
             if path in tree:
-                if tree[path] != blob_sha(data):
+                if tree[path] and tree[path] != blob_sha(data):
                     found.append(
                         f"the build installs {rel} other than the tree's {path}: users would"
                         f" import code no lane ran ({_FIX})"

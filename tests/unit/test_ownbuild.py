@@ -14,12 +14,14 @@ TREE = {
     "src/calc/__init__.py": ownbuild.blob_sha(GOOD),
     "src/calc/rates.json": ownbuild.blob_sha(b"{}"),
     "src/ns/part.py": ownbuild.blob_sha(GOOD),  # a namespace portion: no __init__.py
+    "src/calc/impl.py": "",  # a symlink: the build packs its target
 }
 VERSION = "src/calc/_version.py"
 
 # (what the build installed, the problems' beginnings)
 ROWS: dict[str, tuple[dict[str, bytes], list[str]]] = {
     "the tree's bytes": ({"calc/__init__.py": GOOD, "calc/rates.json": b"{}"}, []),
+    "a symlink's target": ({"calc/impl.py": b"x = 1\n"}, []),
     "another module": (
         {"calc/__init__.py": b"def total(xs):\n    return -1\n"},
         ["the build installs calc/__init__.py other than the tree's src/calc/__init__.py"],

@@ -287,7 +287,7 @@ def own_build_problems(run: Run) -> list[str]:
     installed = ownbuild.installed_files(run.code.site)
     if not installed:
         return []
-    tree = {e.path: e.sha for e in run.head_tree if e.kind == "blob" and not e.is_symlink}
+    tree = {e.path: "" if e.is_symlink else e.sha for e in run.head_tree if e.kind == "blob"}
     # Every version file the head's pyproject declares: the build writes it whether
     # or not the package imports it (iniconfig), so the tree never holds it.
     pyproject = git.show(run.repo, run.head, "pyproject.toml")
