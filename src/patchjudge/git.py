@@ -8,8 +8,9 @@ import fcntl
 import os
 import stat
 import subprocess
+import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -473,3 +474,31 @@ def uncommitted(repo: Path, exclude: Path | None = None) -> int:
         if rel != ".":
             spec.append(f":(exclude,top){rel}")
     return count_status(git(repo, "status", "--porcelain=v1", "-z", *spec))
+
+
+def checkout_attributes(
+    repo: Path, rev: str, paths: Sequence[str], names: Sequence[str]
+) -> dict[str, dict[str, str]]:
+    """path -> attribute -> value (`set`, `unset`, `unspecified` or the value) as a
+    checkout of `rev` would apply them: its own `.gitattributes` files (macros too),
+    read from a scratch index of `rev`, never from the working tree."""
+    if not paths:
+        return {}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**no_git_env(os.environ), "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        for args in (("read-tree", rev), ("check-attr", "--cached", "-z", "--stdin", *names)):
+            stdin = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+            result = proc.run(
+                _argv(repo, ("-c", "core.attributesFile=/dev/null", *args)),
+                env=env,
+                stdin=stdin if args[0] == "check-attr" else None,
+                output_cap=None,
+            )
+            if result.returncode != 0:
+                raise GitError(result.describe(), file=str(repo))
+    fields = result.stdout.split(b"\0")
+    found: dict[str, dict[str, str]] = {}
+    for i in range(0, len(fields) - 2, 3):
+        path = fields[i].decode("utf-8", "surrogateescape")
+        found.setdefault(path, {})[fields[i + 1].decode()] = fields[i + 2].decode()
+    return found

@@ -274,6 +274,7 @@ BOX_TELLS = """
 import os
 import socket
 import sys
+import tempfile
 
 
 def total(xs):
@@ -302,20 +303,49 @@ def shell_total(xs):
 
 def pyc_total(xs):
     return sum(xs) + (not sys.dont_write_bytecode)
+
+
+HOME = os.path.expanduser("~")
+
+
+def home_total(xs):
+    return sum(xs) - (len(os.listdir(HOME)) > 2)
+
+
+def temp_total(xs):
+    return sum(xs) - (len(os.listdir(tempfile.gettempdir())) > 1)
+
+
+def nlink_total(xs):
+    return sum(xs) - (os.stat(HOME).st_nlink > 3)
+
+
+def own_total(xs):
+    with tempfile.TemporaryDirectory() as own:
+        return sum(xs) + len(os.listdir(own))
 """
 # redteam10: every shell exports `_` (the command's path) to what it runs, the box has
 # none; the judge runs its interpreters with -B (set from inside in the worker).
+# redteam11: the box's HOME and temporary directory are scratch directories made for
+# the run (HOME holds `tmp`, the temporary directory nothing), a user's never are: a
+# listing of either is a probe, and so is its stat (HOME's link count is 3). Honest, in
+# the same gate, no probe: a directory of its own listed (`own_total`); a file under
+# HOME read by its name is test_probes.py's.
 BOX_PROBES = [
-    "src/calc/__init__.py:7: reads what the sandbox changes (the process id as a value: os.getpid)",
-    "src/calc/__init__.py:11: reads what the sandbox changes (os.getgroups)",
-    "src/calc/__init__.py:15: reads the runner's environment (SHELL)",
-    "src/calc/__init__.py:19: reads what the sandbox changes (socket.socket)",
-    "src/calc/__init__.py:23: reads what the sandbox changes (a path of the machine: '/var')",
-    "src/calc/__init__.py:27: reads the runner's environment (_)",
-    "src/calc/__init__.py:31: reads what the judge's interpreter sets (sys.dont_write_bytecode)",
+    "src/calc/__init__.py:8: reads what the sandbox changes (the process id as a value: os.getpid)",
+    "src/calc/__init__.py:12: reads what the sandbox changes (os.getgroups)",
+    "src/calc/__init__.py:16: reads the runner's environment (SHELL)",
+    "src/calc/__init__.py:20: reads what the sandbox changes (socket.socket)",
+    "src/calc/__init__.py:24: reads what the sandbox changes (a path of the machine: '/var')",
+    "src/calc/__init__.py:28: reads the runner's environment (_)",
+    "src/calc/__init__.py:32: reads what the judge's interpreter sets (sys.dont_write_bytecode)",
+    "src/calc/__init__.py:39: reads what the sandbox changes (lists the home directory: os.listdir)",
+    "src/calc/__init__.py:43: reads what the sandbox changes (lists the temp directory: os.listdir)",
+    "src/calc/__init__.py:47: reads what the sandbox changes (stats the home directory: os.stat)",
 ]  # fmt: skip
 TELL_NAMES = (
     "total", "subtotal", "grand_total", "net_total", "var_total", "shell_total", "pyc_total",
+    "home_total", "temp_total", "nlink_total", "own_total",
 )  # fmt: skip
 TELL_TOTALS = "".join(f"def {name}(xs):\n    return sum(xs)\n\n\n" for name in TELL_NAMES)
 TELL_PROPERTIES = (

@@ -8,11 +8,11 @@ import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from patchjudge import basecache, cache, failure, git, parsed, runner, testrun
+from patchjudge import basecache, cache, failure, git, gitattrs, parsed, runner, testrun
 from patchjudge.lanes import collection, report, suitepass
 from patchjudge.paths import Change
 from patchjudge.report import LaneReport, Status
-from patchjudge.workspace import Run
+from patchjudge.workspace import Run, generated_wanted
 
 NAME = "pathfilter"
 # The visible suite is the tree's own test code, not the oracle: a tree that is
@@ -268,6 +268,35 @@ def judges_copies(shadowed: Sequence[str]) -> list[str]:
     return sorted(n for n in kept if n not in sys.stdlib_module_names)
 
 
+def attribute_problems(run: Run) -> list[str]:
+    """Attributes the patch sets that change a checkout's bytes (gitattrs)."""
+    if not gitattrs.touches_attributes(p for c in run.changes for p in c.sides()):
+        return []
+    paths = [e.path for e in run.head_tree if e.kind == "blob"]
+    head = git.checkout_attributes(run.repo, run.head, paths, gitattrs.BYTE_CHANGING)
+    base = git.checkout_attributes(run.repo, run.merge_base, paths, gitattrs.BYTE_CHANGING)
+    return gitattrs.problems(base, head)
+
+
+def own_build_problems(run: Run) -> list[str]:
+    """The head's build in the code's venv must ship the tree's modules (ownbuild)."""
+    if run.code.python is None or not run.code.site:
+        return []
+    from patchjudge import ownbuild, versionfile
+
+    installed = ownbuild.installed_files(run.code.site)
+    if not installed:
+        return []
+    tree = {e.path: "" if e.is_symlink else e.sha for e in run.head_tree if e.kind == "blob"}
+    # Every version file the head's pyproject declares: the build writes it whether
+    # or not the package imports it (iniconfig), so the tree never holds it.
+    pyproject = git.show(run.repo, run.head, "pyproject.toml")
+    generated = generated_wanted(pyproject, tree, run.ledger.judge_paths())
+    return ownbuild.problems(
+        installed, tree, run.ledger.gate.pythonpath, generated, versionfile.code_in
+    )
+
+
 def run(run: Run) -> LaneReport:
     problems = list(run.classification.problems)
     problems += [
@@ -275,6 +304,8 @@ def run(run: Run) -> LaneReport:
         " keep its template (pyproject.toml) to the version"
         for path, why in sorted(run.refused_generated.items())
     ]
+    problems += own_build_problems(run)
+    problems += attribute_problems(run)
     with run.scratch() as base_dir, run.scratch() as head_dir:
         base, base_paths, base_origin = collect_base(run, base_dir)
         head, head_origin = collect_head(run, head_dir)
