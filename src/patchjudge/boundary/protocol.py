@@ -478,6 +478,10 @@ ERROR_BUILTIN, ERROR_FOREIGN, ERROR_JUDGE, ERROR_UNCROSSABLE = (
     "builtin", "foreign", "judge", "uncrossable",
 )  # fmt: skip
 MAX_CAUSES = 8
+# An error's text is cut to this many characters: a library may name what it was given in it
+# (whenever's TimeZoneNotFoundError for a 9,999-character ID, `match="not found"` reading the
+# end); MAX_CAUSES of them stay far under wire.MAX_FRAME.
+ERROR_TEXT = 1 << 16
 
 # --- the environment ---------------------------------------------------------------
 

@@ -1781,7 +1781,7 @@ class Probes:
 
 def _safe_str(exc: BaseException) -> str:
     try:
-        return str(exc)[:4000]
+        return str(exc)[: protocol.ERROR_TEXT]
     except Exception:
         return f"<{type(exc).__name__}: unprintable>"
 
