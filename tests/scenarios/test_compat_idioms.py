@@ -508,6 +508,26 @@ def stdlib_kind(x):
     raise TypeError("requires an ISO 8601 string or datetime.datetime")
 
 
+def find_zone(key):
+    """whenever's TimeZoneNotFoundError._for_key: what the caller gave, named in the error."""
+    raise Error(f"time zone ID {key!r} not found")
+
+
+def zone_of(dt):
+    """whenever's ZonedDateTime(py_dt): the tzinfo must be a ZoneInfo, its key a str."""
+    tz = dt.tzinfo
+    if not isinstance(tz, zoneinfo.ZoneInfo):
+        raise ValueError(f"tzinfo must be a ZoneInfo, got {tz!r}")
+    if not isinstance(tz.key, str):
+        raise TypeError("ZoneInfo key must be a string")
+    return tz.key, dt.utcoffset()
+
+
+def in_zone(dt, tz):
+    """whenever's to_tz: a datetime moved into the zone it is given (the zone's fromutc)."""
+    return dt.astimezone(tz)
+
+
 def read_rules(root, name):
     """whenever's `reset_tzpath([dir])`: a library opening a file under a directory it is given."""
     with open(os.path.join(root, name), encoding="utf-8") as f:
@@ -1287,6 +1307,75 @@ IDIOMS: dict[str, tuple[str, str]] = {
             assert lib.stdlib_kind(d) == ("DatetimeSubclass", "Europe/Paris")
             assert lib.stdlib_kind(paris) == ("MyZoneInfo", "Europe/Paris")
             assert lib.stdlib_kind(datetime.datetime(2020, 1, 1, tzinfo=paris))[1] == "Europe/Paris"
+        """,
+        "passed",
+    ),
+    "a tzinfo class of the property's in a datetime handed to the library": (
+        """
+        class MyTz(datetime.tzinfo):
+            def utcoffset(self, dt):
+                return datetime.timedelta(hours=2)
+
+            def dst(self, dt):
+                return datetime.timedelta(0)
+
+            def tzname(self, dt):
+                return "MyTz"
+
+
+        class NoOffset(datetime.tzinfo):
+            def utcoffset(self, dt):
+                return None
+
+
+        def test_a_tzinfo_of_the_propertys_in_a_datetime():
+            # whenever's `Instant(py_datetime(..., tzinfo=MyTz()))` (issue 17, heldout14): the
+            # library's C datetime asks the property's tzinfo, which stays the property's.
+            tz = MyTz()
+            offset, zone = lib.offset_of(datetime.datetime(2020, 1, 1, tzinfo=tz))
+            assert offset == datetime.timedelta(hours=2) and zone is tz
+            assert lib.offset_of(datetime.datetime(2020, 1, 1, tzinfo=NoOffset()))[0] is None
+            utc = datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
+            moved = lib.in_zone(utc, tz)
+            assert (moved.hour, moved.tzname()) == (2, "MyTz") and moved.tzinfo is tz
+        """,
+        "passed",
+    ),
+    "a ZoneInfo of the property's the library checks by type (from a file, with methods)": (
+        """
+        # A zone file of one type, UTC+1 "ABC", no transitions (TZif 2: both sections, footer).
+        PLUS_ONE = (b"TZif2" + bytes(31) + b"\\0\\0\\0\\1\\0\\0\\0\\4" + b"\\0\\0\\x0e\\x10\\0\\0"
+                    + b"ABC\\0") * 2 + b"\\nABC-1\\n"
+
+
+        def test_a_zoneinfo_of_the_propertys_checked_by_type():
+            # whenever's ZonedDateTime(py_dt) on `ZoneInfo.from_file(f, key=...)` and on a
+            # subclass with its own utcoffset (issue 17, heldout14): a ZoneInfo to the
+            # library, its key and its offsets the property's.
+            zone = zoneinfo.ZoneInfo.from_file(io.BytesIO(PLUS_ONE), key="Test/PlusOne")
+            at = datetime.datetime(2020, 1, 1, tzinfo=zone)
+            assert lib.zone_of(at) == ("Test/PlusOne", datetime.timedelta(hours=1))
+            assert lib.in_zone(at, zone).tzinfo is zone
+            keyless = zoneinfo.ZoneInfo.from_file(io.BytesIO(PLUS_ONE))
+            with pytest.raises(TypeError, match="key must be a string"):
+                lib.zone_of(datetime.datetime(2020, 1, 1, tzinfo=keyless))
+
+            class Shifted(zoneinfo.ZoneInfo):
+                def utcoffset(self, dt):
+                    return datetime.timedelta(hours=3)
+
+            shifted = datetime.datetime(2020, 1, 1, tzinfo=Shifted("Europe/Paris"))
+            assert lib.zone_of(shifted) == ("Europe/Paris", datetime.timedelta(hours=3))
+        """,
+        "passed",
+    ),
+    "a library error whose message names a long input": (
+        """
+        def test_a_library_error_naming_a_long_input():
+            # whenever's parse_iso of a 9,999-character zone ID (issue 17, heldout14): the
+            # message's end is past the first 4,000 characters, where `match` reads.
+            with pytest.raises(lib.Error, match="not found$"):
+                lib.find_zone("X" * 9999)
         """,
         "passed",
     ),

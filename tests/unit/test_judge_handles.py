@@ -10,10 +10,12 @@ connection and asks the judge for `__class__`, `__globals__` and the like.
 from __future__ import annotations
 
 import copy
+import datetime
 import io
 import os
 import pickle
 import unittest.mock
+import zoneinfo
 from pathlib import Path
 from typing import Any
 
@@ -548,6 +550,18 @@ def test_a_judge_verdict_stands_and_callbacks_get_data(tmp_path: Path) -> None:
     assert "broke the protocol: asked for judge object 1000000, not given" in text
 
 
+class Offset(datetime.tzinfo):
+    _offset = datetime.timedelta(hours=2)
+
+    def utcoffset(self, dt: datetime.datetime | None) -> datetime.timedelta:
+        return self._offset
+
+
+def _zone() -> zoneinfo.ZoneInfo:
+    """A ZoneInfo from a file, no key: it never crosses by key."""
+    return zoneinfo.ZoneInfo.from_file(io.BytesIO(worker._EMPTY_TZIF))
+
+
 class Mine:
     x = 1
     _hook_ = 4
@@ -630,6 +644,21 @@ def _mine(cls: type) -> bool:
         (type("MyStream", (io.StringIO,), {})(), "write", True),
         (type("MyStream", (io.BytesIO,), {})(), "getbuffer", False),
         (io.StringIO, "write", False),  # the class: its unbound methods take any stream
+        # A tzinfo the property hands the code (whenever's `MyTz`, heldout14): the four
+        # methods the worker's C datetime asks, its own or the stdlib's default; a ZoneInfo's
+        # key too. Nothing else of a tzinfo's, nor a ZoneInfo's key on another tzinfo.
+        (Offset(), "utcoffset", True),
+        (Offset(), "fromutc", True),
+        (Offset(), "tzname", True),
+        (Offset(), "_offset", False),
+        (Offset(), "key", False),
+        (Offset(), "__reduce__", False),
+        (datetime.UTC, "utcoffset", True),
+        (_zone(), "key", True),
+        (_zone(), "dst", True),
+        (_zone(), "clear_cache", False),
+        (_zone(), "_weak_cache", False),
+        (datetime.datetime(2020, 1, 1), "utcoffset", False),  # a datetime is no tzinfo
     ],
 )
 def test_which_attributes_a_judge_object_offers(obj: object, name: object, allowed: bool) -> None:
@@ -655,6 +684,8 @@ class Ordered:
         (Mine, ("call",)),
         (Ordered(), ("eq", "lt")),
         ({1: 2}.keys(), ("contains", "eq", "ge", "gt", "iter", "le", "len", "lt", "ne")),
+        (Offset(), ("tzinfo",)),
+        (_zone(), ("ZoneInfo",)),
     ],
 )
 def test_judge_capabilities_are_what_the_type_defines(
@@ -753,3 +784,41 @@ def test_a_judge_bytesio_or_stringio_is_one_to_the_code_and_nothing_of_its_own(
     asked.clear()
     proxy.__del__()  # IOBase's would close the judge's stream when the worker drops the proxy
     assert asked == []
+
+
+@pytest.mark.parametrize(
+    ("cap", "base"), [("tzinfo", datetime.tzinfo), ("ZoneInfo", zoneinfo.ZoneInfo)]
+)
+def test_a_judge_tzinfo_is_one_to_the_worker_whose_offsets_the_judge_answers(
+    monkeypatch: pytest.MonkeyPatch, cap: str, base: type
+) -> None:
+    """whenever's `Instant(py_datetime(..., tzinfo=MyTz()))` and `ZonedDateTime(py_dt)` on a
+    ZoneInfo from a file (held-out round 14): the worker's C datetime takes the proxy, and
+    every offset it asks is the judge's (the empty zone file a ZoneInfo proxy is made from
+    never answers); its key too; no copy, pickle, nor more than one stdlib base."""
+    monkeypatch.setattr(worker, "wire", wire)
+    monkeypatch.setattr(worker, "protocol", protocol)
+    asked: list[tuple[str, tuple[Any, ...]]] = []
+
+    class Conn:
+        def judge_op(self, ident: int, op: str, args: tuple[Any, ...]) -> Any:
+            asked.append((op, args))
+            return "Test/Zone"
+
+        def judge_method(self, ident: int, name: str, args: tuple[Any, ...], kw: Any) -> Any:
+            asked.append((name, args))
+            return datetime.timedelta(hours=3) if name == "utcoffset" else "ZZZ"
+
+    conn = object.__new__(worker.Connection)
+    proxy = conn.judge_proxy(wire.Ref(protocol.JUDGE_OBJ, 7, (cap,)))
+    object.__setattr__(proxy, "_conn", Conn())
+    assert isinstance(proxy, base) and worker.is_judge_object(proxy)
+    at = datetime.datetime(2020, 1, 1, tzinfo=proxy)
+    assert (at.utcoffset(), at.tzname()) == (datetime.timedelta(hours=3), "ZZZ")
+    assert [name for name, _ in asked] == ["utcoffset", "tzname"]
+    if base is zoneinfo.ZoneInfo:
+        assert proxy.key == "Test/Zone" and asked[-1] == (protocol.GETATTR, ("key",))
+    with pytest.raises(TypeError, match="cannot copy or pickle"):
+        pickle.dumps(proxy)
+    with pytest.raises(wire.WireError):
+        conn.judge_proxy(wire.Ref(protocol.JUDGE_OBJ, 8, (cap, "BytesIO")))

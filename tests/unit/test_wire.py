@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from patchjudge.boundary import wire
+from patchjudge.boundary import protocol, wire
 
 hashable = st.recursive(
     st.none()
@@ -452,8 +452,10 @@ class Zone(datetime.tzinfo):
         # The worker's own tzinfo (OWN_REF) rides inside the datetime, which stays data.
         (wire.OWN_REF, datetime.datetime(2020, 1, 1, tzinfo=Zone()), "datetime"),
         (wire.OWN_REF, datetime.time(1, tzinfo=Zone()), "time"),
-        # Any other kind (a judge object): the whole datetime is the reference, as before.
-        (3, datetime.datetime(2020, 1, 1, tzinfo=Zone()), "ref"),
+        # A judge object's (a property's tzinfo: its worker proxy is a tzinfo) rides too.
+        (wire.JUDGE_REF, datetime.datetime(2020, 1, 1, tzinfo=Zone()), "datetime"),
+        # Any other kind (a judge function): the whole datetime is the reference, as before.
+        (2, datetime.datetime(2020, 1, 1, tzinfo=Zone()), "ref"),
         (wire.OWN_REF, [datetime.datetime(2020, 1, 1, tzinfo=Zone())], "datetime"),
     ],
 )
@@ -472,6 +474,10 @@ def test_a_tzinfo_of_the_workers_rides_in_a_datetime(kind: int, value: Any, cros
         want = value[0] if type(value) is list else value
         assert type(got) is type(want) and got is not want
         assert got.tzinfo is want.tzinfo and got.replace(tzinfo=None) == want.replace(tzinfo=None)
+
+
+def test_the_tzinfo_reference_kinds_are_the_protocols() -> None:
+    assert (wire.OWN_REF, wire.JUDGE_REF) == (protocol.HANDLE, protocol.JUDGE_OBJ)
 
 
 def test_a_tzinfo_reference_is_never_a_key_nor_anything_but_a_tzinfo() -> None:

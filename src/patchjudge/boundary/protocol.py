@@ -379,6 +379,18 @@ JUDGE_STREAMS = ("TextIOBase", "BufferedIOBase", "BytesIO", "StringIO")
 STREAM_METHODS = ("read", "read1", "readline", "readlines", "readinto", "write", "writelines",
                   "flush", "readable", "writable", "seekable", "tell", "seek", "getvalue",
                   "closed", "close")  # fmt: skip
+# A judge object that is a `datetime.tzinfo` (a property's `class MyTz(tzinfo)`, a ZoneInfo
+# read from a file) says so among its capabilities: its proxy subclasses the stdlib tzinfo,
+# so the worker's C datetime takes it (`datetime(..., tzinfo=tz)`, whenever's
+# `Instant(py_dt)`) and asks the judge its TZINFO_METHODS, nothing else (held-out round 14).
+# A datetime holding one crosses as data with the proxy's reference in its tzinfo slot.
+# A `zoneinfo.ZoneInfo` (one read from a file, or a property's subclass with methods of its
+# own) says "ZoneInfo" instead: its proxy subclasses ZoneInfo (whenever's `isinstance(tz,
+# ZoneInfo)`, then `tz.key`), its rules an empty file's, never read: its TZINFO_METHODS and
+# ZONEINFO_ATTRIBUTES are the judge's.
+JUDGE_TZINFO, JUDGE_ZONEINFO = "tzinfo", "ZoneInfo"
+TZINFO_METHODS = ("utcoffset", "dst", "tzname", "fromutc")
+ZONEINFO_ATTRIBUTES = ("key",)
 
 # --- references (wire.Ref.kind) ---------------------------------------------------
 
@@ -466,6 +478,10 @@ ERROR_BUILTIN, ERROR_FOREIGN, ERROR_JUDGE, ERROR_UNCROSSABLE = (
     "builtin", "foreign", "judge", "uncrossable",
 )  # fmt: skip
 MAX_CAUSES = 8
+# An error's text is cut to this many characters: a library may name what it was given in it
+# (whenever's TimeZoneNotFoundError for a 9,999-character ID, `match="not found"` reading the
+# end); MAX_CAUSES of them stay far under wire.MAX_FRAME.
+ERROR_TEXT = 1 << 16
 
 # --- the environment ---------------------------------------------------------------
 

@@ -46,6 +46,7 @@ import threading
 import types
 import warnings
 import weakref
+import zoneinfo
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1641,6 +1642,10 @@ def judge_capabilities(obj: Any) -> tuple[str, ...]:
     stream = stream_kind(cls)
     if stream is not None:
         found.append(stream)
+    if isinstance(obj, zoneinfo.ZoneInfo):
+        found.append(protocol.JUDGE_ZONEINFO)
+    elif isinstance(obj, datetime.tzinfo):
+        found.append(protocol.JUDGE_TZINFO)
     return tuple(sorted(found))
 
 
@@ -1663,6 +1668,8 @@ _STREAM_TYPES: dict[type, str] = {
     io.BufferedRandom: "BufferedIOBase",
 }  # fmt: skip
 STREAM_METHODS = frozenset(protocol.STREAM_METHODS)
+TZINFO_METHODS = frozenset(protocol.TZINFO_METHODS)
+ZONEINFO_ATTRIBUTES = frozenset(protocol.ZONEINFO_ATTRIBUTES)
 
 
 def stream_kind(cls: type) -> str | None:
@@ -1679,7 +1686,8 @@ def judge_attribute(obj: Any, name: Any, judge_class: Callable[[type], bool]) ->
     judge's files define, a function, a SimpleNamespace) or in the `__dict__`
     of a class the judge's files define on its MRO: never a builtin type's
     (a generator's `gi_frame`) nor a library's (a Path's `write_text`). Or a
-    stream method (STREAM_METHODS) of one of the stdlib's stream types. A
+    stream method (STREAM_METHODS) of one of the stdlib's stream types, or
+    a tzinfo method (TZINFO_METHODS) of a tzinfo, a ZoneInfo's key. A
     `_name_` hook (protocol.sunder) is such an attribute too; _judge_setattr
     never sets one.
     """
@@ -1689,6 +1697,10 @@ def judge_attribute(obj: Any, name: Any, judge_class: Callable[[type], bool]) ->
         return False
     if name in STREAM_METHODS and stream_kind(type(obj)) is not None:
         return True
+    if name in TZINFO_METHODS and isinstance(obj, datetime.tzinfo):
+        return True  # its own or the stdlib's default: the worker's C datetime asks them
+    if name in ZONEINFO_ATTRIBUTES and isinstance(obj, zoneinfo.ZoneInfo):
+        return True  # read only: ZoneInfo's own member refuses a write
     mock = sys.modules.get("unittest.mock")  # loaded only if a property uses it
     if mock is not None and isinstance(obj, mock.NonCallableMock) and not isinstance(obj, type):
         # A test double the property hands the code (base64io's MagicMock stream): it answers

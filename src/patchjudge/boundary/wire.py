@@ -260,7 +260,11 @@ def _zone_args(zone: zoneinfo.ZoneInfo) -> tuple[str]:
     if type(key) is not str:
         raise WireError("a ZoneInfo without a key")
     if ZONES_BY_KEY:
-        if zoneinfo.ZoneInfo(key) is not zone:
+        try:
+            by_key = zoneinfo.ZoneInfo(key)
+        except (ValueError, KeyError, OSError):  # `from_file(f, key="Test/Fixed")`: no such zone
+            by_key = None
+        if by_key is not zone:
             raise WireError("a ZoneInfo that is not its key's")
         _sent_keys.add(key)
     elif zone not in _from_judge:
@@ -360,8 +364,11 @@ _OPT_INT = (int, type(None))
 _TZ = (datetime.timezone, type(None))
 # A tzinfo slot may also hold a reference of this kind, the one both sides give the worker's
 # own objects (worker.HANDLE, standin.HANDLE): a library's tzinfo in a datetime (issue 17).
-# Never a judge object: the worker's datetime constructor would refuse its proxy.
+# Or a judge object's (protocol.JUDGE_OBJ): a property's tzinfo, whose worker proxy is a
+# tzinfo (protocol.JUDGE_TZINFO); one that is not is refused where the datetime is rebuilt.
 OWN_REF = 1
+JUDGE_REF = 3
+_TZ_REF_KINDS = (OWN_REF, JUDGE_REF)
 _TZ_REF = (*_TZ, datetime.tzinfo)  # datetime.tzinfo here: any instance of a subclass of it
 _SLICE_PART = (type(None), int, bool, float, str, bytes)
 STDLIB: dict[int, _Kind] = {
@@ -776,14 +783,14 @@ def _encode_stdlib(  # noqa: PLR0917
 
 
 def _own_ref(to_ref: ToRef) -> ToRef:
-    """`to_ref` for a tzinfo only, and only where it makes an OWN_REF."""
+    """`to_ref` for a tzinfo only, and only where it makes an OWN_REF or a JUDGE_REF."""
 
     def own(value: Any) -> Ref | None:
         if not isinstance(value, datetime.tzinfo):
             return None
         ref = to_ref(value)
-        if ref is not None and ref.kind != OWN_REF:
-            raise WireError("a tzinfo of the judge's in a datetime: the datetime is a reference")
+        if ref is not None and ref.kind not in _TZ_REF_KINDS:
+            raise WireError("a tzinfo of another kind in a datetime: the datetime is a reference")
         return ref
 
     return own

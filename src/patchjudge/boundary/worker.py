@@ -27,6 +27,7 @@ import ast
 import builtins
 import collections
 import contextlib
+import datetime
 import enum
 import importlib
 import importlib.machinery
@@ -40,6 +41,7 @@ import resource
 import stat
 import sys
 import time
+import zoneinfo
 from collections.abc import Callable
 from typing import Any
 
@@ -764,6 +766,11 @@ def _call(self: JudgeObject, *args: Any, **kwargs: Any) -> Any:
 _proxy_classes: dict[tuple[str, ...], type] = {}
 
 
+def _base_capabilities() -> frozenset[str]:
+    """The capabilities that choose a proxy's stdlib base: one at most."""
+    return frozenset({*protocol.JUDGE_STREAMS, protocol.JUDGE_TZINFO, protocol.JUDGE_ZONEINFO})
+
+
 # The io ABCs a judge stream's proxy is registered with (protocol.JUDGE_STREAMS), as this
 # module found them before the code ran.
 _STREAM_ABCS: dict[str, Any] = {"TextIOBase": io.TextIOBase, "BufferedIOBase": io.BufferedIOBase}
@@ -773,8 +780,32 @@ _STREAM_CLASSES: dict[str, Any] = {"BytesIO": io.BytesIO, "StringIO": io.StringI
 _stream_proxies: set[type] = set()
 
 
+# The ZoneInfo subclasses a judge ZoneInfo's proxy is (protocol.JUDGE_ZONEINFO), each made
+# from an empty zone file (UTC, no transitions) it never reads: its methods are the judge's.
+_zone_proxies: set[type] = set()
+# TZif version 2, twice (the 32- and 64-bit sections): no transitions, one type (UTC, offset
+# 0, "UTC"), then the POSIX footer.
+_TZIF_PART = b"TZif2" + bytes(15) + bytes(16) + b"\0\0\0\1\0\0\0\4" + bytes(6) + b"UTC\0"
+_EMPTY_TZIF = _TZIF_PART * 2 + b"\nUTC0\n"
+
+
 def is_judge_object(obj: Any) -> bool:
-    return isinstance(obj, JudgeObject) or type(obj) in _stream_proxies
+    return (
+        isinstance(obj, JudgeObject) or type(obj) in _stream_proxies or type(obj) in _zone_proxies
+    )
+
+
+def _zone_body(body: dict[str, Any]) -> dict[str, Any]:
+    """A subclass of ZoneInfo that is the judge's zone: its tzinfo methods and key asked of
+    the judge, its operations as JudgeObject has them, never copied or pickled."""
+    for name in protocol.TZINFO_METHODS:
+        body[name] = _stream_method(name)
+    body["key"] = property(lambda self: _judge_op(self, protocol.GETATTR, "key"))
+    for name in ("__getattr__", "__setattr__", "__repr__", "__str__", "__reduce_ex__"):
+        body[name] = JudgeObject.__dict__[name]
+    body["__reduce__"] = _no_copy
+    body["__slots__"] = ("_conn", "_id")
+    return body
 
 
 def _stream_method(name: str) -> Callable[..., Any]:
@@ -838,13 +869,24 @@ def _proxy_class(capabilities: tuple[str, ...]) -> type:
             # Unhashable unless it has a hash of its own or keeps identity equality.
             body["__hash__"] = None if "eq" in capabilities else object.__hash__
         bases: tuple[type, ...] = (JudgeObject,)
+        if protocol.JUDGE_TZINFO in capabilities:
+            # A real tzinfo (its layout is object's), so the C datetime takes it; its four
+            # methods the judge's, each one round trip (protocol.JUDGE_METHOD).
+            bases = (JudgeObject, datetime.tzinfo)
+            for name in protocol.TZINFO_METHODS:
+                body[name] = _stream_method(name)
+        if protocol.JUDGE_ZONEINFO in capabilities:
+            bases = (zoneinfo.ZoneInfo,)
+            body = _zone_body(body)
         for cap in capabilities:
             if cap in _STREAM_CLASSES:
                 bases = (_STREAM_CLASSES[cap],)
                 body = _stream_body(bases[0], body)
         # The base's name, which the loader made this run's own (issue 18).
         cls = _proxy_classes[capabilities] = type(JudgeObject.__name__, bases, body)
-        if bases[0] is not JudgeObject:
+        if bases[0] is zoneinfo.ZoneInfo:
+            _zone_proxies.add(cls)
+        elif bases[0] is not JudgeObject:
             _stream_proxies.add(cls)
         for cap in capabilities:
             if cap in _STREAM_ABCS:
@@ -955,12 +997,15 @@ class Connection:
         caps = ref.meta
         if (
             type(caps) is not tuple
-            or not set(caps) <= {*protocol.JUDGE_CAPABILITIES, *protocol.JUDGE_STREAMS}
-            or len(set(caps) & set(protocol.JUDGE_STREAMS)) > 1
+            or not set(caps) <= {*protocol.JUDGE_CAPABILITIES, *_base_capabilities()}
+            or len(set(caps) & _base_capabilities()) > 1
         ):
             raise wire.WireError(f"judge object {ref.id} with capabilities {caps!r}")
         cls: Any = _proxy_class(tuple(sorted(caps)))
-        proxy: Any = cls.__new__(cls) if cls in _stream_proxies else object.__new__(cls)
+        if cls in _zone_proxies:
+            proxy: Any = cls.from_file(io.BytesIO(_EMPTY_TZIF))
+        else:
+            proxy = cls.__new__(cls) if cls in _stream_proxies else object.__new__(cls)
         object.__setattr__(proxy, "_conn", self)
         object.__setattr__(proxy, "_id", ref.id)
         return proxy
@@ -1736,7 +1781,7 @@ class Probes:
 
 def _safe_str(exc: BaseException) -> str:
     try:
-        return str(exc)[:4000]
+        return str(exc)[: protocol.ERROR_TEXT]
     except Exception:
         return f"<{type(exc).__name__}: unprintable>"
 
