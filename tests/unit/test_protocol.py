@@ -30,7 +30,7 @@ EXAMPLES: dict[str, tuple[Any, ...]] = {
     protocol.ENVIRON: (protocol.ENVIRON, (("LIB_MODE", None), ("TZ", "UTC"))),
     protocol.OK: (protocol.OK, 1, {"a": [1]}, ()),
     protocol.ERR: (protocol.ERR, 1, (protocol.ERROR_BUILTIN, "ValueError", ("x",))),
-    protocol.ITEM: (protocol.ITEM, 1, 7),
+    protocol.ITEMS: (protocol.ITEMS, 1, 7, "eight", (9,)),
     protocol.CALLBACK: (protocol.CALLBACK, 2, 5, (1,), {"k": 2}),
     protocol.JUDGE_OP: (protocol.JUDGE_OP, 2, 5, "len", ()),
     protocol.JUDGE_METHOD: (protocol.JUDGE_METHOD, 2, 5, "read", (1,), {}),
@@ -184,7 +184,7 @@ def test_the_worker_refuses_an_undeclared_request(
 
 
 @pytest.mark.parametrize(
-    "message", [("hello", 1), (protocol.ITEM, 1, 2), (protocol.CALLBACK, 1, 2, (), {}), "q"]
+    "message", [("hello", 1), (protocol.ITEMS, 1, 2), (protocol.CALLBACK, 1, 2, (), {}), "q"]
 )
 def test_the_worker_stops_at_a_message_it_may_not_receive(
     worker_end: tuple[Any, int, int], message: Any
@@ -216,7 +216,8 @@ def _judge_end(tmp_path: Path) -> tuple[standin.Worker, int, list[str]]:
         ((protocol.OK, 1, 2), "broke the protocol: a 'ok' message of 3 fields"),
         ((protocol.OK, 9, 2, ()), "broke the protocol: forged a reply to call 9, not asked"),
         ([1, 2], "broke the protocol: sent list, not a message"),
-        ((protocol.ITEM, 1, 2), "broke the protocol: an item for a call that is not a batch"),
+        ((protocol.ITEMS, 1, 2), "broke the protocol: items for a call that is not a batch"),
+        ((protocol.ITEMS, 1), "broke the protocol: a 'its' message of 2 fields"),
     ],
 )
 def test_the_judge_kills_a_worker_that_sends_what_the_table_lacks(

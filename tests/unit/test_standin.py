@@ -345,6 +345,12 @@ def crash():
 def stall():
     time.sleep(60)
 
+def stalls():
+    yield 0
+    yield 1
+    time.sleep(60)
+    yield 2
+
 def forever():
     n = 0
     while True:
@@ -376,6 +382,16 @@ def test_a_stall_past_the_deadline_fails():
     with pytest.raises(Exception):
         mylib.stall()
 """,
+    # A step that hangs inside a batch (list() fetches ahead): killed at the same deadline.
+    "test_stall_batch.py": """
+import pytest
+import mylib
+
+
+def test_a_step_that_hangs_in_a_batch_fails():
+    with pytest.raises(Exception):
+        list(mylib.stalls())
+""",
     "test_cross.py": """
 import os
 
@@ -400,6 +416,8 @@ def test_a_worker_that_cannot_answer_fails_the_property(tmp_path: Path) -> None:
     assert got["test_after_the_crash"] == "FAILED", text
     assert got["test_a_stall_past_the_deadline_fails"] == "FAILED", text
     assert "test_stall.py did not answer within the 5 s call deadline" in text
+    assert got["test_a_step_that_hangs_in_a_batch_fails"] == "FAILED", text
+    assert "test_stall_batch.py did not answer within the 5 s call deadline" in text
     assert got["test_no_judge_module_crosses"] == "PASSED", text
 
 

@@ -351,7 +351,7 @@ def flood():
     batch = sys._getframe(1)
     conn, ident = batch.f_locals["self"], batch.f_locals["ident"]
     for _ in range(300):
-        conn.send(("it", ident, 0))
+        conn.send(("its", ident, 0))
     yield 1
 
 

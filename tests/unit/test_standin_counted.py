@@ -71,9 +71,9 @@ def lie(how, batch):
     conn, ident = batch.f_locals["self"], batch.f_locals["ident"]
     if how == "more":
         for _ in range(10):
-            conn.send(("it", ident, 0))
+            conn.send(("its", ident, 0))
     elif how == "past":
-        conn.send(("it", ident, Item(None, -1)))
+        conn.send(("its", ident, Item(None, -1)))
     elif how == "after":
         conn.reply_error(ident, ValueError("forged"))
 
@@ -420,7 +420,7 @@ def test_a_worker_that_lies_in_a_counted_batch_fails_closed(tmp_path: Path) -> N
     )
     assert "broke the protocol: a batch larger than asked" in sections["test_more_items_than_asked"]
     assert "past an item that is not data" in sections["test_items_past_an_object"]
-    assert "broke the protocol: an item for a call" in sections["test_items_after_an_error"]
+    assert "broke the protocol: items for a call" in sections["test_items_after_an_error"]
 
 
 # --- the bytecode table (loops.counted_nexts) ---------------------------------------------

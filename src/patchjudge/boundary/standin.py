@@ -107,7 +107,7 @@ class _Frame:
     # What the judge's functions raised that is the judge's verdict (an assert, pytest.fail,
     # assume, the property's own exception), by token, until it comes back to the judge.
     verdicts: dict[int, str] = field(default_factory=dict)
-    items: list[Any] | None = None  # a batch's items as they arrive ("it" messages)
+    items: list[Any] | None = None  # a batch's items as they arrive (ITEMS messages)
     limit: int = 0  # how many the batch asked for
     plain: bool = False  # a counted loop's batch: it ends after an item that is not data
     kept: list[Any] | None = None  # a kept CALL_METHOD's attribute, once it has come back
@@ -500,8 +500,11 @@ class Worker:
                 _state.operations.setdefault(_state.nodeid, set()).add((op, claim))
 
     def _await(self, frame: _Frame, call: tuple[Any, ...] | None) -> Any:
+        # A batch's worker holds its items up to BATCH_FLUSH_S past its last write: waited
+        # too, so a step that takes less than the deadline is not taken for a stall.
+        slack = protocol.BATCH_FLUSH_S if frame.items is not None else 0.0
         while True:
-            message = self._receive()
+            message = self._receive(slack)
             try:
                 kind = protocol.check(message, protocol.JUDGE)
             except protocol.ProtocolError as exc:
@@ -642,17 +645,18 @@ class Worker:
     def _on_err(self, frame: _Frame, call: Any, ident: int, error: Any) -> Any:
         raise self._exception(error)
 
-    def _on_item(self, frame: _Frame, call: Any, ident: int, item: Any) -> Any:
+    def _on_items(self, frame: _Frame, call: Any, ident: int, *items: Any) -> Any:
         if frame.items is None:
-            raise self.fail(Cause.PROTOCOL, "an item for a call that is not a batch")
+            raise self.fail(Cause.PROTOCOL, "items for a call that is not a batch")
         if ident != frame.ident:
-            raise self.fail(Cause.PROTOCOL, f"an item for call {ident}, not asked")
+            raise self.fail(Cause.PROTOCOL, f"items for call {ident}, not asked")
         frame.size += self.received
-        if len(frame.items) >= frame.limit or frame.size > BATCH_BYTES:
+        if len(frame.items) + len(items) > frame.limit or frame.size > BATCH_BYTES:
             raise self.fail(Cause.PROTOCOL, "a batch larger than asked")
-        if frame.plain and frame.items and not protocol.plain(frame.items[-1]):
+        # A counted batch ends at its first item that is not data: none may follow it.
+        if frame.plain and not all(map(protocol.plain, (*frame.items[-1:], *items[:-1]))):
             raise self.fail(Cause.PROTOCOL, "a counted batch went on past an item that is not data")
-        frame.items.append(item)
+        frame.items += items
         return False, None
 
     def _on_callback(self, frame: _Frame, call: Any, *fields: Any) -> Any:
@@ -1366,7 +1370,7 @@ class Worker:
                     raise self.fail(Cause.SANDBOX, f"bwrap exited {self.proc.returncode}") from None
             raise self.fail(Cause.GONE, str(exc.strerror)) from None
 
-    def _receive(self) -> Any:
+    def _receive(self, slack: float = 0.0) -> Any:
         timeout = self.spec.call_timeout_s * self.scale
         while True:
             try:
@@ -1382,7 +1386,7 @@ class Worker:
                 # and a select per message was a system call for nothing.
                 chunk = os.read(self.fd_in, 1 << 20)
             except BlockingIOError:
-                ready, _, _ = select.select([self.fd_in], [], [], timeout)
+                ready, _, _ = select.select([self.fd_in], [], [], timeout + slack)
                 if not ready:
                     raise self.fail(Cause.TIMEOUT, f"{timeout:g}") from None
                 chunk = os.read(self.fd_in, 1 << 20)
@@ -1400,7 +1404,7 @@ class Worker:
 _ANSWERS: dict[str, Callable[..., tuple[bool, Any]]] = {
     protocol.OK: Worker._on_ok,
     protocol.ERR: Worker._on_err,
-    protocol.ITEM: Worker._on_item,
+    protocol.ITEMS: Worker._on_items,
     protocol.CALLBACK: Worker._on_callback,
     protocol.JUDGE_OP: Worker._on_judge_op,
     protocol.JUDGE_METHOD: Worker._on_judge_method,

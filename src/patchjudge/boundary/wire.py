@@ -634,6 +634,39 @@ def _encode_message(
         budget[0] -= 1
 
 
+def encode_member(value: Any, to_ref: ToRef | None, budget: int) -> tuple[bytes, int]:
+    """One member of a top-level message encoded alone, ahead of the message (`message_of`):
+    its bytes and how many values it holds. WireError past `budget` values, or past the bytes
+    a frame of it and a short head can carry. The bytes are those `encode` writes for it there.
+    """
+    out: list[bytes] = []
+    left = [budget]
+    _encode(value, to_ref, out, 1, False, left)
+    data = b"".join(out)
+    if len(data) > MAX_FRAME - MEMBER_HEAD:
+        raise WireError(f"value too large to cross ({len(data)} bytes > {MAX_FRAME})")
+    return data, budget - left[0]
+
+
+# Bytes a message's head may take beside members encoded alone (a kind and a call id: 22).
+MEMBER_HEAD = 64
+
+
+def message_of(head: tuple[Any, ...], members: list[bytes]) -> bytes:
+    """The payload of the message `(*head, *values)`, each value's bytes from `encode_member`.
+
+    `head` is flat (str, small int): the caller bounds the members' values and bytes
+    together (MAX_ITEMS, MAX_FRAME), as encoding the message at once would have.
+    """
+    out: list[bytes] = []
+    _encode_message(head, None, out, [MAX_ITEMS])
+    out[1] = _U32.pack(len(head) + len(members))
+    payload = b"".join(out) + b"".join(members)
+    if len(payload) > MAX_FRAME:
+        raise WireError(f"value too large to cross ({len(payload)} bytes > {MAX_FRAME})")
+    return payload
+
+
 def is_data(value: Any) -> bool:
     """Whether `value` crosses as a value (no reference anywhere in it)."""
     try:
