@@ -49,6 +49,10 @@ class Shared:
         self._made[key] = value
         return value, False
 
+    def earlier(self, kind: str) -> list[tuple[Hashable, object]]:
+        """Every (key, value) an earlier lane computed whose key is a tuple led by `kind`."""
+        return [(k, v) for k, v in self._found.items() if isinstance(k, tuple) and k[:1] == (kind,)]
+
     def made(self) -> dict[Hashable, object]:
         """What this process computed (not what it was handed): a later lane's to share."""
         return dict(self._made)
