@@ -14,8 +14,6 @@ index): tox.ini cannot pass one command's output to the next.
 from __future__ import annotations
 
 import argparse
-import configparser
-import importlib.metadata
 import os
 import re
 import shutil
@@ -23,10 +21,12 @@ import sys
 import sysconfig
 import tempfile
 import tomllib
-import zipfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
+# importlib.metadata (and email with it), zipfile and configparser are imported where a
+# wheel is built or read: every lane process of a project whose version file the backend
+# writes imports this module for version_files/version_at alone (issue 19, ~0.05 CPU-s).
 from patchjudge import codeenv, git, proc
 from patchjudge.boundary import sandbox
 from patchjudge.errors import PatchjudgeError
@@ -193,6 +193,10 @@ def _wheel_contents(wheel: Path) -> tuple[list[str], set[str], set[tuple[str, st
     either sees counts: an indented `[pytest11]` line is a continuation of the
     value above it to configparser and a section of its own to importlib.
     """
+    import configparser
+    import importlib.metadata
+    import zipfile
+
     with zipfile.ZipFile(wheel) as whl:
         members = whl.namelist()
         scripts: set[str] = set()
@@ -223,6 +227,8 @@ def _installed(
     owners: dict[str, str] = {}
     plugins: dict[str, str] = {}
     requires: dict[str, list[str]] = {}
+    import importlib.metadata
+
     for found in importlib.metadata.distributions(path=list(codeenv.search_path(code))):
         dist = _canonical(found.metadata["Name"] or "")
         owners.setdefault(dist.replace("-", "_"), dist)
@@ -375,6 +381,9 @@ def build_wheel(
             or wheel.parent != outdir.resolve()
         ):
             raise PatchjudgeError(f"building {src} made no wheel in {outdir}", key="[gate] install")
+        import configparser
+        import zipfile
+
         try:
             members, scripts, hooks = _wheel_contents(wheel)
         except (zipfile.BadZipFile, configparser.Error, UnicodeError) as exc:

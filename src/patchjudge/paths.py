@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pathspec
@@ -154,6 +154,17 @@ def any_match(patterns: Iterable[str], path: str) -> str | None:
 
 def under(path: str, roots: Iterable[str]) -> bool:
     return any(path == r.rstrip("/") or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def within(roots: Iterable[str]) -> Callable[[str], bool]:
+    """Pure: `under` with the roots prepared once, for a pass over a whole tree's paths.
+
+    A 40,000-file tree made the properties lane call `under` 320,000 times a gate
+    (issue 20); one `str.startswith` of a tuple answers each path here.
+    """
+    exact = frozenset(r.rstrip("/") for r in roots)
+    children = tuple(f"{r}/" for r in exact)
+    return lambda path: path in exact or path.startswith(children)
 
 
 def symlink_target(link: str, target: str) -> str | None:

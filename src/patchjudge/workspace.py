@@ -49,6 +49,10 @@ class Shared:
         self._made[key] = value
         return value, False
 
+    def earlier(self, kind: str) -> list[tuple[Hashable, object]]:
+        """Every (key, value) an earlier lane computed whose key is a tuple led by `kind`."""
+        return [(k, v) for k, v in self._found.items() if isinstance(k, tuple) and k[:1] == (kind,)]
+
     def made(self) -> dict[Hashable, object]:
         """What this process computed (not what it was handed): a later lane's to share."""
         return dict(self._made)
@@ -133,6 +137,11 @@ class Run:
         judge = globs(self.ledger.judge_paths())
         return [e for e in entries if judge.first(e.path) is not None]
 
+    @functools.cached_property
+    def base_judge_entries(self) -> tuple[git.TreeEntry, ...]:
+        """The judge's files at the merge base: one pass over the base's tree a run."""
+        return tuple(self.judge_entries(self.base_entries))
+
     @contextlib.contextmanager
     def scratch(self) -> Iterator[Path]:
         """A private directory outside the checkout; moved aside after, removed with the run."""
@@ -156,7 +165,7 @@ class Run:
         Listed once per run; every lane's head tree is made from this list.
         """
         judge = globs(self.ledger.judge_paths())
-        judge_entries = self.judge_entries(self.base_entries)
+        judge_entries = self.base_judge_entries
         # A head file where the judge has a directory (`eval` the file) would
         # block the judge's own files: the judge's layout wins.
         judge_dirs = {parent for e in judge_entries for parent in _parents(e.path)}

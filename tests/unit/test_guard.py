@@ -130,3 +130,54 @@ def test_a_root_named_twice_is_walked_once(tmp_path: Path, monkeypatch: pytest.M
     assert sorted(scanned) == sorted(set(scanned)), scanned
     monkeypatch.undo()
     assert snap == guard.walk(runtime)
+
+
+@pytest.mark.parametrize("boxed", [False, True])
+def test_a_boxed_snapshot_leaves_the_working_files_to_the_box(tmp_path: Path, boxed: bool) -> None:
+    # issue 20: sandboxed, no box binds the checkout's working files writable, so the
+    # 40,000-file walk is not made; what git runs outside any box (hooks, config) and
+    # the roots inside the checkout (nox's venvs, the reports) are still watched.
+    repo = tmp_path / "repo"
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+    (repo / ".git" / "config").write_text("[core]\n")
+    (repo / "data").mkdir()
+    (repo / "data" / "item.bin").write_bytes(b"x" * 10)
+    venv = repo / ".nox" / "_code" / "site-packages"
+    venv.mkdir(parents=True)
+    before = guard.snapshot([venv], checkouts=[repo], boxed=boxed)
+    (repo / "data" / "item.bin").write_bytes(b"y" * 11)
+    (repo / "data" / "planted.py").write_text("\n")
+    (hooks / "post-commit").write_text("#!/bin/sh\n")
+    (repo / ".git" / "config").write_text("[core]\n\thooksPath = /tmp\n")
+    (venv / "planted.pth").write_text("\n")
+    found = guard.changes(before, guard.snapshot([venv], checkouts=[repo], boxed=boxed))
+    always = [
+        f"added {hooks / 'post-commit'}",
+        f"added {venv / 'planted.pth'}",
+        f"changed {repo / '.git' / 'config'}",
+    ]
+    working = [f"added {repo / 'data' / 'planted.py'}", f"changed {repo / 'data' / 'item.bin'}"]
+    assert sorted(found) == sorted(always if boxed else always + working), found
+    assert any(k.startswith(str(repo / "data")) for k in before) is not boxed
+
+
+@pytest.mark.parametrize("isolation", ["process", "sandbox"])
+def test_the_lanes_snapshot_walks_the_working_files_only_unboxed(
+    tmp_path: Path, isolation: str
+) -> None:
+    from types import SimpleNamespace
+
+    from patchjudge.commands import gate
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "data.bin").write_bytes(b"x")
+    (repo / ".patchjudge").mkdir()
+    (repo / ".patchjudge" / "pathfilter.json").write_text("{}")
+    run = SimpleNamespace(
+        isolation=isolation, code=SimpleNamespace(site=()), reports=repo / ".patchjudge", repo=repo
+    )
+    snap = gate._snapshot(run)  # type: ignore[arg-type]
+    assert str(repo / ".patchjudge" / "pathfilter.json") in snap  # the reports: always
+    assert (str(repo / "data.bin") in snap) is (isolation == "process")

@@ -44,3 +44,30 @@ def test_the_lanes_load_no_process_pool() -> None:
         [sys.executable, "-I", "-c", check], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+GENERATED = """
+import sys
+from pathlib import Path
+import patchjudge.cli, patchjudge.commands.gate
+from patchjudge.lanes import load
+load("freeze")
+from patchjudge import boxbuild, workspace
+pyproject = b'[tool.setuptools_scm]\\nwrite_to = "pkg/_version.py"\\n'
+wanted = workspace.generated_wanted(pyproject, {"pkg", "pkg/__init__.py"}, ["eval/**"])
+env = {boxbuild.PRETEND: "1.2.3"}
+made = workspace.render_generated(
+    pyproject, wanted, lambda doc: boxbuild.version_at(doc, env, Path("."), "HEAD")
+)
+print(sorted(made), sorted({"importlib.metadata", "zipfile", "configparser", "email"} & set(sys.modules)))
+"""
+
+
+def test_a_lane_writing_a_version_file_loads_no_wheel_reader() -> None:
+    # Issue 19: iniconfig's version file is rendered in every nox lane process through
+    # boxbuild's version_files/version_at; reading wheels and distributions (zipfile,
+    # configparser, importlib.metadata and email) is for building one, not for that.
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", GENERATED], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "['pkg/_version.py'] []"

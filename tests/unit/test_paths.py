@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from patchjudge.config import MapEntry, parse_ledger
-from patchjudge.paths import Change, classify, matches, symlink_target
+from patchjudge.paths import Change, classify, matches, symlink_target, under, within
 
 MAP = (
     MapEntry("src/**", frozenset({"properties", "freeze"})),
@@ -138,3 +140,27 @@ def test_a_harmless_symlink_is_fine() -> None:
 )
 def test_symlink_target(link: str, target: str, resolved: str | None) -> None:
     assert symlink_target(link, target) == resolved
+
+
+_PARTS = st.sampled_from(["", "a", "b", "eval", "eval/", "a/b", "a/b/", "ab", "/", "a//b"])
+
+
+@given(st.lists(_PARTS, max_size=4), st.lists(_PARTS, min_size=1, max_size=4))
+def test_within_answers_as_under_does(roots: list[str], parts: list[str]) -> None:
+    # issue 20: the properties lane's pass over a 40,000-file tree uses `within`.
+    path = "/".join(parts)
+    assert within(roots)(path) is under(path, roots)
+
+
+@pytest.mark.parametrize(
+    ("path", "roots", "expected"),
+    [
+        ("eval/properties/test_x.py", ["eval/properties"], True),
+        ("eval/properties", ["eval/properties/"], True),
+        ("eval/propertiesX/test_x.py", ["eval/properties"], False),
+        ("data/eval/properties/x.py", ["eval/properties"], False),
+        ("x.py", [], False),
+    ],
+)
+def test_within_table(path: str, roots: list[str], expected: bool) -> None:
+    assert within(roots)(path) is expected

@@ -59,7 +59,10 @@ def _snapshot(run: Run) -> dict[str, guard.Stamp]:
     # or sitecustomize one lane's tested code left there is tampering too. Nothing of the
     # judge's writes there during a gate: `[gate] install` runs before it.
     code = [p.resolve() for p in run.code.site if p.is_dir()]
-    return guard.snapshot([*whole, *code, run.reports.resolve()], listed, [run.repo.resolve()])
+    # Sandboxed, the box hides the checkout's working files (guard.checkout's `boxed`).
+    roots = [*whole, *code, run.reports.resolve()]
+    boxed = run.isolation == "sandbox"
+    return guard.snapshot(roots, listed, [run.repo.resolve()], boxed=boxed)
 
 
 def _shown(change: str, repo: Path) -> str:

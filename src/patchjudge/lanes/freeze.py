@@ -229,8 +229,15 @@ def _visible_suite(
     if not suitepass.planned(run):
         return [], "not run: no changed path forces freeze or properties"
     with run.scratch() as scratch:
-        tree = run.materialize(scratch / "tree")
-        spec, paths = suitepass.spec_for(run, tree)
+        tree = scratch / "tree"
+        # pathfilter's pass, taken without a tree of this lane's own (suitepass.earlier_pass).
+        handed = suitepass.earlier_pass(run) if suitepass.serial(run) else None
+        if handed is not None and handed[1]:
+            spec, paths = handed[0], handed[1]
+        else:
+            handed = None
+            run.materialize(tree)
+            spec, paths = suitepass.spec_for(run, tree)
         collected: tuple[str, ...] = ()
         states: Mapping[str, str] = {}
         outcomes: tuple[testrun.Outcome, ...] = ()
@@ -240,7 +247,10 @@ def _visible_suite(
             # Collected and run in one pytest, as bare `pytest tests` is (issue 20): the
             # separate collection cost a pytest start and a second collection of the suite.
             # In a gate, pathfilter may have run it already, for its collection of head.
-            first, shared = suitepass.head_pass(run, tree, spec, paths, scratch / "run")
+            if handed is not None:
+                first, shared = handed[2], True
+            else:
+                first, shared = suitepass.head_pass(run, tree, spec, paths, scratch / "run")
             if shared:
                 shown["suite_run"] = "pathfilter's"
             trouble += [p for p in first.problems if not p.startswith(SHADOWING)]

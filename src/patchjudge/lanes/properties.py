@@ -30,7 +30,7 @@ from patchjudge import (
 from patchjudge.boundary import launcher, protocol, sandbox
 from patchjudge.config import PropertiesSettings
 from patchjudge.lanes import not_forced, report
-from patchjudge.paths import under
+from patchjudge.paths import under, within
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
 
@@ -522,7 +522,7 @@ def _base_judge_names(run: Run) -> set[str]:
     """Names the judge's own base files provide (as _judge_names reads the judge's tree)."""
     names = set()
     paths = run.ledger.properties.paths
-    for entry in run.judge_entries(run.base_entries):
+    for entry in run.base_judge_entries:
         names.add(entry.path.split("/", 1)[0].split(".", 1)[0])
         for path in paths:
             rest = entry.path[len(path) :].lstrip("/") if under(entry.path, (path,)) else ""
@@ -536,10 +536,10 @@ def thin_files(files: Mapping[str, bytes]) -> list[str]:
 
 
 def property_files(run: Run) -> dict[str, bytes]:
-    paths = run.ledger.properties.paths
+    inside = within(run.ledger.properties.paths)
     found = {}
     for e in run.base_entries:
-        if e.kind == "blob" and under(e.path, paths) and is_test_file(e.path):
+        if e.kind == "blob" and inside(e.path) and is_test_file(e.path):
             found[e.path] = run.read_base(e.path) or b""
     return found
 
@@ -653,7 +653,7 @@ def _out_of_process(
     scratch.mkdir()
     # The judge's process sees the judge's files and nothing of the head's.
     judge = scratch / "judge"
-    git.materialize(run.repo, run.merge_base, judge, run.judge_entries(run.base_entries))
+    git.materialize(run.repo, run.merge_base, judge, list(run.base_judge_entries))
     tree = run.materialize(scratch / secrets.token_hex(4), which)
     # The worker's tree has no property files to read: the code cannot study its judge.
     for path in settings.paths:

@@ -102,6 +102,26 @@ def head_pass(
     return cast(repeat.FirstPass, value), shared
 
 
+def earlier_pass(run: Run) -> tuple[repeat.Spec, tuple[str, ...], repeat.FirstPass] | None:
+    """The suite's pass an earlier lane of this gate made, with its settings and paths.
+
+    Its key was computed by `spec_for` on a fresh head tree of this run, made
+    from the same entries and generated files as any other: what a tree made
+    now would give. So the freeze lane need not make a tree (40,000 files,
+    issue 20) only to learn the key. None when there is not exactly one.
+    """
+    if run.shared is None:
+        return None
+    found = run.shared.earlier("suite_pass")
+    if len(found) != 1:
+        return None
+    key, value = found[0]
+    if not isinstance(key, tuple) or len(key) != 3:
+        return None
+    _, spec, paths = key
+    return cast(repeat.Spec, spec), cast(tuple[str, ...], paths), cast(repeat.FirstPass, value)
+
+
 def shareable(collect: testrun.Plan, spec: repeat.Spec, paths: tuple[str, ...]) -> bool:
     """Pure: whether the suite's run collects exactly as `collect` (pathfilter's plan) does.
 
