@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import commit, example_repo, gate, git, verdict, write
+from tests.helpers import commit, example_repo, gate, git, run_lane, verdict, write
 
 BENIGN = {"src/calc/__init__.py": "def total(xs):\n    return sum(list(xs))\n"}
 
@@ -39,16 +39,20 @@ def test_uncommitted_changes_are_named_and_not_judged(tmp_path: Path) -> None:
 
 
 def test_a_clean_tree_says_nothing_even_with_the_reports_beside_it(tmp_path: Path) -> None:
-    """The honest look-alike: the gate's own .patchjudge/ is no uncommitted change."""
+    """The honest look-alike: the gate's own .patchjudge/ is no uncommitted change.
+
+    The second run is one lane: every lane and the gate read the tree in the same
+    place (workspace.open_run), and a lane costs a fraction of a gate.
+    """
     repo = example_repo(tmp_path)
     write(repo, BENIGN)
     commit(repo, "benign")
     first = gate(repo)
     assert first.code == 0, first.out + first.err
-    assert (repo / ".patchjudge").is_dir()
+    assert (repo / ".patchjudge" / "verdict.json").is_file()
     assert git(repo, "status", "--porcelain").startswith("?? .patchjudge/")
-    second = gate(repo)
-    assert second.code == 0
+    second = run_lane(repo, "pathfilter")
+    assert second.code == 0, second.out + second.err
     assert _dirty_lines(first.err) == [] and _dirty_lines(second.err) == []
 
 
@@ -57,6 +61,7 @@ def test_a_named_head_says_nothing_of_the_working_tree(tmp_path: Path) -> None:
     write(repo, BENIGN)
     head = commit(repo, "benign")
     write(repo, {"notes.txt": "x\n"})
-    result = gate(repo, "--head", head)
+    # One lane, as above: the named head is read where the gate reads it.
+    result = run_lane(repo, "pathfilter", "--head", head)
     assert result.code == 0, result.out + result.err
     assert _dirty_lines(result.err) == []

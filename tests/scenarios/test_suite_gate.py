@@ -72,6 +72,19 @@ def gate_report(repo: Path, lane: str) -> dict:  # type: ignore[type-arg]
     return json.loads((repo / ".patchjudge" / f"{lane}.json").read_text())
 
 
+def _freeze_fails(repo: Path) -> list[str]:
+    """The freeze lane alone (it runs the visible suite): fails, its reasons.
+
+    For a test whose subject is the suite run's decision: a failing lane is a reject in
+    any gate (tests/unit/test_verdict.py), and the gate's other lanes are not paid for.
+    """
+    result = run_lane(repo, "freeze")
+    assert result.code == 1, result.out + result.err
+    report = gate_report(repo, "freeze")
+    assert report["status"] == "fail", report
+    return list(report["reasons"])
+
+
 def test_a_patch_that_breaks_a_visible_test_only_is_rejected_naming_it(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     _break_double(repo)
@@ -272,9 +285,7 @@ def test_a_conftest_that_answers_the_call_hook_itself_is_caught(tmp_path: Path) 
     repo = _repo(tmp_path)
     _break_double(repo)
     _patch(repo, {"tests/conftest.py": ANSWER_THE_CALL}, "run no test body")
-    result = gate(repo)
-    assert result.code == 1, result.out
-    reasons = gate_report(repo, "freeze")["reasons"]
+    reasons = _freeze_fails(repo)
     assert any(
         r.startswith("suite: passed without pytest calling its test function: ") and TWO in r
         for r in reasons
@@ -285,9 +296,7 @@ def test_a_conftest_that_skips_every_test_at_run_time_is_caught(tmp_path: Path) 
     repo = _repo(tmp_path)
     _break_double(repo)
     _patch(repo, {"tests/conftest.py": SKIP_AT_RUN}, "skip every test")
-    result = gate(repo)
-    assert result.code == 1, result.out
-    reasons = gate_report(repo, "freeze")["reasons"]
+    reasons = _freeze_fails(repo)
     assert reasons == [
         "suite: 4 newly skipped at run time (they ran at base): tests/test_calc.py::test_empty; "
         f"tests/test_calc.py::test_two; {TWO}; tests/test_double.py::test_double_zero"
@@ -299,9 +308,7 @@ def test_a_patch_whose_code_skips_the_tests_at_run_time_is_caught(tmp_path: Path
     text = (repo / CODE).read_text()
     skips = "import pytest\n\n" + text.replace("return 2 * x", 'pytest.skip("busy")')
     _patch(repo, {CODE: skips}, "double skips whoever calls it")
-    result = gate(repo)
-    assert result.code == 1, result.out
-    reasons = gate_report(repo, "freeze")["reasons"]
+    reasons = _freeze_fails(repo)
     assert reasons == [
         "suite: 2 newly skipped at run time (they ran at base): "
         f"{TWO}; tests/test_double.py::test_double_zero"
