@@ -95,6 +95,8 @@ def test_counts_are_exact_for_every_kind_of_node_id(tmp_path: Path, workers: str
     # repeats in one pytest; its node ids, read from what it ran, count the same.
     again, _, err = _flakes(repo, "--count", "12", "--workers", workers)
     assert "11 node ids x12, one session" in err and "collecting" not in err, err
+    # The tree's bytecode, compiled by the judge on the first run, is read (treepyc.py).
+    assert "compiled" in err and ", 0 compiled, " in err, err
     assert again["nodes"] == EXPECTED_NODES
     assert again["candidates"] == EXPECTED_CANDIDATES
 

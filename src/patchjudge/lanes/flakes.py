@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patchjudge import cache, codeenv, git, repeat, testrun
+from patchjudge import cache, codeenv, git, repeat, testrun, treepyc
 from patchjudge.boundary import sandbox
 from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
@@ -350,6 +350,11 @@ def collect_evidence(
                 file=LEDGER,
                 key="suite.paths",
             )
+        if cache_dir is not None and code.python is None:
+            # The bytecode every process of the run compiled again (-B), the judge's, kept:
+            # on toolz the larger part of the CPU beyond a bare run (treepyc.py).
+            made = treepyc.provide(tree, [*ledger.gate.pythonpath, *paths], cache_dir)
+            say(made.line())
         # Collected plainly, then every run of `count` in the repeated session
         # (issue 20): no serial first pass. xdist is decided from the pace
         # remembered from an earlier run of this suite here, else from the
