@@ -51,14 +51,24 @@ def is_rewritten(name: str) -> bool:
 
 
 def sources(tree: Path, roots: Iterable[str]) -> Iterator[Path]:
-    """The `.py` files under `roots` of `tree`: no link followed, no hidden or cache folder."""
+    """The `.py` files under `roots` of `tree`: no link followed, no hidden or cache folder.
+
+    The judge writes beside each one, outside the box: a root that leaves the
+    tree (`..` in the ledger) or a folder whose `__pycache__` is not a plain
+    folder of its own gives none (materialize drops every `__pycache__` path;
+    this holds without it).
+    """
     seen: set[Path] = set()
+    inside = tree.resolve()
     for root in roots:
         top = tree / root
-        if top.is_symlink() or not top.is_dir():
+        if top.is_symlink() or not top.is_dir() or not top.resolve().is_relative_to(inside):
             continue
         for folder, dirs, files in os.walk(top):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+            cache_dir = Path(folder, "__pycache__")
+            if cache_dir.is_symlink() or (cache_dir.exists() and not cache_dir.is_dir()):
+                continue
             for name in sorted(files):
                 path = Path(folder, name)
                 if name.endswith(".py") and path not in seen and not path.is_symlink():

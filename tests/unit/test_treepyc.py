@@ -137,3 +137,13 @@ def test_pytest_reads_the_judges_bytecode_and_fails_as_it_would(tmp_path: Path) 
     trace = log.read_text()
     assert "found cached rewritten pyc" in trace and "rewriting" not in trace.split("test_a")[0]
     assert not (tree / "tests/__pycache__" / "test_a.pyc").exists()
+
+
+def test_nothing_is_written_outside_the_tree(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "t")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tree / "tests/__pycache__").symlink_to(outside, target_is_directory=True)
+    made = treepyc.provide(tree, ["pkg", "tests", "../outside", ".."], None)
+    assert list(outside.iterdir()) == []
+    assert made.compiled == 2  # pkg's two modules only
