@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -200,6 +200,7 @@ def run(
     check: bool = False,
     output_cap: int | None = OUTPUT_CAP,
     pass_fds: Sequence[int] = (),
+    on_channel: Callable[[bytes], None] | None = None,
 ) -> Completed:
     """Run argv in a new session; on timeout kill its whole process group.
 
@@ -267,6 +268,8 @@ def run(
                 data = os.read(sk.fd, 1 << 16)
                 if data:
                     sinks[sk.fd].add(data)
+                    if on_channel is not None and sk.fd == read_fd:
+                        on_channel(data)  # progress as the results come (issue 20)
                 else:
                     sel.unregister(sk.fd)
     returncode = proc.wait()

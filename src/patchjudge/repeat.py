@@ -329,6 +329,42 @@ def junit_seconds(path: Path) -> float:
     return total
 
 
+# One line of progress at most this often in a run of one pytest (issue 20).
+PROGRESS_S = 30.0
+# How the judge's plugin writes a test run's last report (pytest_plugin.emit's json.dumps).
+_TEARDOWN = b'"when": "teardown"'
+
+
+class Watch:
+    """Progress of one pytest from its channel as it comes: test runs finished so far.
+
+    Counts teardown reports in the raw chunks (a marker split across two
+    reads is missed: a progress line, never a figure) and says, at most every
+    PROGRESS_S seconds, how many of `expected` are done. What is counted is
+    the channel, read again whole once the run ends.
+    """
+
+    def __init__(
+        self,
+        say: Progress,
+        expected: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.say, self.expected, self.clock = say, expected, clock
+        self.started = self.last = clock()
+        self.done = 0
+
+    def __call__(self, data: bytes) -> None:
+        self.done += data.count(_TEARDOWN)
+        now = self.clock()
+        if now - self.last < PROGRESS_S or not self.done:
+            return
+        self.last = now
+        elapsed = now - self.started
+        left = max(self.expected - self.done, 0) * elapsed / self.done
+        self.say(f"{self.done}/{self.expected} test runs in {elapsed:.0f} s, ~{left:.0f} s left")
+
+
 def _one_pass(
     tree: Path,
     nodeids: Sequence[str],
@@ -391,6 +427,7 @@ def _pass(
     box: sandbox.Boxer | None,
     paths: Sequence[str] = (),
     files: Sequence[str] | None = None,
+    watch: Callable[[bytes], None] | None = None,
 ) -> tuple[testrun.TestRun, dict[str, Tally], list[str]]:
     """One pytest over `nodeids`, or (None) over all of `paths`, its ids those it ran.
 
@@ -418,7 +455,7 @@ def _pass(
         plugins=tuple(plugins),
         timeout_s=spec.timeout_s * max(repeat, 1),
     )
-    result = testrun.run(plan, scratch=scratch, environ=environ, box=box)
+    result = testrun.run(plan, scratch=scratch, environ=environ, box=box, on_channel=watch)
     problems = testrun.run_problems(result, plan.timeout_s)
     if problems:
         return result, {}, problems
@@ -493,17 +530,29 @@ def run_whole(
     *,
     progress: Progress | None = None,
     box: sandbox.Boxer | None = None,
+    expected: int = 0,
 ) -> tuple[Result, tuple[str, ...]]:
     """Every test under `paths` run `spec.count` times in one pytest that collects them too.
 
-    For a suite whose pace and size are known from an earlier run (issue 20):
-    no `--collect-only` first. The node ids are those the session ran;
-    what pytest-repeat did not repeat runs again, as in `run`.
+    For a suite whose size is known from an earlier run (issue 20): no
+    `--collect-only` first, and no batches (each cost a pytest and its xdist
+    workers): progress comes from the channel as it fills, `expected` test
+    runs. The node ids are those the session ran; what pytest-repeat did not
+    repeat runs again, as in `run`.
     """
     started = time.monotonic()
     say = progress or (lambda _: None)
+    watch = Watch(say, expected) if progress is not None else None
     _, nodes, problems = _pass(
-        tree, None, spec, scratch / "pass0", environ, repeat=spec.count, box=box, paths=paths
+        tree,
+        None,
+        spec,
+        scratch / "pass0",
+        environ,
+        repeat=spec.count,
+        box=box,
+        paths=paths,
+        watch=watch,
     )
     ids = tuple(nodes)
     if problems:

@@ -15,7 +15,7 @@ import json
 import os
 import pwd
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -383,6 +383,7 @@ def run(
     python: str = sys.executable,
     hypothesis_tables: Mapping[str, bytes] | None = None,
     box: sandbox.Boxer | None = None,
+    on_channel: Callable[[bytes], None] | None = None,
 ) -> TestRun:
     """Run pytest on `plan.tree` (a scratch copy it may change) and read the pipe.
 
@@ -418,6 +419,7 @@ def run(
             timeout=plan.timeout_s,
             channel=True,
             pass_fds=fds,
+            on_channel=on_channel,
         )
     parsed = parse_channel(result.channel)
     output = (result.stdout + result.stderr).decode("utf-8", "replace")

@@ -95,6 +95,8 @@ def test_counts_are_exact_for_every_kind_of_node_id(tmp_path: Path, workers: str
     # repeats in one pytest; its node ids, read from what it ran, count the same.
     again, _, err = _flakes(repo, "--count", "12", "--workers", workers)
     assert "11 node ids x12, one session" in err and "collecting" not in err, err
+    # The tree's bytecode, compiled by the judge on the first run, is read (treepyc.py).
+    assert "compiled" in err and ", 0 compiled, " in err, err
     assert again["nodes"] == EXPECTED_NODES
     assert again["candidates"] == EXPECTED_CANDIDATES
 
@@ -207,6 +209,12 @@ def test_the_pace_is_remembered_and_a_bad_entry_is_not(tmp_path: Path) -> None:
     entry.write_bytes(entry.read_bytes().replace(b'"sha256": "', b'"sha256": "f'))
     third, err = flakes()
     assert "(remembered " not in err and third["nodes"] == first["nodes"]
+    # A slow suite runs in one pytest too (issue 20: batches, each a pytest and its
+    # workers, were boltons' extra CPU); 12 x 6 s a test is no longer split.
+    cache.write(tmp_path / "cache", "flakes-pace", key, b'{"pace": 6.0, "tests": 2}')
+    result = cli(repo, "flakes", "--today", "2026-12-01", "--workers", "0", env=env)
+    assert result.code == 0 and "~2 node ids x12, one session" in result.err, result.err
+    assert json.loads((repo / ".patchjudge" / "flakes.json").read_text())["nodes"] == first["nodes"]
 
 
 def test_flakes_runs_on_the_keys_seed_and_records_it(tmp_path: Path) -> None:

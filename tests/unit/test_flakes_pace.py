@@ -97,19 +97,38 @@ def test_remembered_size_and_pace(
 
 
 @pytest.mark.parametrize(
-    ("pace", "tests", "workers", "shard", "one"),
+    ("pace", "tests", "shard", "one"),
     [
-        (0.01, 180, 2, (1, 1), True),  # toolz: a 2 s suite
-        (None, 180, 2, (1, 1), False),  # never run here: collected first
-        (0.01, None, 2, (1, 1), False),
-        (0.01, 180, 2, (1, 4), False),  # a shard needs the collection to pick its ids
-        (1.0, 180, 2, (1, 1), False),  # 12 x 180 s over 2 workers: batches show progress
-        (repeat.BATCH_SECONDS / 12 - repeat.RUN_OVERHEAD_S, 1, 0, (1, 1), True),
+        (0.01, 180, (1, 1), True),  # toolz: a 2 s suite
+        (None, 180, (1, 1), False),  # never run here: collected first
+        (0.01, None, (1, 1), False),
+        (0.01, 180, (1, 4), False),  # a shard needs the collection to pick its ids
+        # 12 x 180 s over 2 workers: still one pytest (batches each started one, issue 20);
+        # its progress comes from the channel (repeat.Watch).
+        (1.0, 180, (1, 1), True),
     ],
 )
-def test_one_session_only_for_a_known_whole_suite_of_one_batch(
-    pace: float | None, tests: int | None, workers: int, shard: tuple[int, int], one: bool
+def test_one_session_for_a_known_whole_suite_however_long(
+    pace: float | None, tests: int | None, shard: tuple[int, int], one: bool
 ) -> None:
     from patchjudge.lanes.flakes import Shard, one_session
 
-    assert one_session(pace, tests, 12, workers, Shard(*shard)) is one
+    assert one_session(pace, tests, Shard(*shard)) is one
+
+
+def test_progress_from_the_channel_at_most_every_interval() -> None:
+    said: list[str] = []
+    now = [100.0]
+    watch = repeat.Watch(said.append, 40, clock=lambda: now[0])
+    line = b'{"event": "report", "nodeid": "t.py::a", "when": "teardown"}\n'
+    watch(line * 5)
+    now[0] += repeat.PROGRESS_S - 1
+    watch(line * 5 + b'{"event": "report", "when": "call"}\n')
+    assert said == []  # not yet an interval since the start
+    now[0] += 1
+    watch(line * 10)
+    assert said == ["20/40 test runs in 30 s, ~30 s left"]
+    now[0] += 1
+    watch(line)
+    assert len(said) == 1  # the next one waits an interval
+    assert watch.done == 21

@@ -54,6 +54,16 @@ def test_channel_carries_what_the_child_writes_to_its_fd() -> None:
     assert result.channel == b"hello"
 
 
+def test_the_channel_is_handed_on_as_it_is_read() -> None:
+    # repeat.Watch counts a long run's progress from these chunks (issue 20).
+    code = "import os; fd = int(os.environ['PATCHJUDGE_RESULT_FD']); os.write(fd, b'a' * 70000)"
+    chunks: list[bytes] = []
+    result = proc.run(
+        [sys.executable, "-c", code], channel=True, env=dict(os.environ), on_channel=chunks.append
+    )
+    assert b"".join(chunks) == result.channel == b"a" * 70000
+
+
 def test_check_names_command_exit_and_stderr() -> None:
     with pytest.raises(CommandError) as info:
         proc.run([sys.executable, "-c", "import sys; sys.exit('boom')"], check=True)

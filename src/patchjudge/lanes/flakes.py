@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patchjudge import cache, codeenv, git, repeat, testrun
+from patchjudge import cache, codeenv, git, repeat, testrun, treepyc
 from patchjudge.boundary import sandbox
 from patchjudge.config import LEDGER, Ledger, parse_ledger
 from patchjudge.errors import PatchjudgeError
@@ -286,15 +286,15 @@ def remembered_tests(data: bytes | None) -> int | None:
     return tests if remembered_pace(data) is not None else None
 
 
-def one_session(
-    pace: float | None, tests: int | None, count: int, workers: int, shard: Shard
-) -> bool:
-    """Pure: collect and repeat in one pytest? Only the whole suite, its size and pace known,
-    and short enough for one batch (progress shows between batches)."""
-    if pace is None or tests is None or shard.total > 1:
-        return False
-    per_test = (pace + repeat.RUN_OVERHEAD_S) * count / max(workers, 1)
-    return per_test * tests <= repeat.BATCH_SECONDS
+def one_session(pace: float | None, tests: int | None, shard: Shard) -> bool:
+    """Pure: collect and repeat in one pytest? The whole suite, its size and pace known.
+
+    However long it runs: progress comes from the channel as it fills
+    (repeat.Watch). Batches, each a pytest with its own xdist workers, made
+    boltons' run 1.6x a bare one's CPU, more the more loaded the machine
+    (the pace it measured grew, and with it the number of batches).
+    """
+    return pace is not None and tests is not None and shard.total == 1
 
 
 def measured_pace(runs: Path, nodes: Mapping[str, Tally]) -> float | None:
@@ -350,6 +350,11 @@ def collect_evidence(
                 file=LEDGER,
                 key="suite.paths",
             )
+        if cache_dir is not None and code.python is None:
+            # The bytecode every process of the run compiled again (-B), the judge's, kept:
+            # on toolz the larger part of the CPU beyond a bare run (treepyc.py).
+            made = treepyc.provide(tree, [*ledger.gate.pythonpath, *paths], cache_dir)
+            say(made.line())
         # Collected plainly, then every run of `count` in the repeated session
         # (issue 20): no serial first pass. xdist is decided from the pace
         # remembered from an earlier run of this suite here, else from the
@@ -360,7 +365,7 @@ def collect_evidence(
         if pace is not None and known is not None:
             serial = repeat.serial_seconds(pace * known, known, count)
             guess = repeat.workers_for(workers, serial, os.cpu_count())
-            if one_session(pace, known, count, guess, shard):
+            if one_session(pace, known, shard):
                 # Size and pace known from the last run: one pytest collects and
                 # repeats (issue 20), its node ids those it ran.
                 say(
@@ -370,8 +375,9 @@ def collect_evidence(
                 )
                 spec = dataclasses.replace(spec, workers=guess)
                 whole, ids = repeat.run_whole(
-                    tree, paths, spec, scratch / "runs", environ, progress=say, box=box
-                )
+                    tree, paths, spec, scratch / "runs", environ, progress=say, box=box,
+                    expected=known * count,
+                )  # fmt: skip
                 return _evidence(
                     cache_dir, key, scratch, head=head, count=count, shard=shard, ledger=ledger,
                     started=started, nodes=dict(whole.nodes), trouble=whole.problems, used=guess,
