@@ -224,11 +224,11 @@ def _installed(
     """The venv the wheel goes into: top-level name (and command) -> owning distribution,
     its commands, the distributions the judge runs on (none in the code's own venv), and
     (for wheel_problems' `plugins`) each pytest11 entry point name -> its distribution."""
+    import importlib.metadata
+
     owners: dict[str, str] = {}
     plugins: dict[str, str] = {}
     requires: dict[str, list[str]] = {}
-    import importlib.metadata
-
     for found in importlib.metadata.distributions(path=list(codeenv.search_path(code))):
         dist = _canonical(found.metadata["Name"] or "")
         owners.setdefault(dist.replace("-", "_"), dist)
