@@ -54,6 +54,9 @@ class PropertiesSettings:
     seed_source: str = "pinned"
     # The worker's PYTHONHASHSEED for this run (seed.applied): 0 until the run resolves it.
     hash_seed: int = 0
+    # Globs of the judge's data files the code under test may read out of process (issue 17):
+    # bound read-only at their path in every worker's box (data_files, lanes/properties.py).
+    data: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
         "min_changed_lines_executed": ("fraction", 0.0),
         "review_timeout_s": ("posint", 60),
         "call_timeout_s": ("uint", 0),
+        "data": ("data", []),
     },
     "fixtures": {
         "roots": ("paths", ["tests/fixtures"]),
@@ -225,6 +229,22 @@ def glob_problem(pattern: Any) -> str | None:
     return None
 
 
+# A Python file of the judge's (a property, a helper, its bytecode or stub) is the oracle
+# itself: never data the code may read, whatever a pattern says.
+PYTHON_SUFFIXES = (".py", ".pyc", ".pyo", ".pyi", ".pyw", ".pyx", ".pxd")
+
+
+def data_problem(pattern: Any) -> str | None:
+    """Why `pattern` cannot be a `[properties] data` glob, or None (data_files checks the
+    files it matches at the base)."""
+    problem = glob_problem(pattern)
+    if problem:
+        return problem
+    if pattern.endswith(PYTHON_SUFFIXES):
+        return f"{pattern!r} names Python files: the judge's sources are never data"
+    return None
+
+
 def _list_of(item_check: _Check) -> _Check:
     def check(value: Any) -> str | None:
         if not isinstance(value, list):
@@ -265,6 +285,7 @@ _KINDS: dict[str, _Check] = {
     "str": _str,
     "strs": _list_of(lambda v: None if isinstance(v, str) and v else "must be a non-empty string"),
     "globs": _list_of(glob_problem),
+    "data": _list_of(data_problem),
     "path": _check_path,
     "paths": _list_of(_check_path),
     "bool": lambda v: None if isinstance(v, bool) else "must be true or false",
@@ -356,6 +377,7 @@ def parse_ledger(data: bytes, source: str = LEDGER) -> Ledger:
             )
     explicit: set[str] = set()
     s = {name: _section(doc, name, source, explicit) for name in SCHEMA}
+    _check_data_roots(s["properties"], source)
     return Ledger(
         gate=GateSettings(**s["gate"]),
         map=_map_entries(doc, source),
@@ -369,6 +391,71 @@ def parse_ledger(data: bytes, source: str = LEDGER) -> Ledger:
         explicit=frozenset(explicit),
         review=ReviewSettings(**s["review"]),
     )
+
+
+def _check_data_roots(properties: Mapping[str, Any], source: str) -> None:
+    """Each data glob starts in the judge's own folder: eval/ or a [properties] path.
+
+    Anything else is the code's (the worker's tree has it already) or the host's.
+    """
+    roots = ("eval/", *(p.rstrip("/") + "/" for p in properties["paths"]))
+    for i, pattern in enumerate(properties["data"]):
+        if not pattern.startswith(roots):
+            raise PatchjudgeError(
+                f"{pattern!r} is outside the judge's folder",
+                file=source,
+                key=f"properties.data[{i}]",
+                fix=f"start it with one of {', '.join(repr(r) for r in dict.fromkeys(roots))}",
+            )
+
+
+# git's modes of a regular file; a symlink (120000) or a submodule (160000) is no data.
+_REGULAR = ("100644", "100755")
+
+
+def data_files(
+    ledger: Ledger, judge_files: Mapping[str, str], source: str = LEDGER
+) -> tuple[str, ...]:
+    """Pure: the judge's files at the base (path -> git mode) `[properties] data` declares.
+
+    Every pattern must match a file, and every file it matches must be plain data:
+    a regular file (a symlink would bind what it points to), no Python source, and
+    none of the judge's own files (the ledger, the fixtures lock, the freeze
+    registry). A pattern too wide is refused whole, never trimmed: what the code
+    may read is exactly what the ledger says.
+    """
+    own = {LEDGER, ledger.fixtures.lock, ledger.freeze.registry, *ledger.properties.in_process}
+    found: dict[str, None] = {}
+    for i, pattern in enumerate(ledger.properties.data):
+        key = f"properties.data[{i}]"
+        spec = pathspec.PathSpec.from_lines("gitignore", [pattern])
+        matched = sorted(p for p in judge_files if spec.match_file(p))
+        if not matched:
+            raise PatchjudgeError(
+                f"{pattern!r} matches no file of the judge's at the base revision",
+                file=source,
+                key=key,
+                fix="commit the data under the judge's folder, or correct the pattern",
+            )
+        for path in matched:
+            why = (
+                "is the judge's own file"
+                if path in own
+                else "is a Python file"
+                if path.endswith(PYTHON_SUFFIXES)
+                else "is not a regular file (a symlink or a submodule)"
+                if judge_files[path] not in _REGULAR
+                else None
+            )
+            if why is not None:
+                raise PatchjudgeError(
+                    f"{pattern!r} matches {path!r}, which {why}",
+                    file=source,
+                    key=key,
+                    fix="narrow the pattern to the data files, e.g. 'eval/properties/tzif/*.tzif'",
+                )
+            found[path] = None
+    return tuple(found)
 
 
 def check_paths_exist(ledger: Ledger, exists: Callable[[str], bool], source: str = LEDGER) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from patchjudge import codeenv, git, seed, trees
 from patchjudge.boundary import sandbox
-from patchjudge.config import LEDGER, Ledger, check_paths_exist, parse_ledger
+from patchjudge.config import LEDGER, Ledger, check_paths_exist, data_files, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import SYMLINK, Change, Classification, classify, globs, is_bytecode
 from patchjudge.replay import parse_receipt
@@ -141,6 +141,13 @@ class Run:
     def base_judge_entries(self) -> tuple[git.TreeEntry, ...]:
         """The judge's files at the merge base: one pass over the base's tree a run."""
         return tuple(self.judge_entries(self.base_entries))
+
+    @functools.cached_property
+    def data_entries(self) -> tuple[git.TreeEntry, ...]:
+        """The judge's files at the merge base that `[properties] data` lets the code read."""
+        entries = self.base_judge_entries
+        declared = set(data_files(self.ledger, {e.path: e.mode for e in entries}))
+        return tuple(e for e in entries if e.path in declared)
 
     @contextlib.contextmanager
     def scratch(self) -> Iterator[Path]:
@@ -444,7 +451,10 @@ def open_run(
             symlinks[change.new_path] = os.fsdecode(target)
     judge = ledger.judge_paths()
     judging = globs(judge)
-    judge_files = [e.path for e in base_entries if judging.first(e.path) is not None]
+    judge_entries = [e for e in base_entries if judging.first(e.path) is not None]
+    judge_files = [e.path for e in judge_entries]
+    # What the code may read of the judge's (issue 17), checked before any lane runs.
+    data_files(ledger, {e.path: e.mode for e in judge_entries}, source)
     classification = classify(
         changes,
         protected=judge,

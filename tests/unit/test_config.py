@@ -129,3 +129,87 @@ def test_missing_files_the_ledger_points_to() -> None:
     roots = parse_ledger(MINIMAL + b"[fixtures]\nroots = ['data']\n")
     with pytest.raises(PatchjudgeError, match=r"fixtures.roots\[0\]"):
         check_paths_exist(roots, _exists("eval/properties"))
+
+
+# --- [properties] data (issue 17): what of the judge's files the code may read ------------
+
+DATA_BAD = [
+    ("['tzif/**']", "outside the judge's folder", "properties.data[0]"),
+    ("['**/*.tzif']", "outside the judge's folder", "properties.data[0]"),
+    ("['/eval/properties/tzif/**']", "outside the judge's folder", "properties.data[0]"),
+    ("['src/data/**']", "start it with one of 'eval/', 'eval/properties/'", "properties.data[0]"),
+    ("['eval/properties/tzif/*', 'eval/properties/*.py']", "item 1: ", "properties.data"),
+    ("['eval/properties/helpers.pyc']", "names Python files", "properties.data"),
+    ("['!eval/properties/tzif/**']", "negations", "properties.data"),
+    ("'eval/properties/tzif/**'", "must be a list", "properties.data"),
+]
+
+
+@pytest.mark.parametrize(("value", "message", "key"), DATA_BAD)
+def test_a_data_glob_outside_the_judges_folder_or_naming_python_is_refused(
+    value: str, message: str, key: str
+) -> None:
+    with pytest.raises(PatchjudgeError) as info:
+        parse_ledger(MINIMAL + f"[properties]\ndata = {value}\n".encode(), "eval/gate.toml")
+    line = info.value.one_line()
+    assert "\n" not in line and line.startswith("eval/gate.toml")
+    assert message in line and info.value.key == key
+
+
+def test_a_data_glob_may_start_in_a_properties_path_outside_eval() -> None:
+    ledger = parse_ledger(MINIMAL + b"[properties]\npaths = ['props']\ndata = ['props/tz/*']\n")
+    assert ledger.properties.data == ("props/tz/*",)
+    assert parse_ledger(MINIMAL).properties.data == ()
+
+
+JUDGE_FILES = {
+    "eval/gate.toml": "100644",
+    "eval/fixtures.lock.json": "100644",
+    "eval/properties/test_tz.py": "100644",
+    "eval/properties/common.py": "100644",
+    "eval/properties/tzif/Amsterdam.tzif": "100644",
+    "eval/properties/tzif/Asia/Tokyo": "100755",
+    "eval/properties/golden/out.json": "100644",
+    "eval/properties/links/Ams": "120000",
+    "eval/properties/mod/__pycache__/x.cpython-311.pyc": "100644",
+}
+
+
+def _data(*patterns: str):  # type: ignore[no-untyped-def]
+    from patchjudge.config import data_files
+
+    listed = ", ".join(repr(p) for p in patterns)
+    ledger = parse_ledger(MINIMAL + f"[properties]\ndata = [{listed}]\n".encode())
+    return data_files(ledger, JUDGE_FILES, "eval/gate.toml")
+
+
+def test_data_files_are_the_regular_files_the_globs_match() -> None:
+    assert _data("eval/properties/tzif/**") == (
+        "eval/properties/tzif/Amsterdam.tzif",
+        "eval/properties/tzif/Asia/Tokyo",
+    )
+    assert _data("eval/properties/tzif/*.tzif", "eval/properties/tzif/Amsterdam.tzif") == (
+        "eval/properties/tzif/Amsterdam.tzif",
+    )
+    assert _data() == ()
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        # The oracle: a property file or helper, its bytecode, the judge's own files.
+        ("eval/properties/**", "'eval/properties/common.py', which is a Python file"),
+        ("eval/properties/mod/**", "which is a Python file"),
+        ("eval/*", "'eval/fixtures.lock.json', which is the judge's own file"),
+        ("eval/gate.toml", "which is the judge's own file"),
+        # A link would bind what it points to, anywhere.
+        ("eval/properties/links/*", "which is not a regular file"),
+        ("eval/properties/tzif/Europe/*", "matches no file of the judge's"),
+    ],
+)
+def test_data_that_would_show_the_oracle_is_refused_whole(pattern: str, message: str) -> None:
+    with pytest.raises(PatchjudgeError) as info:
+        _data("eval/properties/tzif/**", pattern)
+    line = info.value.one_line()
+    assert "\n" not in line and line.startswith("eval/gate.toml")
+    assert message in line and info.value.key == "properties.data[1]"
