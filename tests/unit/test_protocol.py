@@ -266,10 +266,16 @@ specs = st.builds(
     names=names,
     pythonpath=names,
     coverage=names,
-    box=st.none() | st.builds(protocol.BoxSpec, st.text(max_size=8), st.text(), names),
+    box=st.none()
+    | names.flatmap(
+        lambda data: st.builds(
+            protocol.BoxSpec, st.text(max_size=8), st.text(), names, st.just(data), st.just(data)
+        )
+    ),
     call_timeout_s=st.floats(min_value=0, max_value=1e6),
     shape=st.sampled_from(protocol.SHAPES),
     base=st.booleans(),
+    data=names,
 )
 
 
@@ -298,6 +304,11 @@ REQUIRED = {"python": "py", "tree": "t", "home": "h", "names": ["m"]}
         ({**REQUIRED, "call_timeout_s": "10"}, "call_timeout_s is '10', not a number"),
         ({**REQUIRED, "shape": "thread"}, "the worker spec's shape is 'thread'"),
         ({**REQUIRED, "base": "yes"}, "the worker spec's base is str, not true or false"),
+        (
+            {**REQUIRED, "box": {"tree": "t", "home": "h", "data_from": ["/c"], "data_at": []}},
+            "data_from and data_at of other lengths",
+        ),
+        ({**REQUIRED, "data": "tzif/A"}, "the worker spec's data is not a list of strings"),
         ([], "the worker spec is list, not an object"),
     ],
 )

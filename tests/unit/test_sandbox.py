@@ -421,3 +421,17 @@ def test_a_long_lived_process_talks_over_two_kept_pipes(tmp_path: Path) -> None:
         ask.close()
         assert hear.read() == b""
     assert worker.wait(timeout=30) == 0
+
+
+def test_a_data_file_binds_read_only_at_its_judge_path_and_never_in_the_judges_box() -> None:
+    # `[properties] data` (issue 17): the lane's copy, outside every box, at the path the
+    # property names it by in the judge's tree; deeper than the tree, so after it.
+    copy, at = Path("/c/tzif/A.tzif"), Path("/s/judge/eval/properties/tzif/A.tzif")
+    worker = dataclasses.replace(WORKER, data=((copy, at),))
+    argv = bwrap_argv(worker, ["python"], HOST)
+    i = argv.index(str(copy))
+    assert argv[i - 1 : i + 2] == ["--ro-bind", str(copy), str(at)]
+    assert i > argv.index("/s/h1")
+    # The judge reads its own tree: the copy is not in its box, nor a bind over its tree.
+    judge = bwrap_argv(sandbox.judge_box(JUDGE, worker, 11), ["python"], HOST)
+    assert str(copy) not in judge and str(at) not in judge

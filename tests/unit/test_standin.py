@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 LIBRARY = """
@@ -277,10 +278,12 @@ settings.register_profile("untimed", deadline=None, suppress_health_check=[Healt
 
 def run_judge(
     tmp_path: Path,
-    properties: str | dict[str, str],
+    properties: str | Mapping[str, str | bytes],
     library: str = LIBRARY,
     environ: dict[str, str] | None = None,
+    spec_more: dict[str, object] | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """The judge's pytest over `properties` (name -> text, or bytes for a data file)."""
     files = properties if isinstance(properties, dict) else {"test_props.py": properties}
     tree, judge = tmp_path / "tree", tmp_path / "judge"
     (tree / "src" / "mylib").mkdir(parents=True)
@@ -288,7 +291,11 @@ def run_judge(
     (tree / "src" / "mylib" / "sub.py").write_text(SUB)
     judge.mkdir()
     for name, text in files.items():
-        (judge / name).write_text(textwrap.dedent(text))
+        (judge / name).parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            (judge / name).write_bytes(text)
+        else:
+            (judge / name).write_text(textwrap.dedent(text))
     spec = {
         "python": sys.executable,
         "tree": str(tree),
@@ -296,6 +303,7 @@ def run_judge(
         "names": ["mylib"],
         "pythonpath": ["src"],
         "call_timeout_s": 5,
+        **(spec_more or {}),
     }
     src = Path(__file__).resolve().parents[2] / "src"
     # The lane's profile times nothing; hypothesis' default (a 200 ms deadline,

@@ -15,6 +15,7 @@ import pytest
 
 from patchjudge.boundary import protocol, standin
 from patchjudge.boundary.standin import environ_changes
+from tests.attack_helpers import require_sandbox
 from tests.unit.test_standin import outcomes, run_judge
 
 BASE = {"PATCHJUDGE_SEED_KEY": "secret", "LIB_KEPT": "judge", "TZ": "UTC", "PATH": "/usr/bin"}
@@ -164,3 +165,124 @@ def test_only_the_propertys_changes_reach_the_worker(tmp_path: Path) -> None:
     judge_env = {"PATCHJUDGE_SEED_KEY": "secret", "LIB_KEPT": "judge"}
     proc = run_judge(tmp_path, PROPERTIES, LIBRARY, environ=judge_env)
     assert outcomes(proc) == TESTS, proc.stdout[-6000:] + proc.stderr[-3000:]
+
+
+# --- `[properties] data`: a declared file beside the properties (issue 17) -----------------
+
+JUDGE = "/tmp/x/judge"
+AMS = f"{JUDGE}/eval/properties/tzif/Amsterdam.tzif"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "crosses"),
+    [
+        ("TZ", AMS, True),
+        ("TZ", f":{AMS}", True),  # POSIX: a TZ starting with ':' names a file
+        ("LIB_PATH", f"/usr/share/zoneinfo:{AMS}", True),
+        # Anything else of the judge's tree, alone or beside a declared file.
+        ("TZ", f"{JUDGE}/eval/properties/test_tz.py", False),
+        ("LIB_PATH", f"{AMS}:{JUDGE}/eval/properties", False),
+        ("TZ", f"{AMS}.golden", False),  # a name the declared one is a prefix of
+        ("TZ", f"file={AMS}", False),  # naming it inside a longer word: not that path
+    ],
+)
+def test_a_value_naming_a_declared_data_file_crosses_and_only_that(
+    name: str, value: str, crosses: bool
+) -> None:
+    assert standin.environ_crosses(name, value, (JUDGE,), (AMS,)) is crosses
+    assert not standin.environ_crosses(name, value, (JUDGE,))  # none declared: none crosses
+    now = {**BASE, name: value}
+    assert environ_changes(BASE, now, (JUDGE,), (AMS,)) == (((name, value),) if crosses else ())
+
+
+DATA_LIBRARY = """
+import os
+import time
+
+
+def env(name):
+    return os.environ.get(name)
+
+
+def read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        return type(exc).__name__
+
+
+def append(path):
+    try:
+        with open(path, "ab") as f:
+            f.write(b"x")
+    except OSError as exc:
+        return type(exc).__name__
+    return "written"
+
+
+def offset():
+    return time.localtime(0).tm_gmtoff
+"""
+
+DATA_PROPERTIES = """
+import pathlib
+
+import mylib
+
+HERE = pathlib.Path(__file__).parent
+ZONE = str(HERE / "tzif" / "Plus5.tzif")
+
+
+def test_a_declared_data_file_is_the_codes_to_read_at_its_path(monkeypatch):
+    monkeypatch.setenv("TZ", ZONE)
+    assert mylib.env("TZ") == ZONE
+    assert mylib.read(ZONE) == pathlib.Path(ZONE).read_bytes()
+    assert mylib.offset() == 5 * 3600  # the C library read it too (the worker's tzset)
+    assert mylib.append(ZONE) == "OSError"  # read-only: EROFS in the box
+
+
+def test_an_undeclared_file_beside_it_stays_hidden(monkeypatch):
+    golden = str(HERE / "golden" / "expected.json")
+    monkeypatch.setenv("LIB_FILE", golden)
+    assert mylib.env("LIB_FILE") is None
+    for path in (golden, __file__, str(HERE / "tzif" / "Other.tzif")):
+        assert mylib.read(path) == "FileNotFoundError", path
+"""
+
+# A TZif v1 file of one zone, UTC+5 with no transitions: a 44-byte header (its counts: one
+# type, four characters of abbreviations), the type and its name.
+PLUS5 = b"TZif" + bytes(16) + (0).to_bytes(4, "big") * 4 + (1).to_bytes(4, "big")
+PLUS5 += (4).to_bytes(4, "big") + (5 * 3600).to_bytes(4, "big") + b"\0\0" + b"P5X\0"
+
+
+def test_a_declared_data_file_is_bound_in_the_workers_box_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    require_sandbox()
+    # The lane's copy (lanes/properties.DataCopy), bound at the file's path in the judge's
+    # tree; the judge's own copy stays writable by the judge and out of the worker's box.
+    copy = tmp_path / "copy" / "tzif" / "Plus5.tzif"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(PLUS5)
+    at = tmp_path / "judge" / "tzif" / "Plus5.tzif"
+    (tmp_path / "home").mkdir()
+    box = {
+        "tree": str(tmp_path / "tree"),
+        "home": str(tmp_path / "home"),
+        "data_from": [str(copy)],
+        "data_at": [str(at)],
+    }
+    files: dict[str, str | bytes] = {
+        "test_props.py": DATA_PROPERTIES,
+        "tzif/Plus5.tzif": PLUS5,
+        "tzif/Other.tzif": PLUS5,
+        "golden/expected.json": "{}",
+    }
+    proc = run_judge(
+        tmp_path, files, DATA_LIBRARY, spec_more={"box": box, "data": ["tzif/Plus5.tzif"]}
+    )
+    assert outcomes(proc) == {
+        "test_a_declared_data_file_is_the_codes_to_read_at_its_path": "PASSED",
+        "test_an_undeclared_file_beside_it_stays_hidden": "PASSED",
+    }, proc.stdout[-6000:] + proc.stderr[-3000:]

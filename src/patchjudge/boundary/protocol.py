@@ -516,6 +516,9 @@ class BoxSpec(NamedTuple):
     tree: str
     home: str
     readonly: tuple[str, ...] = ()
+    # sandbox.Box.data as two columns: each data_from[i] bound read-only at data_at[i].
+    data_from: tuple[str, ...] = ()
+    data_at: tuple[str, ...] = ()
 
 
 class WorkerSpec(NamedTuple):
@@ -538,6 +541,9 @@ class WorkerSpec(NamedTuple):
     # The tree is the merge base's, in the code's venv: the venv's build of the project is
     # the head's, which the worker must not import (worker.hide_own_build, session 14).
     base: bool = False
+    # The judge's files (relative to its tree) the worker's box holds at their path
+    # (`[properties] data`, issue 17): a property's environment value naming one crosses.
+    data: tuple[str, ...] = ()
 
 
 class SpecError(ValueError):
@@ -561,6 +567,8 @@ def decode_spec(text: str) -> WorkerSpec:
     box = fields.get("box")
     if box is not None:
         fields["box"] = BoxSpec(**_record(box, BoxSpec, "the worker spec's box"))
+        if len(fields["box"].data_from) != len(fields["box"].data_at):
+            raise SpecError("the worker spec's box has data_from and data_at of other lengths")
     timeout = fields.get("call_timeout_s", DEFAULT_CALL_TIMEOUT_S)
     if type(timeout) not in (int, float) or timeout < 0:
         raise SpecError(f"the worker spec's call_timeout_s is {timeout!r}, not a number of seconds")

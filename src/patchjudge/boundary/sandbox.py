@@ -94,6 +94,10 @@ class Box:
     # The judge's tmp dirs (its pytest's basetemp, issue 17): read-only here, at the same path.
     # The judge's own box binds them writable, each a mount of its own (judge_box).
     shared: tuple[Path, ...] = ()
+    # (source, at): a file bound read-only at another path (issue 17, `[properties] data`):
+    # the lane's own copy of a judge's data file, at that file's path in the judge's tree.
+    # The judge's box has none of them: a source it could write, it could swap for a link.
+    data: tuple[tuple[Path, Path], ...] = ()
 
 
 # tree, home -> the box for a process that runs the patch's code there (None: unboxed).
@@ -168,16 +172,17 @@ def bwrap_argv(
     out += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
     for target, link in host.symlinks:
         out += ["--symlink", target, str(link)]
-    mounts = [("--ro-bind-try", path) for path in host.readonly]
+    mounts = [("--ro-bind-try", path, path) for path in host.readonly]
     if box.judge_package and host.package is not None:
-        mounts.append(("--ro-bind-try", host.package))
-    mounts += [("--bind", path) for path in dict.fromkeys([*box.writable, box.tree, box.home])]
-    mounts += [("--ro-bind", path) for path in (*box.readonly, *box.shared)]
+        mounts.append(("--ro-bind-try", host.package, host.package))
+    mounts += [("--bind", p, p) for p in dict.fromkeys([*box.writable, box.tree, box.home])]
+    mounts += [("--ro-bind", path, path) for path in (*box.readonly, *box.shared)]
+    mounts += [("--ro-bind", source, at) for source, at in box.data]
     # Ancestors first (a stable sort: the box's own entries after the host's at
     # one depth), so every path has the mode of its most specific entry: a
     # read-only ini inside the writable scratch dir, a tree inside anything.
-    for flag, path in sorted(mounts, key=lambda m: len(m[1].parts)):
-        out += [flag, str(path), str(path)]
+    for flag, source, at in sorted(mounts, key=lambda m: len(m[2].parts)):
+        out += [flag, str(source), str(at)]
     # The root itself is bwrap's tmpfs: nothing may be left there either.
     out += ["--remount-ro", "/", "--chdir", str(box.tree), "--", *argv]
     return out

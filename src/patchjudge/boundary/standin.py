@@ -293,6 +293,10 @@ class Worker:
                 tree=Path(self.spec.box.tree),
                 home=Path(self.spec.box.home),
                 readonly=tuple(Path(p) for p in self.spec.box.readonly),
+                data=tuple(
+                    (Path(a), Path(b))
+                    for a, b in zip(self.spec.box.data_from, self.spec.box.data_at, strict=True)
+                ),
                 keep_fds=(*keep, status_w),
                 status_fd=status_w,
                 # Its sources come down stdin: patchjudge's own package is not its to see.
@@ -3532,20 +3536,34 @@ _launcher_text = os.environ.pop(protocol.LAUNCHER_ENV, None)
 Changes = tuple[tuple[str, str | None], ...]
 
 
-def environ_crosses(name: str, value: str | None, hidden: tuple[str, ...]) -> bool:
+def environ_crosses(
+    name: str, value: str | None, hidden: tuple[str, ...], data: tuple[str, ...] = ()
+) -> bool:
     """Pure: the test's change of `name` to `value` reaches the worker: not a refused name
-    (protocol.ENVIRON_REFUSED), nor a value naming a path in the judge's tree (`hidden`).
+    (protocol.ENVIRON_REFUSED), nor a value naming a path in the judge's tree (`hidden`)
+    other than a declared data file's (`data`: absolute paths, `[properties] data`).
     The worker's tree holds no property file, so it could not open one; crossed, the
     library fails on it at once (whenever's `TZ=<its tzif file>` at a property module's
     import, a collection error for the whole file), where its own value fails those tests
-    alone; and the code has no business learning where its judge is."""
+    alone; and the code has no business learning where its judge is. A declared file is
+    bound at that path in the worker's box: naming it tells the code nothing the box
+    does not show it already."""
     if protocol.environ_refused(name):
         return False
-    return value is None or not any(path in value for path in hidden)
+    if value is None:
+        return True
+    # A path list (or TZ's ':' form) names each file whole: a declared file is one of its
+    # items, never a part of a longer one.
+    return all(
+        item in data or not any(path in item for path in hidden) for item in value.split(":")
+    )
 
 
 def environ_changes(
-    base: dict[str, str], now: Mapping[str, str], hidden: tuple[str, ...] = ()
+    base: dict[str, str],
+    now: Mapping[str, str],
+    hidden: tuple[str, ...] = (),
+    data: tuple[str, ...] = (),
 ) -> Changes:
     """Pure: what the tests changed of the judge's environment, as the worker applies it
     (protocol.ENVIRON): each name whose value is not `base`'s, with its value now (None:
@@ -3553,7 +3571,7 @@ def environ_changes(
     judge's own values."""
     changed: list[tuple[str, str | None]] = [(k, v) for k, v in now.items() if base.get(k) != v]
     changed += [(k, None) for k in base if k not in now]
-    return tuple(sorted(pair for pair in changed if environ_crosses(*pair, hidden)))
+    return tuple(sorted(pair for pair in changed if environ_crosses(*pair, hidden, data)))
 
 
 # The judge's environment before any test ran (the spec and launcher taken out): a worker
@@ -3571,14 +3589,16 @@ _environ_lock = threading.Lock()
 def _environ_changes() -> Changes:
     data = getattr(os.environ, "_data", None)
     if type(data) is not dict:  # not CPython's os.environ: work it out whole
-        return environ_changes(_ENVIRON_BASE, os.environ, _judge_paths())
+        return environ_changes(_ENVIRON_BASE, os.environ, *_judge_paths())
     if data == _environ_seen:
         return _environ_sent[0]
     with _environ_lock:  # two workers' requests from two of the test's threads
-        return _environ_update(data, _judge_paths())
+        return _environ_update(data, *_judge_paths())
 
 
-def _environ_update(data: dict[Any, Any], hidden: tuple[str, ...]) -> Changes:
+def _environ_update(
+    data: dict[Any, Any], hidden: tuple[str, ...], declared: tuple[str, ...]
+) -> Changes:
     touched = {k for k, v in data.items() if _environ_seen.get(k) != v}
     touched |= _environ_seen.keys() - data.keys()
     _environ_seen.clear()
@@ -3587,7 +3607,7 @@ def _environ_update(data: dict[Any, Any], hidden: tuple[str, ...]) -> Changes:
     for name, value in now.items():
         if protocol.environ_refused(name):
             continue
-        if value == _ENVIRON_BASE.get(name) or not environ_crosses(name, value, hidden):
+        if value == _ENVIRON_BASE.get(name) or not environ_crosses(name, value, hidden, declared):
             _environ_changed.pop(name, None)
         else:
             _environ_changed[name] = value
@@ -3597,11 +3617,13 @@ def _environ_update(data: dict[Any, Any], hidden: tuple[str, ...]) -> Changes:
     return _environ_sent[0]
 
 
-def _judge_paths() -> tuple[str, ...]:
-    """The judge's tree as pytest names it and resolved (environ_crosses' `hidden`)."""
+def _judge_paths() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The judge's tree as pytest names it and resolved (environ_crosses' `hidden`), and
+    the declared data files under each (its `data`)."""
     if _state is None or _state.judge_root is None:
-        return ()
-    return tuple(dict.fromkeys((*_state.judge_paths, _state.judge_root)))
+        return (), ()
+    roots = tuple(dict.fromkeys((*_state.judge_paths, _state.judge_root)))
+    return roots, tuple(f"{root.rstrip('/')}/{path}" for root in roots for path in _state.spec.data)
 
 
 _client: list[launcher.Client] = []

@@ -11,6 +11,7 @@ import secrets
 import shutil
 import sys
 import sysconfig
+import tempfile
 import tokenize
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -663,7 +664,8 @@ def _out_of_process(
     home = scratch / secrets.token_hex(4)
     home.mkdir()
     shared = _judge_tmp(scratch)
-    box = _seeing(run.box(tree, home), shared)
+    data = DataCopy(run, judge)
+    box = _seeing(run.box(tree, home), shared, data.binds)
     spec = protocol.WorkerSpec(
         python=run.code.interpreter,
         tree=str(tree),
@@ -682,21 +684,18 @@ def _out_of_process(
         shape=shape,
         # The base's tree in the code's venv: that venv's build of the project is the head's.
         base=which == "base" and run.code.python is not None,
+        data=tuple(e.path for e in run.data_entries),
         # Not the judge's 0 (its node ids need that): a seed-0 hash is a tell (issue 18), and
         # nor one the pinned seed gives (seed.applied). A ledger no run resolved: the seed's.
         hash_seed=str(settings.hash_seed or seed.hash_seed(settings.seed)),
-        box=None
-        if box is None
-        else protocol.BoxSpec(
-            str(box.tree), str(box.home), tuple(str(p) for p in (*box.readonly, *box.shared))
-        ),
+        box=_box_spec(box),
     )
     # The differential's second harness in this same pytest after the main pass (issue 20):
     # a worker of the other shape over a tree and home of its own, which no first-harness
     # worker could write (a file left there would tell the second worker it is the second).
     second = None
     if review_files and edit is None and shape == "stdin" and which == "head":
-        second = _second_harness(run, scratch, spec, shared)
+        second = _second_harness(run, scratch, spec, shared, data.binds)
     phase = _review_plan(run, scratch, review_files, second)
     mutants = bool(phase) and settings.review_mutants > 0
     plan = testrun.Plan(
@@ -736,7 +735,7 @@ def _out_of_process(
     user = testrun.user_name(run.environ)
     lane_env = {**run.environ, "USER": user, "LOGNAME": user}
     second_box = None if second is None else second[1]
-    with launcher.serving(box, lane_env, second_box) as launch:
+    with data, launcher.serving(box, lane_env, second_box) as launch:
         judging = None
         if launch is not None:
             fd = launch.judge_end.fileno()
@@ -752,7 +751,11 @@ def _out_of_process(
 
 
 def _second_harness(
-    run: Run, scratch: Path, first: protocol.WorkerSpec, shared: Path
+    run: Run,
+    scratch: Path,
+    first: protocol.WorkerSpec,
+    shared: Path,
+    data: tuple[tuple[Path, Path], ...] = (),
 ) -> tuple[protocol.WorkerSpec, sandbox.Box | None]:
     """The second harness's worker spec and box: the head's tree again, a home of its own,
     a script by path, no coverage (docs/threat-model.md, "Tells that stay")."""
@@ -761,17 +764,13 @@ def _second_harness(
         shutil.rmtree(tree / path, ignore_errors=True)
     home = scratch / secrets.token_hex(4)
     home.mkdir()
-    box = _seeing(run.box(tree, home), shared)
+    box = _seeing(run.box(tree, home), shared, data)
     spec = first._replace(
         tree=str(tree),
         home=str(home),
         coverage=(),
         shape=SECOND_SHAPE,
-        box=None
-        if box is None
-        else protocol.BoxSpec(
-            str(box.tree), str(box.home), tuple(str(p) for p in (*box.readonly, *box.shared))
-        ),
+        box=_box_spec(box),
     )
     return spec, box
 
@@ -788,7 +787,49 @@ def _judge_tmp(scratch: Path) -> Path:
     return shared
 
 
-def _seeing(box: sandbox.Box | None, shared: Path) -> sandbox.Box | None:
+def _box_spec(box: sandbox.Box | None) -> protocol.BoxSpec | None:
+    """Pure: the worker's box as its spec carries it (the judge starts no box but by hand)."""
+    if box is None:
+        return None
+    return protocol.BoxSpec(
+        str(box.tree),
+        str(box.home),
+        tuple(str(p) for p in (*box.readonly, *box.shared)),
+        data_from=tuple(str(source) for source, _ in box.data),
+        data_at=tuple(str(at) for _, at in box.data),
+    )
+
+
+class DataCopy:
+    """The judge's declared data files (`[properties] data`, issue 17) for one lane's workers.
+
+    `binds`: (the lane's copy, the file's path in the judge's tree), each bound read-only
+    at that path in every worker's box; written on entering, removed on leaving. The copy
+    is the base's blobs in a directory of the lane's own, which no box of the run sees:
+    the judge's pytest may write its tree and scratch (it runs property text, and what a
+    property evaluates), so a file bound from there could become a link to the oracle
+    before the launcher, outside every box, starts the next worker.
+    """
+
+    def __init__(self, run: Run, judge: Path) -> None:
+        self.run, self.entries = run, run.data_entries
+        # tempfile's own name, made on entering: what /proc/self/mountinfo shows a worker.
+        self.root = Path(tempfile.gettempdir(), f"tmp{secrets.token_hex(8)}")
+        self.binds = tuple((self.root / e.path, judge / e.path) for e in self.entries)
+
+    def __enter__(self) -> DataCopy:
+        if self.entries:
+            self.root.mkdir(mode=0o700)  # never one that is there already
+            git.materialize(self.run.repo, self.run.merge_base, self.root, list(self.entries))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _seeing(
+    box: sandbox.Box | None, shared: Path, data: tuple[tuple[Path, Path], ...] = ()
+) -> sandbox.Box | None:
     """The worker's box with the judge's tmp dirs bound read-only at the same path.
 
     A property that writes a file under `tmp_path` and hands the library its
@@ -796,11 +837,12 @@ def _seeing(box: sandbox.Box | None, shared: Path) -> sandbox.Box | None:
     means the library reads it, as in process; the worker's own /tmp is a
     tmpfs of its box. Read-only, and only the basetemp the judge made for
     this run: nothing of the judge's tree, home or TMPDIR, and the code can
-    change nothing a property reads back.
+    change nothing a property reads back. `data`: the declared data files
+    (DataCopy.binds), read-only at their path in the judge's tree.
     """
     if box is None:
         return None
-    return dataclasses.replace(box, shared=(*box.shared, shared))
+    return dataclasses.replace(box, shared=(*box.shared, shared), data=(*box.data, *data))
 
 
 def _judge_boxer(
