@@ -1288,6 +1288,18 @@ IDIOMS: dict[str, tuple[str, str]] = {
         """,
         "passed",
     ),
+    "a data file beside the properties that the base declares, named by the environment": (
+        """
+        def test_a_declared_data_file_beside_the_properties(monkeypatch):
+            # whenever's TZ=AMS_TZ_RAWFILE (issue 17, session 17): `[properties] data` binds
+            # the file at its judge path in the worker's box, and a value naming it crosses.
+            path = os.path.join(os.path.dirname(__file__), "zones", "Plus5")
+            monkeypatch.setenv("LIB_ZONE_FILE", path)
+            assert lib.setting("LIB_ZONE_FILE") == path
+            assert lib.read_rules(os.path.dirname(path), "Plus5") == "rules of Plus5"
+        """,
+        "passed",
+    ),
     "a plain subclass of a stdlib value the property defines (datetime, ZoneInfo)": (
         """
         class DatetimeSubclass(datetime.datetime):
@@ -1382,6 +1394,7 @@ IDIOMS: dict[str, tuple[str, str]] = {
 }
 
 FILE = "eval/properties/test_idioms.py"
+DATA = "eval/properties/zones/Plus5"  # the base's `[properties] data`, beside the properties
 
 
 def property_file() -> str:
@@ -1404,8 +1417,10 @@ def idiom_nodeid(src: str) -> str:
 def judged(tmp_path: Path, inside: bool) -> compat.Outcomes:
     """The properties lane alone (`patchjudge properties`) on a comment-only patch."""
     extra = f'in_process = ["{FILE}"]\n' if inside else ""
+    extra += f'data = ["{DATA}"]\n'
     ledger = fast_ledger().replace("review_mutants = 2\n", "review_mutants = 0\n" + extra)
     files = {"src/lib.py": LIB, FILE: property_file(), "eval/gate.toml": ledger}
+    files[DATA] = "rules of Plus5"
     repo = example_repo(tmp_path, **files)
     write(repo, {"src/lib.py": LIB + "\n# patched\n"})
     commit(repo, "a comment-only patch")
