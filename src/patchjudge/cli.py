@@ -21,6 +21,10 @@ LANE_COMMANDS = ("pathfilter", "fixtures", "freeze", "properties", "replay")
 # code (replay only while its slice collects nothing), so a venv of their own isolates
 # nothing, and a nox gate saves a process each (issue 19).
 IN_VERDICT = ("fixtures", "replay")
+# Lanes `LANE --then-lane X` runs after itself in its own process, boxed runs only:
+# pathfilter's head pass is the freeze lane's, taken from memory (issue 19: nox's
+# gate spares the freeze lane a process).
+THEN_LANES: dict[str, tuple[str, ...]] = {"pathfilter": ("freeze",)}
 
 
 def _date(text: str) -> dt.date:
@@ -168,7 +172,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _sub(sub, "gate", help="every lane, then the verdict")
     for name in LANE_COMMANDS:
-        _sub(sub, name, help=f"the {name} lane on its own")
+        lane_parser = _sub(sub, name, help=f"the {name} lane on its own")
+        if name in THEN_LANES:
+            lane_parser.add_argument(
+                "--then-lane",
+                action="append",
+                choices=THEN_LANES[name],
+                default=[],
+                metavar="LANE",
+                help="then run this lane in this process, a report each (a boxed run only:"
+                f" isolation sandbox; {', '.join(THEN_LANES[name])})",
+            )
     verdict = _sub(sub, "verdict", help="the verdict over reports on disk")
     verdict.add_argument(
         "--expect",
@@ -309,7 +323,9 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command in LANE_COMMANDS:
         from patchjudge.commands.gate import lane
 
-        return lane(args.command, options_from(args), out)
+        return lane(
+            args.command, options_from(args), out, then=tuple(getattr(args, "then_lane", ()))
+        )
     if args.command == "verdict":
         from patchjudge.commands.gate import verdict
 

@@ -198,18 +198,24 @@ def _fresh_lane_venvs(repo: Path) -> Path:
             assert pth.read_text() == reach, venv
     # fixtures (and replay, whose slice collects nothing here) ran in the verdict's process.
     assert not (repo / ".nox" / "gate-fixtures").exists()
+    ledger = tomllib.loads((repo / "eval" / "gate.toml").read_text())
+    boxed = ledger["gate"]["isolation"] == "sandbox"
     lanes = ("pathfilter", "freeze", "properties")
     for session in ["gate", *(f"gate-{lane}" for lane in lanes)]:
         venv = repo / ".nox" / session
         assert (venv / "pyvenv.cfg").is_file(), session
         (site,) = venv.glob("lib/python*/site-packages")
+        if boxed and session == "gate-freeze":
+            # Boxed, the freeze lane ran in pathfilter's process (session 17): its
+            # session handed the digest on and ran nothing in its venv.
+            assert [p.name for p in site.iterdir()] == [], session
+            continue
         assert [p.name for p in site.iterdir()] == ["patchjudge-judge.pth"], session
         line = f"import site; site.addsitedir({str(judge_site)!r})\n"
         assert (site / "patchjudge-judge.pth").read_text() == line, session
     codes = repo / ".nox" / "_code"
     assert [p.name for p in codes.glob("*/code")] == ["code"], "one code venv for the run"
-    ledger = tomllib.loads((repo / "eval" / "gate.toml").read_text())
-    if ledger["gate"]["isolation"] == "sandbox":
+    if boxed:
         # Boxed, every lane took the one venv as built, read-only to its code (session 12).
         assert [p.name for p in codes.iterdir()] == ["lane"], "no copy for any lane"
     else:
@@ -251,6 +257,11 @@ def test_a_judge_dependency_with_a_generated_version_file_through_nox(
     assert "--with-lane=fixtures --with-lane=replay" in verdict_run, verdict_run
     assert "--python" not in verdict_run, verdict_run
     assert all("--python" in c for c in _lane_commands(log, "freeze")), log[-4000:]
+    if tomllib.loads((repo / "eval" / "gate.toml").read_text())["gate"]["isolation"] == "sandbox":
+        # Boxed, the freeze lane ran after pathfilter in its process (session 17).
+        assert not _lane_commands(log, "freeze"), log[-4000:]
+        (both,) = [line for line in log.splitlines() if "-m patchjudge pathfilter " in line]
+        assert "--then-lane=freeze" in both, both
     # One patch that both breaks the code and removes a test (issue 20: one nox run, not
     # two): each lane's reason reaches the verdict through nox. Each edit alone is
     # rejected through the CLI (..._through_the_cli). Only the base's ledger gives replay

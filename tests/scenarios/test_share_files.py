@@ -54,6 +54,31 @@ def test_the_freeze_lane_takes_pathfilters_suite_pass_only_as_pathfilter_wrote_i
     assert refused.code == 1 and report["reasons"][0].startswith("suite: 1 failed"), report
 
 
+def test_pathfilter_then_freeze_in_one_boxed_process_reports_each_lane_as_written(
+    tmp_path: Path,
+) -> None:
+    # issue 19: init's boxed nox gate runs the freeze lane in pathfilter's process.
+    require_sandbox()
+    repo = example_repo(tmp_path)
+    write(repo, {"src/calc/__init__.py": BROKEN})
+    commit(repo)
+    out = tmp_path / "shared" / "pathfilter.pickle"
+    both = cli(repo, "pathfilter", *DAY, "--then-lane", "freeze", f"--share-out={out}")
+    # pathfilter passes, freeze fails: the first lane that did not pass gives the code.
+    assert both.code == 1, both.out + both.err
+    lines = both.out.strip().splitlines()
+    reports = repo / ".patchjudge"
+    for line, lane in zip(lines[-2:], ("pathfilter", "freeze"), strict=True):
+        path = reports / f"{lane}.json"
+        assert line == f"report: {path} sha256={hashlib.sha256(path.read_bytes()).hexdigest()}"
+    assert lines[-3] == f"shared: {out} sha256={hashlib.sha256(out.read_bytes()).hexdigest()}"
+    assert both.report(repo, "pathfilter")["status"] == "pass"
+    report = both.report(repo, "freeze")
+    # pathfilter's pass, taken from memory: no pytest of the freeze lane's own.
+    assert report["details"]["shared"] == {"suite_run": "pathfilter's"}, report
+    assert report["reasons"][0].startswith("suite: 1 failed: tests/test_calc.py::test_two"), report
+
+
 def test_unboxed_no_lane_writes_or_takes_a_shared_result(tmp_path: Path) -> None:
     # Unboxed, each lane's guard must watch its own processes run the suite.
     ledger = LEDGER.replace('base = "main"\n', 'base = "main"\nisolation = "process"\n')
@@ -71,3 +96,12 @@ def test_unboxed_no_lane_writes_or_takes_a_shared_result(tmp_path: Path) -> None
     taken = cli(repo, "freeze", *DAY, f"--share-in={out}={given}", f"--share-out={out}")
     assert "shared: " not in taken.out and "refused" not in taken.err, taken.out + taken.err
     assert "shared" not in taken.report(repo, "freeze")["details"]
+    # Nor do two lanes share a process: exit 2, one line, before any lane runs.
+    (repo / ".patchjudge" / "freeze.json").unlink()
+    before = (repo / ".patchjudge" / "pathfilter.json").read_bytes()
+    refused = cli(repo, "pathfilter", *DAY, "--then-lane", "freeze")
+    assert refused.code == 2, refused.out + refused.err
+    (line,) = refused.err.strip().splitlines()
+    assert "--then-lane freeze" in line and "[gate] isolation" in line, line
+    assert not (repo / ".patchjudge" / "freeze.json").exists()
+    assert (repo / ".patchjudge" / "pathfilter.json").read_bytes() == before

@@ -495,3 +495,71 @@ def test_inits_gate_hands_replay_to_the_verdict_only_while_its_slice_collects_no
     else:
         assert ran["gate-replay"] == [], ran  # no lane process, no venv built
         assert here == ["--with-lane=fixtures", "--with-lane=replay"], verdict
+
+
+@pytest.mark.parametrize("isolation", ["sandbox", "auto"])
+def test_only_a_boxed_gate_runs_the_freeze_lane_in_pathfilters_process(
+    tmp_path: Path, isolation: str
+) -> None:
+    # issue 19: boxed, no process of the code reaches the judge's; the freeze lane's own
+    # process was ~0.2 CPU-s of a ~3 CPU-s cold run. "auto" may run unboxed: apart.
+    _, sessions = _recorded_with(tmp_path, isolation)
+    (pathfilter,) = _commands(sessions["gate-pathfilter"])
+    then = [a for a in pathfilter if a.startswith("--then-lane")]
+    assert then == (["--then-lane=freeze"] if isolation == "sandbox" else []), pathfilter
+    # No report came back (the recorder prints nothing): gate-freeze runs the lane itself.
+    assert [c[1] for c in _commands(sessions["gate-freeze"])] == ["freeze"]
+    # The public lane session runs pathfilter alone.
+    (alone,) = _commands(sessions["pathfilter"])
+    assert not [a for a in alone if a.startswith("--then-lane")], alone
+
+
+@pytest.mark.parametrize("printed", ["both reports", "freeze's missing", "gate-freeze skipped"])
+def test_gate_freeze_counts_the_report_pathfilters_process_made_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, printed: str
+) -> None:
+    import nox.registry
+
+    from tests.nox_recorder import RecordingSession
+
+    project = tmp_path / "project"
+    monkeypatch.setenv("PATCHJUDGE_CACHE_DIR", "")
+    _noxfile_module(project, monkeypatch)
+    reports = project / ".patchjudge"
+    mine, theirs = "a" * 64, "b" * 64
+    # Printed by the tested code before the lanes' own lines: never counted.
+    said = [f"report: {reports}/freeze.json sha256={'f' * 64}", "patchjudge pathfilter: pass"]
+    said.append(f"report: {reports}/pathfilter.json sha256={mine}")
+    if printed != "freeze's missing":
+        said.append(f"report: {reports}/freeze.json sha256={theirs}")
+
+    class Printing(RecordingSession):
+        def run(self, *args: Any, **kwargs: Any) -> str:
+            super().run(*args, **kwargs)
+            return "\n".join(said) + "\n" if "pathfilter" in args else ""
+
+    sessions = nox.registry.get()
+    ran: dict[str, list[list[str]]] = {}
+    names = ["gate-pathfilter", "gate-freeze", "gate"]
+    for name in names if printed != "gate-freeze skipped" else names[::2]:
+        session = Printing(name, project)
+        session.posargs = ["--base", "main"]
+        try:
+            sessions[name](session)
+        finally:
+            session._own.cleanup()  # its venv's stand-in
+        ran[name] = _commands(session.calls)
+    (verdict,) = ran["gate"]
+    expect = sorted(a for a in verdict if a.startswith("--expect="))
+    if printed == "both reports":
+        assert ran["gate-freeze"] == [], ran  # no process: the lane ran in pathfilter's
+        assert expect == [f"--expect=freeze={theirs}", f"--expect=pathfilter={mine}"], verdict
+    elif printed == "gate-freeze skipped":
+        # The lane's session hands its digest on: skipped (nox counts that a success),
+        # the lane is missing to the verdict, never a pass.
+        assert expect == [f"--expect=pathfilter={mine}"], verdict
+    else:
+        # Not the two lines asked for, last and in order: neither counts, and the
+        # freeze lane runs in a process of its own (the verdict finds pathfilter missing).
+        assert [c[1] for c in ran["gate-freeze"]] == ["freeze"], ran
+        assert expect == [], verdict

@@ -188,13 +188,30 @@ def _prefetch_charmap(run: Run) -> None:
         charmap.prefetch(cache.placement(run.environ, run.repo, run.isolation))
 
 
-def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = os.environ) -> int:
+def lane(
+    name: str,
+    options: Options,
+    out: TextIO,
+    environ: Mapping[str, str] = os.environ,
+    then: tuple[str, ...] = (),
+) -> int:
+    """One lane, then the lanes `then` names in this same process (boxed runs only).
+
+    Exit code: the first lane's that failed or is undecided, else 0.
+    """
     run = open_run(options, environ)
-    if name == "properties":
+    _may_follow(run, name, then)
+    if "properties" in (name, *then):
         _prefetch_charmap(run)
-    report, _ = guarded(run, name, load(name))
-    path = store.write_report(run.reports, report)
-    _say(report, out)
+    made: list[tuple[LaneReport, Path, str]] = []
+    snap: dict[str, guard.Stamp] | None = None
+    for each in (name, *then):
+        report, snap = guarded(run, each, load(each), snap)
+        path = store.write_report(run.reports, report)
+        # The bytes this process wrote, hashed before a later lane's code runs.
+        made.append((report, path, store.file_sha256(path)))
+        snap = _restamp(snap, run)
+        _say(report, out)
     if run.shared is not None and options.share_out is not None:
         # What a later lane of this nox run may take instead of computing it (sharefile).
         from patchjudge import sharefile
@@ -202,10 +219,41 @@ def lane(name: str, options: Options, out: TextIO, environ: Mapping[str, str] = 
         digest = sharefile.write(options.share_out, run.key, run.shared.made())
         if digest is not None:
             print(f"shared: {options.share_out} sha256={digest}", file=out)
-    # The last line: the noxfile keeps this digest in its own memory and hands
-    # it to `verdict --expect`, so a report rewritten afterwards is caught.
-    print(f"report: {path} sha256={store.file_sha256(path)}", file=out)
-    return report.exit_code
+    # The last lines, one a lane in the order run: the noxfile keeps these digests in
+    # its own memory and hands them to `verdict --expect`, so a report rewritten
+    # afterwards is caught.
+    for _, path, digest in made:
+        print(f"report: {path} sha256={digest}", file=out)
+    return next((r.exit_code for r, _, _ in made if r.exit_code), 0)
+
+
+def _may_follow(run: Run, name: str, then: tuple[str, ...]) -> None:
+    """`LANE --then-lane X`: X runs after LANE in its process only where the box holds the code.
+
+    Boxed, no process of the patch's code can write what this process imports or
+    holds (the interpreter is read-only in the box, the judge's memory out of its
+    reach), so a second lane here is what `patchjudge gate` does; unboxed, each
+    lane keeps a process of its own (issue 19: nox's gate spares one, ~0.2 CPU-s).
+    """
+    if not then:
+        return
+    from patchjudge.cli import THEN_LANES
+
+    allowed = THEN_LANES.get(name, ())
+    for each in then:
+        if each not in allowed:
+            raise PatchjudgeError(
+                f"--then-lane {each}: not a lane `{name}` may run after itself",
+                fix=f"give {' or '.join(allowed) or 'no --then-lane'}",
+            )
+    if run.isolation != "sandbox":
+        raise PatchjudgeError(
+            f"--then-lane {then[0]}: two lanes share a process only when the code runs"
+            f" boxed, and this run's isolation is {run.isolation}",
+            file=f"eval/gate.toml (at merge base {run.merge_base[:12]})",
+            key="[gate] isolation",
+            fix=f"run the {then[0]} lane in a process of its own, or --isolation sandbox",
+        )
 
 
 def _say(report: LaneReport, out: TextIO) -> None:
