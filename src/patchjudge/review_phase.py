@@ -7,12 +7,13 @@ and home of its own, their events under pytest_plugin.SECOND (`_differential`).
 
 Loaded with `-p patchjudge.review_phase` next to `patchjudge.boundary.standin` when
 the gate writes a plan to $PATCHJUDGE_REVIEW. After every property ran, the
-chosen mutants (review.choose on what the main pass executed) are compiled
-into their files once, as schemata (review.schema), each behind a switch
-the judge sets in a fresh worker before it imports anything; the property
-files are collected again against that worker and only the node ids that
-ran the mutant's line are run, without shrink or explain: only killed or
-survived is read. Null mutants (sites that change nothing) run among them
+chosen mutants (review.choose on what the main pass executed) each run in a
+fresh worker that compiles the mutant in its file's place from the text the
+judge hands it at its start (review.site, protocol.mutant_tree): the file on
+disk stays the original, and no switch or other mutant is in the process.
+The property files are collected again against that worker and only the
+node ids that ran the mutant's line are run, without shrink or explain: only
+killed or survived is read. Null mutants (sites that change nothing) run among them
 in a secret order: a patch that fails its properties whenever it is being
 mutated kills one, and the gate voids the kills. Each fate goes to the
 gate's channel as a `mutant` event.
@@ -323,9 +324,10 @@ def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any])
         for m, r in _null_spans(rng, files, index, items, 1 + len(tasks) // MUTANTS_PER_NULL)
     ]
     every = tasks + nulls
-    switch = _name(rng, texts.values())
     tokens = _tokens(rng, len(every))
-    legacy = _write_schemata(Path(state.spec.tree), every, tokens, switch, texts)
+    sites = [review.site(texts[m.path], m) for m, _ in every]
+    # What no single node holds: the gate runs it the per-mutant way (a file of its own).
+    legacy = {i for i, site in enumerate(sites) if site is None}
     order = [i for i in range(len(every)) if i not in legacy]
     rng.shuffle(order)
     _without_shrinking()
@@ -334,7 +336,7 @@ def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any])
     for n, i in enumerate(order):
         m, runners = every[i]
         fates[i] = _fate(
-            session, state, items, runners, switch=switch, token=tokens[i], deadline=deadline, n=n
+            session, state, items, runners, site=sites[i], token=tokens[i], deadline=deadline, n=n
         )
     for i, (m, _) in enumerate(every):
         if review.is_null(m):
@@ -367,14 +369,14 @@ def _null_spans(
     rest = [t for t in found if t not in respelled]
     rng.shuffle(respelled)
     rng.shuffle(rest)
-    # Only spans a site can hold (not a constant in a `match` pattern): a null mutant run the
-    # per-mutant way would void an honest patch's kills for want of a run.
+    # Only spans a site can hold: a null mutant run the per-mutant way would void an honest
+    # patch's kills for want of a run.
     spans: list[tuple[review.Mutant, tuple[str, ...]]] = []
     for m, runners in respelled + rest:
         if len(spans) == count:
             break
         text = texts[m.path]
-        if review.schema(text, [review.null_of(m, text)], _name(rng, [text]), ["0"]) is not None:
+        if review.site(text, review.null_of(m, text)) is not None:
             spans.append((m, runners))
     return spans
 
@@ -391,43 +393,11 @@ def _without_shrinking() -> None:
     settings.load_profile("patchjudge-mutants")
 
 
-def _name(rng: secrets.SystemRandom, texts: Any) -> str:
-    """A switch name no changed file spells (review.schema refuses one that does)."""
-    while True:
-        name = "_" + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8))
-        if not any(name in t for t in texts):
-            return name
-
-
 def _tokens(rng: secrets.SystemRandom, count: int) -> list[str]:
     found: set[str] = set()
     while len(found) < count:
         found.add("".join(rng.choice("0123456789abcdef") for _ in range(12)))
     return rng.sample(sorted(found), count)
-
-
-def _write_schemata(
-    tree: Path,
-    every: Sequence[tuple[review.Mutant, tuple[str, ...]]],
-    tokens: Sequence[str],
-    switch: str,
-    texts: dict[str, str],
-) -> set[int]:
-    """Each changed file's schema into the worker's tree; the sites none could hold."""
-    legacy: set[int] = set()
-    for path in sorted({m.path for m, _ in every}):
-        mine = [i for i, (m, _) in enumerate(every) if m.path == path]
-        source, bad = review.schemata(
-            texts[path], [every[i][0] for i in mine], switch, [tokens[i] for i in mine]
-        )
-        legacy |= {mine[b] for b in bad}
-        target = tree / path
-        if source is None or not target.resolve().is_relative_to(tree.resolve()):
-            legacy |= set(mine)
-            continue
-        target.unlink()
-        target.write_text(source, encoding="utf-8")
-    return legacy
 
 
 def _fate(
@@ -436,19 +406,19 @@ def _fate(
     items: dict[str, pytest.Item],
     runners: Sequence[str],
     *,
-    switch: str,
+    site: Any,
     token: str,
     deadline: float,
     n: int,
 ) -> str:
-    """One mutant: a fresh worker a property module, the switch set before any import."""
+    """One mutant: a fresh worker a property module, compiling the mutant at its start."""
     by_module: dict[Path, list[str]] = {}
     for nodeid in runners:
         by_module.setdefault(items[nodeid].path, []).append(nodeid)
     try:
         for _, nodeids in sorted(by_module.items()):
             first = items[nodeids[0]]
-            if _killed(state, first, nodeids, switch=switch, token=token, deadline=deadline, n=n):
+            if _killed(state, first, nodeids, site=site, token=token, deadline=deadline, n=n):
                 return "killed" if time.monotonic() < deadline else "not_tried"
     except _CutOff:
         return "not_tried"
@@ -460,7 +430,7 @@ def _killed(
     first: pytest.Item,
     nodeids: Sequence[str],
     *,
-    switch: str,
+    site: Any,
     token: str,
     deadline: float,
     n: int,
@@ -477,14 +447,13 @@ def _killed(
         # A mutant that loops is cut off by the budget, as the per-mutant runs were.
         call_timeout_s=min(state.spec.call_timeout_s, max(left, 0.1)),
     )
+    worker.mutant = site  # crosses on the start's stdin, before the worker imports anything
     module = first.getparent(pytest.Module)
     if module is None:  # not a module's test (a doctest file): nothing to collect again
         raise _CutOff
     name = getattr(module.obj, "__name__", None)
     saved = sys.modules.pop(name, None) if name else None
     try:
-        builtins = worker.request("import", "builtins")
-        worker.request("setattr", builtins, switch, token)
         fresh = pytest.Module.from_parent(module.parent, path=module.path)
         found = {item.nodeid: item for item in _items(fresh)}
         for nodeid in nodeids:

@@ -625,3 +625,77 @@ class Incident(NamedTuple):
     cause: Cause
     worker: str  # the worker's label: the property module it was running for
     detail: str  # the cause's particulars: an exit status, what the protocol refused
+
+
+# --- a mutant, compiled by its worker (issue 20; red team, session 17) ----------------------
+
+# A mutant as the judge hands it to the worker that runs it (the start's stdin, never a file):
+# (path in the tree, the file's text at head, "stmt" or "expr", the replaced node's ast class
+# name, its (lineno, col_offset, end_lineno, end_col_offset), the replacement's source, "" to
+# keep the node: a null mutant that is a copy). A plain tuple: marshal takes no NamedTuple.
+Site = tuple[str, str, str, str, tuple[int, int, int, int], str]
+
+
+class SiteError(ValueError):
+    """The site names no single node of the text, or its replacement does not parse."""
+
+
+def mutant_tree(site: Site) -> Any:
+    """Pure: the text's ast with the site's one node replaced, every other node where it was.
+
+    The judge checks the result compiles before it hands a site over; the
+    worker compiles it in the file's place. The replacement's nodes take the
+    replaced node's position: a code object's lines, a traceback's and what
+    `inspect.getsource` shows name the file's own lines. Only the nodes whose
+    lines hold the site are walked (a 5,000-line module is one statement's walk).
+    """
+    import ast  # here: the worker's program imports nothing more at its start
+
+    _, text, kind, name, position, replacement = site
+    first, last = position[0], position[2]
+    want = ast.stmt if kind == "stmt" else ast.expr
+    tree = compile(text, "<site>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    found: list[tuple[Any, str, int]] = []  # (parent, field, index in its list or -1)
+
+    def walk(parent: Any) -> None:
+        for field, value in ast.iter_fields(parent):
+            children = value if type(value) is list else [value]
+            for i, child in enumerate(children):
+                if not isinstance(child, ast.AST):
+                    continue
+                at = tuple(getattr(child, a, None) for a in _POSITION)
+                # A def's or class's lines begin at its decorators, which it holds.
+                lines = [at[0], *(d.lineno for d in getattr(child, "decorator_list", ()))]
+                if at[0] is not None and not (min(lines) <= first and (at[2] or at[0]) >= last):
+                    continue  # a positioned node that does not hold the site's lines
+                if (
+                    isinstance(child, want)
+                    and at == tuple(position)
+                    and (not name or type(child).__name__ == name)
+                ):
+                    found.append((parent, field, i if type(value) is list else -1))
+                walk(child)
+
+    walk(tree)
+    if len(found) != 1:
+        raise SiteError(f"the site names {len(found)} nodes of the text, not one")
+    if not replacement:
+        return tree  # a null mutant that is a copy: the original's own code
+    try:
+        new: Any = ast.parse(replacement, mode="exec" if kind == "stmt" else "eval")
+    except SyntaxError as exc:
+        raise SiteError(f"the replacement does not parse: {exc}") from None
+    for part in ast.walk(new):
+        if isinstance(part, (ast.stmt, ast.expr)):
+            for attribute, value in zip(_POSITION, position, strict=True):
+                setattr(part, attribute, value)
+    parent, field, index = found[0]
+    if index < 0:
+        setattr(parent, field, new.body)
+    else:
+        replaced = getattr(parent, field)
+        replaced[index : index + 1] = new.body if kind == "stmt" else [new.body]
+    return tree
+
+
+_POSITION = ("lineno", "col_offset", "end_lineno", "end_col_offset")

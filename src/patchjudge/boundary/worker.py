@@ -1784,39 +1784,67 @@ class Probes:
                     out.setdefault(name, {})[rel] = sorted(lines)
         return out
 
-    def install(self) -> None:
-        probes = self
-        base = importlib.machinery.SourceFileLoader
 
-        class Loader(base):  # type: ignore[misc,valid-type]
-            def get_code(self, fullname: str) -> Any:
-                path = self.get_filename(fullname)
-                code = probes.code(path, self.get_data(path))
-                return code if code is not None else super().get_code(fullname)
+def _install_loader(probes: Probes | None, mutants: dict[str, Any]) -> None:
+    """A finder before every other: the probed files and the mutant's compile as given.
 
-        # Named as the loader it stands in for; no bytecode cache is read or written.
-        Loader.__name__ = Loader.__qualname__ = base.__name__
-        Loader.__module__ = base.__module__
+    `mutants`: real path -> the code the worker compiled from the judge's text
+    (_mutant_code); the file's bytes are read as any import reads them, and not
+    compiled. Installed in every worker that measures or runs a mutant, so the
+    main pass's and a mutant's imports look alike (their loader, meta_path).
+    """
+    claimed = set(probes.hits if probes is not None else ()) | set(mutants)
+    base = importlib.machinery.SourceFileLoader
 
-        class Finder:
-            def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-                for finder in sys.meta_path:
-                    find = getattr(finder, "find_spec", None)
-                    if finder is self or find is None:
-                        continue
-                    spec = find(fullname, path, target)
-                    if spec is not None:
-                        break
-                else:
-                    return None
-                origin = spec.origin
-                if type(spec.loader) is base and origin and os.path.realpath(origin) in probes.hits:
-                    spec.loader = Loader(spec.loader.name, spec.loader.path)
-                return spec
+    class Loader(base):  # type: ignore[misc,valid-type]
+        def get_code(self, fullname: str) -> Any:
+            path = self.get_filename(fullname)
+            data = self.get_data(path)
+            code = mutants.get(os.path.realpath(path))
+            if code is None and probes is not None:
+                code = probes.code(path, data)
+            return code if code is not None else super().get_code(fullname)
 
-        Finder.__name__ = Finder.__qualname__ = "PathFinder"
-        Finder.__module__ = base.__module__
-        sys.meta_path.insert(0, Finder())
+    # Named as the loader it stands in for; no bytecode cache is read or written.
+    Loader.__name__ = Loader.__qualname__ = base.__name__
+    Loader.__module__ = base.__module__
+
+    class Finder:
+        def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(fullname, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            origin = spec.origin
+            if type(spec.loader) is base and origin and os.path.realpath(origin) in claimed:
+                spec.loader = Loader(spec.loader.name, spec.loader.path)
+            return spec
+
+    Finder.__name__ = Finder.__qualname__ = "PathFinder"
+    Finder.__module__ = base.__module__
+    sys.meta_path.insert(0, Finder())
+
+
+def _mutant_code(site: Any, tree: str) -> dict[str, Any]:
+    """The judge's mutant compiled for the file it replaces: real path -> code (issue 20).
+
+    The file on disk stays the original, so what the code reads of itself
+    (open, linecache, inspect, a hash) is what was written. The text is
+    dropped here: only the code object is kept. A site this interpreter
+    cannot compile runs as the original (the mutant survives: the safe side).
+    """
+    path = os.path.realpath(os.path.join(tree, site[0]))
+    try:
+        code = compile(protocol.mutant_tree(site), path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
+        sys.stderr.write(f"patchjudge worker: the mutant of {site[0]} does not compile: {exc}\n")
+        return {}
+    return {path: code}
 
 
 def _safe_str(exc: BaseException) -> str:
@@ -2074,7 +2102,13 @@ def _load(path: str, name: str) -> Any:
     return module
 
 
-def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = None) -> int:
+def main(
+    argv: list[str],
+    loaded: Any = None,
+    token: str = TOKEN,
+    proto: Any = None,
+    handed: list[Any] | None = None,
+) -> int:
     global wire, protocol, TOKEN, _METACLASSES, _BUILTIN_IDS  # noqa: PLW0603  (set once, before any code under test)
     wire_path, fd_in, fd_out, tree, pythonpath, cover = argv[1:7]
     base = argv[7:8] == ["base"]
@@ -2100,8 +2134,13 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
     if why:  # never silently weaker: coverage.py's tracer measures this run instead
         sys.stderr.write(f"patchjudge worker: coverage.py measures this run: {why}\n")
         probes = None
-    if probes is not None:
-        probes.install()
+    # The review's mutant, from the start's stdin (`handed`, emptied here): compiled now and
+    # its text dropped, so no object the code can reach holds it (red team, session 17).
+    mutants = _mutant_code(handed.pop(), tree) if handed and handed[-1] is not None else {}
+    if handed:
+        handed.clear()
+    if probes is not None or mutants:
+        _install_loader(probes, mutants)
     elif files:
         # Started before the tree is importable, so its first line is measured too.
         try:
