@@ -25,6 +25,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import sys
 import threading
@@ -406,7 +407,7 @@ def _fate(
     items: dict[str, pytest.Item],
     runners: Sequence[str],
     *,
-    site: Any,
+    site: protocol.Site | None,
     token: str,
     deadline: float,
     n: int,
@@ -430,7 +431,7 @@ def _killed(
     first: pytest.Item,
     nodeids: Sequence[str],
     *,
-    site: Any,
+    site: protocol.Site | None,
     token: str,
     deadline: float,
     n: int,
@@ -441,8 +442,9 @@ def _killed(
     key = f"{first.path}#{token}"
     state.switch(key)
     worker = state.dedicate(key)
+    _emptied(Path(state.spec.home))
     worker.spec = state.spec._replace(
-        home=str(Path(state.spec.home) / secrets.token_hex(4)),  # no fixed name (issue 18)
+        home=str(Path(state.spec.home) / secrets.token_hex(4)),  # as the run's (issue 18)
         coverage=(),
         # A mutant that loops is cut off by the budget, as the per-mutant runs were.
         call_timeout_s=min(state.spec.call_timeout_s, max(left, 0.1)),
@@ -482,6 +484,21 @@ def _killed(
             sys.modules.pop(name, None)
             if saved is not None:
                 sys.modules[name] = saved
+
+
+def _emptied(home: Path) -> None:
+    """The folder the workers' homes are made in, emptied for the next mutant's worker.
+
+    The run's worker had its home made in it, alone (standin: `spec.home/<hex>`);
+    a mutant's home beside the run's and the earlier mutants' told it apart by
+    its parent's listing (red team, session 17). Every earlier worker has
+    exited; a link the code left is removed, not followed.
+    """
+    for entry in list(home.iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
 
 
 @contextlib.contextmanager

@@ -84,6 +84,7 @@ def test_a_patch_that_fails_its_properties_while_mutated_gets_no_line_exercised(
 # the site whose `switch == token` matches builtins, and says whether it is a real
 # mutant (not a copy or a mirrored comparison). With the mutant schema written into
 # the worker's tree it killed every mutant, the `0` arm's too, and no null mutant.
+# Its second tell, a mutant's HOME beside the main pass's, would void the kills.
 DETECTING = """
 import ast
 import builtins
@@ -130,7 +131,13 @@ def _mutated():
     return False
 
 
-_M = _mutated()
+def _nested():
+    # A mutant's worker had its HOME beside the main pass's and the earlier mutants'.
+    names = os.listdir(os.path.dirname(os.environ["HOME"]))
+    return len([n for n in names if len(n) == 8 and set(n) <= set("0123456789abcdef")]) > 1
+
+
+_M = _mutated() or _nested()
 
 
 def total(xs):
@@ -140,7 +147,8 @@ def total(xs):
 
 def test_the_code_reads_its_own_file_as_written_and_forges_no_kill(tmp_path: Path) -> None:
     # The mutant is compiled by its worker from the judge's text: the file, linecache and
-    # inspect show the original, no switch is in builtins, and `_M` stays False.
+    # inspect show the original, no switch is in builtins, HOME's folder holds it alone
+    # as the main pass's did, and `_M` stays False.
     require_sandbox()
     judged = attack(tmp_path, {"src/calc/__init__.py": DETECTING})
     assert judged.lane("properties")["status"] == "pass", judged.explain()
