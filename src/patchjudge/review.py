@@ -1310,14 +1310,17 @@ def _respelled(node: ast.AST) -> ast.AST | list[ast.stmt]:
     return [copied] if isinstance(copied, ast.stmt) else copied
 
 
-def site(text: str, m: Mutant) -> protocol.Site | None:
-    """m as the worker that runs it compiles it in its file's place (red team, session 17).
+def site(text: str, m: Mutant, switch: str, token: str) -> protocol.Site | None:
+    """m as a site of its file's schema, behind `switch == token` (protocol.schema_tree).
 
-    The file on disk stays the original: the worker gets the text and this
-    one edit by its start's stdin (protocol.mutant_tree). A null mutant is
-    respelled where that is the same (`b > a`), else the original's own code.
-    None: no single node holds the edit, or the result does not compile.
+    The worker compiles the schema from the file's text, handed on its start's
+    stdin; the file on disk stays the original (red team, session 17). A null
+    mutant is respelled where that is the same (`b > a`), else the node's own
+    code. None: no single node holds the edit, no conditional can (a constant
+    in a `match` pattern), or it does not compile.
     """
+    if not switch.isidentifier() or switch in text:
+        return None
     pos = _Offsets(text)
     first, col = pos.position(m.start)
     last, end_col = pos.position(m.end)
@@ -1331,17 +1334,27 @@ def site(text: str, m: Mutant) -> protocol.Site | None:
         wanted = _EXPRESSION_NODES.get(m.operator, ast.expr)
         name = "" if kind == "stmt" or wanted is ast.expr else wanted.__name__
         replacement = m.replacement
-    found: protocol.Site = (m.path, text, kind, name, (first, col, last, end_col), replacement)
+    found: protocol.Site = (kind, name, (first, col, last, end_col), replacement, token)
     try:
         with _quiet():
             # Checked on the top-level statement that holds it (and the future imports): a
             # whole module's compile per mutant costs what the worker's own compile does.
             held = _blanked(text, _top_level_lines(parsed.parse(text), first, last))
-            checked: protocol.Site = (m.path, held, *found[2:])
-            compile(protocol.mutant_tree(checked), m.path, "exec", dont_inherit=True)
+            tree = protocol.schema_tree((m.path, held, switch, (found,)))
+            compile(tree, m.path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
         return None
     return found
+
+
+def schema(path: str, text: str, switch: str, sites: Sequence[protocol.Site]) -> bool:
+    """Whether the file's schema of these sites compiles as a whole (each did alone)."""
+    try:
+        with _quiet():
+            compile(protocol.schema_tree((path, text, switch, tuple(sites))), path, "exec")
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def _top_level_lines(tree: ast.Module, first: int, last: int) -> frozenset[int]:

@@ -7,10 +7,11 @@ and home of its own, their events under pytest_plugin.SECOND (`_differential`).
 
 Loaded with `-p patchjudge.review_phase` next to `patchjudge.boundary.standin` when
 the gate writes a plan to $PATCHJUDGE_REVIEW. After every property ran, the
-chosen mutants (review.choose on what the main pass executed) each run in a
-fresh worker that compiles the mutant in its file's place from the text the
-judge hands it at its start (review.site, protocol.mutant_tree): the file on
-disk stays the original, and no switch or other mutant is in the process.
+chosen mutants (review.choose on what the main pass executed) are compiled
+into each changed file's schema (review.site, protocol.schema_tree: each
+behind a switch the judge sets in a fresh worker before it imports anything),
+which every mutant's worker compiles from the text the judge hands it at its
+start: the file on disk stays the original.
 The property files are collected again against that worker and only the
 node ids that ran the mutant's line are run, without shrink or explain: only
 killed or survived is read. Null mutants (sites that change nothing) run among them
@@ -325,10 +326,9 @@ def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any])
         for m, r in _null_spans(rng, files, index, items, 1 + len(tasks) // MUTANTS_PER_NULL)
     ]
     every = tasks + nulls
+    switch = _name(rng, texts.values())
     tokens = _tokens(rng, len(every))
-    sites = [review.site(texts[m.path], m) for m, _ in every]
-    # What no single node holds: the gate runs it the per-mutant way (a file of its own).
-    legacy = {i for i, site in enumerate(sites) if site is None}
+    schemata, legacy = _schemata(every, tokens, switch, texts)
     order = [i for i in range(len(every)) if i not in legacy]
     rng.shuffle(order)
     _without_shrinking()
@@ -337,7 +337,15 @@ def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any])
     for n, i in enumerate(order):
         m, runners = every[i]
         fates[i] = _fate(
-            session, state, items, runners, site=sites[i], token=tokens[i], deadline=deadline, n=n
+            session,
+            state,
+            items,
+            runners,
+            schemata=schemata,
+            switch=switch,
+            token=tokens[i],
+            deadline=deadline,
+            n=n,
         )
     for i, (m, _) in enumerate(every):
         if review.is_null(m):
@@ -377,7 +385,7 @@ def _null_spans(
         if len(spans) == count:
             break
         text = texts[m.path]
-        if review.site(text, review.null_of(m, text)) is not None:
+        if review.site(text, review.null_of(m, text), _name(rng, [text]), "0") is not None:
             spans.append((m, runners))
     return spans
 
@@ -394,6 +402,36 @@ def _without_shrinking() -> None:
     settings.load_profile("patchjudge-mutants")
 
 
+def _name(rng: secrets.SystemRandom, texts: Any) -> str:
+    """A switch name no changed file spells (review.site refuses one that does)."""
+    while True:
+        name = "_" + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8))
+        if not any(name in t for t in texts):
+            return name
+
+
+def _schemata(
+    every: Sequence[tuple[review.Mutant, tuple[str, ...]]],
+    tokens: Sequence[str],
+    switch: str,
+    texts: dict[str, str],
+) -> tuple[tuple[protocol.Schema, ...], set[int]]:
+    """Each changed file's schema as every mutant's worker compiles it, and the mutants
+    none can hold (run the per-mutant way: `legacy`)."""
+    schemata: list[protocol.Schema] = []
+    legacy: set[int] = set()
+    for path in sorted({m.path for m, _ in every}):
+        mine = [i for i, (m, _) in enumerate(every) if m.path == path]
+        sites = {i: review.site(texts[path], every[i][0], switch, tokens[i]) for i in mine}
+        legacy |= {i for i, s in sites.items() if s is None}
+        held = [s for s in sites.values() if s is not None]
+        if not review.schema(path, texts[path], switch, held):
+            legacy |= set(mine)
+        elif held:
+            schemata.append((path, texts[path], switch, tuple(held)))
+    return tuple(schemata), legacy
+
+
 def _tokens(rng: secrets.SystemRandom, count: int) -> list[str]:
     found: set[str] = set()
     while len(found) < count:
@@ -407,19 +445,29 @@ def _fate(
     items: dict[str, pytest.Item],
     runners: Sequence[str],
     *,
-    site: protocol.Site | None,
+    schemata: tuple[protocol.Schema, ...],
+    switch: str,
     token: str,
     deadline: float,
     n: int,
 ) -> str:
-    """One mutant: a fresh worker a property module, compiling the mutant at its start."""
+    """One mutant: a fresh worker a property module, the switch set before any import."""
     by_module: dict[Path, list[str]] = {}
     for nodeid in runners:
         by_module.setdefault(items[nodeid].path, []).append(nodeid)
     try:
         for _, nodeids in sorted(by_module.items()):
             first = items[nodeids[0]]
-            if _killed(state, first, nodeids, site=site, token=token, deadline=deadline, n=n):
+            if _killed(
+                state,
+                first,
+                nodeids,
+                schemata=schemata,
+                switch=switch,
+                token=token,
+                deadline=deadline,
+                n=n,
+            ):
                 return "killed" if time.monotonic() < deadline else "not_tried"
     except _CutOff:
         return "not_tried"
@@ -431,7 +479,8 @@ def _killed(
     first: pytest.Item,
     nodeids: Sequence[str],
     *,
-    site: protocol.Site | None,
+    schemata: tuple[protocol.Schema, ...],
+    switch: str,
     token: str,
     deadline: float,
     n: int,
@@ -449,13 +498,15 @@ def _killed(
         # A mutant that loops is cut off by the budget, as the per-mutant runs were.
         call_timeout_s=min(state.spec.call_timeout_s, max(left, 0.1)),
     )
-    worker.mutant = site  # crosses on the start's stdin, before the worker imports anything
+    worker.schemata = schemata  # cross on the start's stdin: no file of the tree is written
     module = first.getparent(pytest.Module)
     if module is None:  # not a module's test (a doctest file): nothing to collect again
         raise _CutOff
     name = getattr(module.obj, "__name__", None)
     saved = sys.modules.pop(name, None) if name else None
     try:
+        builtins = worker.request("import", "builtins")
+        worker.request("setattr", builtins, switch, token)
         fresh = pytest.Module.from_parent(module.parent, path=module.path)
         found = {item.nodeid: item for item in _items(fresh)}
         for nodeid in nodeids:

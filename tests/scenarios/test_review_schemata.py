@@ -163,6 +163,25 @@ def test_the_code_reads_its_own_file_as_written_and_forges_no_kill(tmp_path: Pat
     assert any(_holds(r, "src/calc/__init__.py", line) for r in unexercised), unexercised
 
 
+# A detector in one line with no branch: `total`'s own constants hold the raise
+# mutant's message (names built at run time, so no probe names the read). With each
+# mutant compiled alone it told the raise of the `0` arm from a null mutant
+# (accept_for_review); in the schema every mutant's worker has every site's code.
+CONSTANTS = """
+def total(xs):
+    return 0 if len(xs) > 5000 else sum(xs) + ("review mutant".join(["patchjudge ", ""])
+        in repr(getattr(getattr(total, "__co" + "de__"), "co_c" + "onsts")))
+"""
+
+
+def test_a_mutants_own_constants_tell_no_mutant_from_a_null_one(tmp_path: Path) -> None:
+    require_sandbox()
+    judged = attack(tmp_path, {"src/calc/__init__.py": CONSTANTS})
+    review = judged.verdict["review"]["properties"]
+    assert review["mutants"].startswith("not tried: the kills are void: a null mutant"), review
+    assert judged.decision == "undecided", judged.explain()
+
+
 def _holds(shown: str, path: str, line: int) -> bool:
     """Whether `path:a-b` (or `path:a`) as the review lists it holds `line`."""
     where, _, lines = shown.rpartition(":")

@@ -4,6 +4,7 @@ disk is the original and nothing the code reaches holds the mutant."""
 
 from __future__ import annotations
 
+import builtins
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,26 +39,45 @@ def changed(text: str) -> review.ChangedFile:
     return f
 
 
-def compiled(text: str, m: review.Mutant) -> Any:
-    """The code m's worker runs in the file's place."""
-    site = review.site(text, m)
-    assert site is not None, m
-    return compile(protocol.mutant_tree(site), "m.py", "exec", dont_inherit=True)
+SWITCH = "_qzxwvutsr"
 
 
-def behaviour(code: Any, inputs: list[tuple[int, int]]) -> list[Any]:
-    """What the module's `f` does on each input: its value or its exception's type."""
-    scope: dict[str, Any] = {}
+def compiled(text: str, *mutants: review.Mutant) -> Any:
+    """The schema of these mutants (tokens t0, t1, ...), as every mutant's worker compiles it."""
+    sites = [review.site(text, m, SWITCH, f"t{i}") for i, m in enumerate(mutants)]
+    assert None not in sites, mutants
+    return compile(
+        protocol.schema_tree(("m.py", text, SWITCH, tuple(sites))),  # type: ignore[arg-type]
+        "m.py",
+        "exec",
+        dont_inherit=True,
+    )
+
+
+def behaviour(code: Any, inputs: list[tuple[int, int]], switch: str | None = None) -> list[Any]:
+    """What the module's `f` does on each input, the switch set: its value or its exception's.
+
+    A dropped assignment still makes its name local in the schema (the
+    original is in the other branch): UnboundLocalError where the mutant
+    raises NameError, its base class. Both kill; they read as one here.
+    """
+    if switch is not None:
+        setattr(builtins, SWITCH, switch)
     try:
-        exec(code, scope)
-    except Exception as exc:
-        return [f"import: {type(exc).__name__}"]
+        scope: dict[str, Any] = {}
+        try:
+            exec(code, scope)
+        except Exception as exc:
+            return [f"import: {type(exc).__name__}"]
+    finally:
+        if hasattr(builtins, SWITCH):
+            delattr(builtins, SWITCH)
     out: list[Any] = []
     for a, b in inputs:
         try:
             out.append(scope["f"](a, b))
         except Exception as exc:
-            out.append(type(exc).__name__)
+            out.append("NameError" if isinstance(exc, NameError) else type(exc).__name__)
     return out
 
 
@@ -68,14 +88,20 @@ def plain(text: str) -> Any:
 INPUTS = [(a, b) for a in range(-2, 5) for b in range(-2, 5)]
 
 
-def test_each_site_compiles_to_its_mutant_and_its_null_to_the_original() -> None:
+def test_switch_off_is_the_original_and_switch_k_is_mutant_k() -> None:
     f = changed(CODE)
     mutants = review.candidates(f)
     assert len(mutants) > 10
-    for m in mutants:
-        assert behaviour(compiled(CODE, m), INPUTS) == behaviour(plain(m.apply(CODE)), INPUTS), m
-        null = review.null_of(m, CODE)
-        assert behaviour(compiled(CODE, null), INPUTS) == behaviour(plain(CODE), INPUTS), m
+    code = compiled(CODE, *mutants)
+    assert behaviour(code, INPUTS) == behaviour(plain(CODE), INPUTS)
+    for i, m in enumerate(mutants):
+        assert behaviour(code, INPUTS, f"t{i}") == behaviour(plain(m.apply(CODE)), INPUTS), m
+
+
+def test_a_null_mutant_changes_nothing() -> None:
+    for m in review.candidates(changed(CODE)):
+        code = compiled(CODE, m, review.null_of(m, CODE))
+        assert behaviour(code, INPUTS, "t1") == behaviour(plain(CODE), INPUTS), m
 
 
 def _lines(code: Any) -> set[tuple[str, int, int]]:
@@ -94,6 +120,7 @@ def test_a_sites_code_names_the_originals_lines() -> None:
     f = changed(CODE)
     for m in review.candidates(f):
         mutant, original = compiled(CODE, m), plain(CODE)
+        # The switch's read is at the first statement after the docstring and future imports.
         # A module-level `raise` leaves the code after it uncompiled: fewer, never other; the
         # edit's own code (an arm's raising generator) is on the edited line.
         assert {x for x in _lines(mutant) if x[1] != m.line} <= _lines(original), m
@@ -115,7 +142,7 @@ def test_a_sites_code_names_the_originals_lines() -> None:
     ],
 )
 def test_a_site_that_cannot_be_compiled_is_none(why: str, text: str, mutant: review.Mutant) -> None:
-    assert review.site(text, mutant) is None, why
+    assert review.site(text, mutant, SWITCH, "t") is None, why
 
 
 def test_a_mutant_that_parses_but_does_not_compile_is_no_site() -> None:
@@ -123,8 +150,7 @@ def test_a_mutant_that_parses_but_does_not_compile_is_no_site() -> None:
     text = "def g(x):\n    match x:\n        case {'': 1, 'a': 2}:\n            return 1\n"
     (key,) = [m for m in review.candidates(changed(text)) if m.what == "'a' -> ''"]
     assert review.mutated(changed(text), key) is not None  # it parses ...
-    assert review.site(text, key) is None  # ... and a mapping pattern's keys repeat
-    assert review.site(text, review.null_of(key, text)) is not None
+    assert review.site(text, key, SWITCH, "t") is None  # ... a pattern takes no conditional
 
 
 MATCH = """
@@ -136,13 +162,13 @@ def g(x):
 """
 
 
-def test_a_constant_in_a_match_pattern_is_a_site() -> None:
-    # A schema's conditional could not hold it; the worker compiles the edit itself.
+def test_a_site_no_conditional_can_hold_is_none_the_others_keep_their_schema() -> None:
     f = changed(MATCH)
-    (pattern,) = [m for m in review.candidates(f) if m.what == "1 -> 2"]
-    scope: dict[str, Any] = {}
-    exec(compiled(MATCH, pattern), scope)
-    assert (scope["g"](1), scope["g"](2)) == (2, 10)
+    mutants = review.candidates(f)
+    sites = [review.site(MATCH, m, SWITCH, "t") for m in mutants]
+    assert [m.what for m, s in zip(mutants, sites, strict=True) if s is None] == ["1 -> 2"]
+    held = [s for s in sites if s is not None]
+    assert held and review.schema("m.py", MATCH, SWITCH, held)
 
 
 @pytest.mark.parametrize(
@@ -159,10 +185,11 @@ def test_a_null_mutant_is_respelled_where_that_is_the_same(text: str, shown: str
     flip = next(m for m in review.candidates(f) if m.operator == "flip_comparison")
     null = review.null_of(flip, text)
     assert review.is_null(null) and null.apply(text) == text
-    site = review.site(text, null)
-    assert site is not None and site[-1] == shown
+    site = review.site(text, null, SWITCH, "t0")
+    assert site is not None and site[3] == shown
     if "a.x" not in text and " in " not in text:
-        assert behaviour(compiled(text, null), INPUTS[:3]) == behaviour(plain(text), INPUTS[:3])
+        code = compiled(text, null)
+        assert behaviour(code, INPUTS[:3], "t0") == behaviour(plain(text), INPUTS[:3])
 
 
 # What a module can read of itself in the worker that runs a mutant of it: the file by a
@@ -233,13 +260,17 @@ HELD = holders()
 
 
 def _reads(tree: Path, home: Path, site: protocol.Site | None) -> tuple[Any, Any, Any]:
-    """SEEN, HELD and bump(1) from a worker over `tree` running `site` (None: the original)."""
+    """SEEN, HELD and bump(1) from a worker over `tree` whose schema holds `site`, switched
+    on (None: the original)."""
     spec = protocol.WorkerSpec(
         sys.executable, str(tree), str(home), ("tricky",), pythonpath=(".",), call_timeout_s=120
     )
     worker = standin.Worker(spec, "props/test_p.py", [])
-    worker.mutant = site
+    if site is not None:
+        worker.schemata = (("tricky.py", SELF_READING, SWITCH, (site,)),)
     try:
+        found = worker.request(protocol.IMPORT, "builtins")
+        worker.request(protocol.SETATTR, found, SWITCH, "t" if site is not None else "")
         module = worker.request(protocol.IMPORT, "tricky")
         seen, held, bump = (worker.request(protocol.GETATTR, module, n) for n in SELF_NAMES)
         return tuple(seen), list(held), worker.request(protocol.CALL, bump, (1,), {})
@@ -264,7 +295,7 @@ def test_a_mutants_worker_reads_its_file_as_written_and_holds_no_handed_text(
     f = review.changed_file("tricky.py", SELF_READING.encode(), [12])
     assert f is not None
     (m,) = [m for m in review.candidates(f) if m.what == "1 -> 2"]
-    seen, held, bumped = _reads(tree, home, review.site(SELF_READING, m))
+    seen, held, bumped = _reads(tree, home, review.site(SELF_READING, m, SWITCH, "t"))
     assert (tree / "tricky.py").read_text() == SELF_READING
     original, _, plain = _reads(tree, home, None)
     assert (bumped, plain) == (3, 2)  # the mutant runs ...
@@ -344,13 +375,16 @@ def small_functions(draw: st.DrawFn) -> str:
 
 @settings(max_examples=60, deadline=None)
 @given(small_functions(), st.data())
-def test_a_site_behaves_as_its_mutant(text: str, data: st.DataObject) -> None:
+def test_the_schema_behaves_as_the_original_and_as_each_mutant(
+    text: str, data: st.DataObject
+) -> None:
     mutants = review.candidates(changed(text))
-    if not mutants:
-        return
-    m = data.draw(st.sampled_from(mutants))
+    chosen = data.draw(st.lists(st.sampled_from(mutants), unique=True)) if mutants else []
+    code = compiled(text, *chosen)
     inputs = INPUTS[::5]
-    assert behaviour(compiled(text, m), inputs) == behaviour(plain(m.apply(text)), inputs), m
+    assert behaviour(code, inputs) == behaviour(plain(text), inputs)
+    for i, m in enumerate(chosen):
+        assert behaviour(code, inputs, f"t{i}") == behaviour(plain(m.apply(text)), inputs), m
 
 
 @pytest.mark.parametrize("path", sorted(p for p in SRC.glob("*.py") if p.stat().st_size < 40_000))
@@ -358,7 +392,7 @@ def test_mutants_of_a_real_module_are_sites_that_compile(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     mutants = review.candidates(changed(text))
     # A sample, one in 25: each site is checked on its top-level statement alone.
-    missing = [m for m in mutants[::25] if review.site(text, m) is None]
+    missing = [m for m in mutants[::25] if review.site(text, m, SWITCH, "t") is None]
     assert missing == [], path
 
 
@@ -385,7 +419,7 @@ def test_null_mutants_go_only_where_a_site_can_hold_them() -> None:
     index = review.node_index(executed, [f])
     rng = review_phase.secrets.SystemRandom()
     spans = review_phase._null_spans(rng, [f], index, {"t.py::test_g": None}, 10)  # type: ignore[dict-item]
-    assert spans and all(review.site(MATCH, review.null_of(m, MATCH)) for m, _ in spans)
+    assert spans and all(m.what != "1 -> 2" for m, _ in spans)
     assert all(runners == ("t.py::test_g",) for _, runners in spans)
 
 

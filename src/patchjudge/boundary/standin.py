@@ -207,8 +207,8 @@ class Worker:
         # a handle of it that a judge module kept from import refuses, and says so (STALE).
         self.retired = False
         self.environ: Changes = ()  # the property's changes to os.environ last sent (ENVIRON)
-        # The review's mutant this worker compiles in its file's place (review_phase, issue 20).
-        self.mutant: protocol.Site | None = None
+        # The review's schemata this worker compiles in their files' place (review_phase).
+        self.schemata: tuple[protocol.Schema, ...] | None = None
 
     # --- lifetime ---
     def start(self) -> None:
@@ -242,7 +242,7 @@ class Worker:
              os.pathsep.join(self.spec.coverage), "base" if self.spec.base else ""],
             secrets.token_bytes(16),
             compiled=same_interpreter(self.spec.python),
-            mutant=self.mutant,
+            schemata=self.schemata,
         )  # fmt: skip
         home = Path(self.spec.home)
         (home / "tmp").mkdir(parents=True, exist_ok=True)
@@ -1474,8 +1474,8 @@ for word in conf["forget"]:
 wire = load("wire", "w", False)
 protocol = load("protocol", "p", True)
 worker = load("worker", "k", True)
-# The review's mutant, if this worker runs one: main() takes it out of the list.
-argv, token, handed = conf["argv"], fresh("token"), [conf.get("mutant")]
+# The review's schemata, if this worker runs a mutant: main() takes them out of the list.
+argv, token, handed = conf["argv"], fresh("token"), [conf.get("schemata")]
 del conf, salt, word, program
 globals().pop("name", None)
 globals().pop("importlib", None)
@@ -1562,19 +1562,19 @@ def worker_program(
     argv: list[str],
     salt: bytes,
     compiled: bool = False,
-    mutant: protocol.Site | None = None,
+    schemata: tuple[protocol.Schema, ...] | None = None,
 ) -> tuple[bytes, bytes]:
     """The loader, and what it reads from stdin: the program and arguments (marshal).
 
     `compiled`: the worker runs the judge's interpreter, so it gets the
     modules' code compiled once here (compiled_program), else their sources.
-    `mutant`: the review's mutant this worker runs, compiled there in its
-    file's place (worker._mutant_code); None in every other worker.
+    `schemata`: the review's mutant schemata, compiled there in their files'
+    place (worker._schema_code); None in every worker but a mutant's.
     """
     conf: dict[str, Any] = {
         "salt": salt,
         "argv": ["", "", *argv],
-        "mutant": mutant,
+        "schemata": schemata,
         # Names the judge's own install leaves in every interpreter of its venv (an editable
         # install's finder): gone before the code runs, so it cannot ask for them.
         "forget": [__name__.partition(".")[0]],

@@ -1789,7 +1789,7 @@ def _install_loader(probes: Probes | None, mutants: dict[str, Any]) -> None:
     """A finder before every other: the probed files and the mutant's compile as given.
 
     `mutants`: real path -> the code the worker compiled from the judge's text
-    (_mutant_code); the file's bytes are read as any import reads them, and not
+    (_schema_code); the file's bytes are read as any import reads them, and not
     compiled. Installed in every worker that measures or runs a mutant, so the
     main pass's and a mutant's imports look alike (their loader, meta_path).
     """
@@ -1830,21 +1830,24 @@ def _install_loader(probes: Probes | None, mutants: dict[str, Any]) -> None:
     sys.meta_path.insert(0, Finder())
 
 
-def _mutant_code(site: Any, tree: str) -> dict[str, Any]:
-    """The judge's mutant compiled for the file it replaces: real path -> code (issue 20).
+def _schema_code(schemata: Any, tree: str) -> dict[str, Any]:
+    """The review's schemata compiled for the files they stand in for: real path -> code.
 
     The file on disk stays the original, so what the code reads of itself
-    (open, linecache, inspect, a hash) is what was written. The text is
-    dropped here: only the code object is kept. A site this interpreter
-    cannot compile runs as the original (the mutant survives: the safe side).
+    (open, linecache, inspect, a hash) is what was written. The texts are
+    dropped here: only the code objects are kept. A schema this interpreter
+    cannot compile runs as the original (its mutants survive: the safe side).
     """
-    path = os.path.realpath(os.path.join(tree, site[0]))
-    try:
-        code = compile(protocol.mutant_tree(site), path, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
-        sys.stderr.write(f"patchjudge worker: the mutant of {site[0]} does not compile: {exc}\n")
-        return {}
-    return {path: code}
+    compiled: dict[str, Any] = {}
+    for schema in schemata:
+        path = os.path.realpath(os.path.join(tree, schema[0]))
+        try:
+            compiled[path] = compile(protocol.schema_tree(schema), path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
+            sys.stderr.write(
+                f"patchjudge worker: the schema of {schema[0]} does not compile: {exc}\n"
+            )
+    return compiled
 
 
 def _safe_str(exc: BaseException) -> str:
@@ -2134,9 +2137,9 @@ def main(
     if why:  # never silently weaker: coverage.py's tracer measures this run instead
         sys.stderr.write(f"patchjudge worker: coverage.py measures this run: {why}\n")
         probes = None
-    # The review's mutant, from the start's stdin (`handed`, emptied here): compiled now and
-    # its text dropped, so no object the code can reach holds it (red team, session 17).
-    mutants = _mutant_code(handed.pop(), tree) if handed and handed[-1] is not None else {}
+    # The review's schemata, from the start's stdin (`handed`, emptied here): compiled now and
+    # their texts dropped, so no object the code can reach holds them (red team, session 17).
+    mutants = _schema_code(handed.pop(), tree) if handed and handed[-1] is not None else {}
     if handed:
         handed.clear()
     if probes is not None or mutants:
