@@ -23,9 +23,10 @@ import tokenize
 import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from patchjudge import oracle, parsed, testrun
+from patchjudge.boundary import protocol
 from patchjudge.boundary.protocol import ARITHMETIC, VIEW_CLAIM, dunder_name
 from patchjudge.verdict import OPERAND_BLIND
 
@@ -832,6 +833,11 @@ class _Offsets:
         prefix = self.text[start:end].encode("utf-8")[:col].decode("utf-8", "ignore")
         return start + len(prefix)
 
+    def position(self, offset: int) -> tuple[int, int]:
+        """The inverse: an offset's (line, UTF-8 byte column), as ast gives them."""
+        line = bisect.bisect_right(self.starts, offset)
+        return line, len(self.text[self.starts[line - 1] : offset].encode("utf-8"))
+
 
 def _skipped(tree: ast.Module) -> set[int]:
     """ids of nodes no mutant touches: docstrings, f-string parts, annotations."""
@@ -1269,15 +1275,6 @@ def _kind(m: Mutant) -> str:
     return "stmt" if operator in _STATEMENT_OPERATORS else "expr"
 
 
-def _branch(m: Mutant, node: ast.AST) -> ast.AST | list[ast.stmt]:
-    """What a site runs when m's token is the switch."""
-    if is_null(m):
-        return _respelled(node)
-    if m.operator in _STATEMENT_OPERATORS:
-        return ast.parse(m.replacement).body
-    return ast.parse(m.replacement, mode="eval").body
-
-
 def respellable(m: Mutant, text: str) -> bool:
     """Whether a null mutant on m's span is spelled differently from the original (`b > a`)."""
     try:
@@ -1313,95 +1310,61 @@ def _respelled(node: ast.AST) -> ast.AST | list[ast.stmt]:
     return [copied] if isinstance(copied, ast.stmt) else copied
 
 
-def schema(text: str, sites: Sequence[Mutant], switch: str, tokens: Sequence[str]) -> str | None:
-    """The file with every site compiled in once, each behind `switch == token` (issue 20).
+def site(text: str, m: Mutant, switch: str, token: str) -> protocol.Site | None:
+    """m as a site of its file's schema, behind `switch == token` (protocol.schema_tree).
 
-    The module reads `switch` from builtins once, at import (the judge sets it
-    in the worker before it imports anything): unset, every site runs the
-    original; set to tokens[k], sites[k] runs instead. One source for every
-    mutant, so a hash of the module tells none apart. None: it cannot be built.
+    The worker compiles the schema from the file's text, handed on its start's
+    stdin; the file on disk stays the original (red team, session 17). A null
+    mutant is respelled where that is the same (`b > a`), else the node's own
+    code. None: no single node holds the edit, no conditional can (a constant
+    in a `match` pattern), or it does not compile.
     """
-    if len(sites) != len(tokens) or not switch.isidentifier() or switch in text:
-        return None
-    try:
-        with _quiet():
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    if not switch.isidentifier() or switch in text:
         return None
     pos = _Offsets(text)
-    spans: dict[tuple[str, int, int], list[tuple[Mutant, str]]] = {}
-    for m, token in zip(sites, tokens, strict=True):
-        spans.setdefault((_kind(m), m.start, m.end), []).append((m, token))
-    placed: list[int] = []
-
-    def test(token: str) -> ast.expr:
-        return ast.Compare(ast.Name(switch, ast.Load()), [ast.Eq()], [ast.Constant(token)])
-
-    class Sites(ast.NodeTransformer):
-        def visit(self, node: ast.AST) -> Any:
-            where = None
-            if isinstance(node, ast.stmt | ast.expr) and node.end_lineno is not None:
-                start = pos(node.lineno, node.col_offset)
-                end = pos(node.end_lineno, node.end_col_offset or 0)
-                where = (start, end)
-            new = self.generic_visit(node)
-            if where is None:
-                return new
-            kind = "stmt" if isinstance(node, ast.stmt) else "expr"
-            here = [
-                (m, t)
-                for m, t in spans.get((kind, *where), [])
-                if kind == "stmt" or is_null(m) or isinstance(node, _EXPRESSION_NODES[m.operator])
-            ]
-            for m, token in reversed(here):
-                branch = _branch(m, new)
-                if isinstance(node, ast.stmt):
-                    body: list[ast.stmt] = (
-                        branch if isinstance(branch, list) else [ast.Expr(cast(ast.expr, branch))]
-                    )
-                    orelse = new if isinstance(new, list) else [cast(ast.stmt, new)]
-                    new = ast.copy_location(ast.If(test(token), body, orelse), node)
-                else:
-                    expr = cast(ast.expr, branch)
-                    new = ast.copy_location(ast.IfExp(test(token), expr, cast(ast.expr, new)), node)
-                placed.append(id(m))
-            return new
-
+    first, col = pos.position(m.start)
+    last, end_col = pos.position(m.end)
+    kind = _kind(m)
+    if is_null(m):
+        name, replacement = "", ""
+        if respellable(m, text):
+            node = ast.parse(f"({text[m.start : m.end]})", mode="eval").body
+            replacement = ast.unparse(_respelled(node))  # type: ignore[arg-type]
+    else:
+        wanted = _EXPRESSION_NODES.get(m.operator, ast.expr)
+        name = "" if kind == "stmt" or wanted is ast.expr else wanted.__name__
+        replacement = m.replacement
+    found: protocol.Site = (kind, name, (first, col, last, end_col), replacement, token)
     try:
-        tree = Sites().visit(tree)
-        at = 0
-        body = tree.body
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-            at = 1
-        while (
-            at < len(body)
-            and isinstance(body[at], ast.ImportFrom)
-            and body[at].module == "__future__"
-        ):
-            at += 1
-        header = f"{switch} = getattr(__import__('builtins'), {switch!r}, None)"
-        body[at:at] = ast.parse(header).body
-        ast.fix_missing_locations(tree)
-        source = ast.unparse(tree)
         with _quiet():
-            compile(source, "<schema>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+            # Checked on the top-level statement that holds it (and the future imports): a
+            # whole module's compile per mutant costs what the worker's own compile does.
+            held = _blanked(text, _top_level_lines(parsed.parse(text), first, last))
+            tree = protocol.schema_tree((m.path, held, switch, (found,)))
+            compile(tree, m.path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
         return None
-    return source if len(placed) == len(sites) else None
+    return found
 
 
-def schemata(
-    text: str, sites: Sequence[Mutant], switch: str, tokens: Sequence[str]
-) -> tuple[str | None, list[int]]:
-    """The schema of the sites that can be compiled in, and the indices of those that cannot.
+def schema(path: str, text: str, switch: str, sites: Sequence[protocol.Site]) -> bool:
+    """Whether the file's schema of these sites compiles as a whole (each did alone)."""
+    try:
+        with _quiet():
+            compile(protocol.schema_tree((path, text, switch, tuple(sites))), path, "exec")
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        return False
+    return True
 
-    A site can fail alone (a constant in a `match` pattern takes no
-    conditional): that one goes without, the others keep their schema.
-    """
-    whole = schema(text, sites, switch, tokens)
-    if whole is not None or not sites:
-        return whole, []
-    bad = [i for i in range(len(sites)) if schema(text, [sites[i]], switch, [tokens[i]]) is None]
-    keep = [i for i in range(len(sites)) if i not in bad]
-    rest = schema(text, [sites[i] for i in keep], switch, [tokens[i] for i in keep])
-    return (rest, bad) if rest is not None else (None, list(range(len(sites))))
+
+def _top_level_lines(tree: ast.Module, first: int, last: int) -> frozenset[int]:
+    """The lines of the module's statement that holds lines first..last, decorators too, and
+    of its `from __future__` imports (they change how the rest compiles)."""
+    lines: set[int] = set()
+    for stmt in tree.body:
+        start = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+        end = stmt.end_lineno or stmt.lineno
+        future = isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
+        if future or (start <= first and last <= end):
+            lines.update(range(start, end + 1))
+    return frozenset(lines)

@@ -8,11 +8,13 @@ and home of its own, their events under pytest_plugin.SECOND (`_differential`).
 Loaded with `-p patchjudge.review_phase` next to `patchjudge.boundary.standin` when
 the gate writes a plan to $PATCHJUDGE_REVIEW. After every property ran, the
 chosen mutants (review.choose on what the main pass executed) are compiled
-into their files once, as schemata (review.schema), each behind a switch
-the judge sets in a fresh worker before it imports anything; the property
-files are collected again against that worker and only the node ids that
-ran the mutant's line are run, without shrink or explain: only killed or
-survived is read. Null mutants (sites that change nothing) run among them
+into each changed file's schema (review.site, protocol.schema_tree: each
+behind a switch the judge sets in a fresh worker before it imports anything),
+which every mutant's worker compiles from the text the judge hands it at its
+start: the file on disk stays the original.
+The property files are collected again against that worker and only the
+node ids that ran the mutant's line are run, without shrink or explain: only
+killed or survived is read. Null mutants (sites that change nothing) run among them
 in a secret order: a patch that fails its properties whenever it is being
 mutated kills one, and the gate voids the kills. Each fate goes to the
 gate's channel as a `mutant` event.
@@ -24,6 +26,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import sys
 import threading
@@ -325,7 +328,7 @@ def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any])
     every = tasks + nulls
     switch = _name(rng, texts.values())
     tokens = _tokens(rng, len(every))
-    legacy = _write_schemata(Path(state.spec.tree), every, tokens, switch, texts)
+    schemata, legacy = _schemata(every, tokens, switch, texts)
     order = [i for i in range(len(every)) if i not in legacy]
     rng.shuffle(order)
     _without_shrinking()
@@ -334,7 +337,15 @@ def _phase(session: pytest.Session, state: standin._State, plan: dict[str, Any])
     for n, i in enumerate(order):
         m, runners = every[i]
         fates[i] = _fate(
-            session, state, items, runners, switch=switch, token=tokens[i], deadline=deadline, n=n
+            session,
+            state,
+            items,
+            runners,
+            schemata=schemata,
+            switch=switch,
+            token=tokens[i],
+            deadline=deadline,
+            n=n,
         )
     for i, (m, _) in enumerate(every):
         if review.is_null(m):
@@ -367,14 +378,14 @@ def _null_spans(
     rest = [t for t in found if t not in respelled]
     rng.shuffle(respelled)
     rng.shuffle(rest)
-    # Only spans a site can hold (not a constant in a `match` pattern): a null mutant run the
-    # per-mutant way would void an honest patch's kills for want of a run.
+    # Only spans a site can hold: a null mutant run the per-mutant way would void an honest
+    # patch's kills for want of a run.
     spans: list[tuple[review.Mutant, tuple[str, ...]]] = []
     for m, runners in respelled + rest:
         if len(spans) == count:
             break
         text = texts[m.path]
-        if review.schema(text, [review.null_of(m, text)], _name(rng, [text]), ["0"]) is not None:
+        if review.site(text, review.null_of(m, text), _name(rng, [text]), "0") is not None:
             spans.append((m, runners))
     return spans
 
@@ -392,11 +403,33 @@ def _without_shrinking() -> None:
 
 
 def _name(rng: secrets.SystemRandom, texts: Any) -> str:
-    """A switch name no changed file spells (review.schema refuses one that does)."""
+    """A switch name no changed file spells (review.site refuses one that does)."""
     while True:
         name = "_" + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8))
         if not any(name in t for t in texts):
             return name
+
+
+def _schemata(
+    every: Sequence[tuple[review.Mutant, tuple[str, ...]]],
+    tokens: Sequence[str],
+    switch: str,
+    texts: dict[str, str],
+) -> tuple[tuple[protocol.Schema, ...], set[int]]:
+    """Each changed file's schema as every mutant's worker compiles it, and the mutants
+    none can hold (run the per-mutant way: `legacy`)."""
+    schemata: list[protocol.Schema] = []
+    legacy: set[int] = set()
+    for path in sorted({m.path for m, _ in every}):
+        mine = [i for i, (m, _) in enumerate(every) if m.path == path]
+        sites = {i: review.site(texts[path], every[i][0], switch, tokens[i]) for i in mine}
+        legacy |= {i for i, s in sites.items() if s is None}
+        held = [s for s in sites.values() if s is not None]
+        if not review.schema(path, texts[path], switch, held):
+            legacy |= set(mine)
+        elif held:
+            schemata.append((path, texts[path], switch, tuple(held)))
+    return tuple(schemata), legacy
 
 
 def _tokens(rng: secrets.SystemRandom, count: int) -> list[str]:
@@ -406,36 +439,13 @@ def _tokens(rng: secrets.SystemRandom, count: int) -> list[str]:
     return rng.sample(sorted(found), count)
 
 
-def _write_schemata(
-    tree: Path,
-    every: Sequence[tuple[review.Mutant, tuple[str, ...]]],
-    tokens: Sequence[str],
-    switch: str,
-    texts: dict[str, str],
-) -> set[int]:
-    """Each changed file's schema into the worker's tree; the sites none could hold."""
-    legacy: set[int] = set()
-    for path in sorted({m.path for m, _ in every}):
-        mine = [i for i, (m, _) in enumerate(every) if m.path == path]
-        source, bad = review.schemata(
-            texts[path], [every[i][0] for i in mine], switch, [tokens[i] for i in mine]
-        )
-        legacy |= {mine[b] for b in bad}
-        target = tree / path
-        if source is None or not target.resolve().is_relative_to(tree.resolve()):
-            legacy |= set(mine)
-            continue
-        target.unlink()
-        target.write_text(source, encoding="utf-8")
-    return legacy
-
-
 def _fate(
     session: pytest.Session,
     state: standin._State,
     items: dict[str, pytest.Item],
     runners: Sequence[str],
     *,
+    schemata: tuple[protocol.Schema, ...],
     switch: str,
     token: str,
     deadline: float,
@@ -448,7 +458,16 @@ def _fate(
     try:
         for _, nodeids in sorted(by_module.items()):
             first = items[nodeids[0]]
-            if _killed(state, first, nodeids, switch=switch, token=token, deadline=deadline, n=n):
+            if _killed(
+                state,
+                first,
+                nodeids,
+                schemata=schemata,
+                switch=switch,
+                token=token,
+                deadline=deadline,
+                n=n,
+            ):
                 return "killed" if time.monotonic() < deadline else "not_tried"
     except _CutOff:
         return "not_tried"
@@ -460,6 +479,7 @@ def _killed(
     first: pytest.Item,
     nodeids: Sequence[str],
     *,
+    schemata: tuple[protocol.Schema, ...],
     switch: str,
     token: str,
     deadline: float,
@@ -471,12 +491,14 @@ def _killed(
     key = f"{first.path}#{token}"
     state.switch(key)
     worker = state.dedicate(key)
+    _emptied(Path(state.spec.home))
     worker.spec = state.spec._replace(
-        home=str(Path(state.spec.home) / secrets.token_hex(4)),  # no fixed name (issue 18)
+        home=str(Path(state.spec.home) / secrets.token_hex(4)),  # as the run's (issue 18)
         coverage=(),
         # A mutant that loops is cut off by the budget, as the per-mutant runs were.
         call_timeout_s=min(state.spec.call_timeout_s, max(left, 0.1)),
     )
+    worker.schemata = schemata  # cross on the start's stdin: no file of the tree is written
     module = first.getparent(pytest.Module)
     if module is None:  # not a module's test (a doctest file): nothing to collect again
         raise _CutOff
@@ -513,6 +535,21 @@ def _killed(
             sys.modules.pop(name, None)
             if saved is not None:
                 sys.modules[name] = saved
+
+
+def _emptied(home: Path) -> None:
+    """The folder the workers' homes are made in, emptied for the next mutant's worker.
+
+    The run's worker had its home made in it, alone (standin: `spec.home/<hex>`);
+    a mutant's home beside the run's and the earlier mutants' told it apart by
+    its parent's listing (red team, session 17). Every earlier worker has
+    exited; a link the code left is removed, not followed.
+    """
+    for entry in list(home.iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
 
 
 @contextlib.contextmanager

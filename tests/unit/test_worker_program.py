@@ -28,7 +28,7 @@ STAND_INS = {
     "protocol": "WHO = 'protocol'\n",
     "worker": (
         "import os\n"
-        "def main(argv, wire, token, protocol):\n"
+        "def main(argv, wire, token, protocol, handed):\n"
         "    os.write(1, f'{wire.WHO} {protocol.WHO} {__name__}'.encode())\n"
         "    return 0\n"
     ),

@@ -633,3 +633,133 @@ class Incident(NamedTuple):
     cause: Cause
     worker: str  # the worker's label: the property module it was running for
     detail: str  # the cause's particulars: an exit status, what the protocol refused
+
+
+# --- the mutant schema, compiled by its worker (issue 20; red team, session 17) -------------
+
+# One mutant's site as the judge hands it to the worker (the start's stdin, never a file):
+# "stmt" or "expr", the edited node's ast class name ("" for any), its (lineno, col_offset,
+# end_lineno, end_col_offset), the replacement's source ("" for the node's own code: a null
+# mutant that is a copy) and the token that turns it on. Plain tuples: marshal takes no
+# NamedTuple.
+Site = tuple[str, str, tuple[int, int, int, int], str, str]
+# A changed file's schema: its path in the tree, its text at head, the switch's name, its sites.
+Schema = tuple[str, str, str, tuple[Site, ...]]
+
+
+class SiteError(ValueError):
+    """A site names no single node of the text, or its replacement does not parse."""
+
+
+def schema_tree(schema: Schema) -> Any:
+    """Pure: the text's ast with each site behind `switch == token`, every other node where it was.
+
+    The module reads the switch from builtins once, after its docstring and
+    future imports (the judge sets it in the worker before any import): unset,
+    every site runs the original. Every worker of a run compiles the same
+    schema, so the code's bytecode tells no mutant apart; the file on disk is
+    the original. New nodes take their site's position: a code object's lines,
+    a traceback's and what `inspect.getsource` shows name the file's own lines.
+    Sites nested in others go first; sites on one node stack.
+    """
+    import ast  # here: the worker's program imports nothing more at its start
+    import copy
+
+    _, text, switch, sites = schema
+    tree: Any = compile(text, "<schema>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    groups: dict[tuple[str, tuple[int, ...]], list[Site]] = {}
+    for site in sites:
+        groups.setdefault((site[0], tuple(site[2])), []).append(site)
+
+    def size(key: tuple[str, tuple[int, ...]]) -> tuple[int, int]:
+        at = key[1]
+        return at[2] - at[0], at[3] - at[1]
+
+    def located(node: Any, at: tuple[int, ...]) -> Any:
+        for part in ast.walk(node):
+            if isinstance(part, (ast.stmt, ast.expr)):
+                for attribute, value in zip(_POSITION, at, strict=True):
+                    setattr(part, attribute, value)
+        return node
+
+    for (kind, at), group in sorted(groups.items(), key=lambda kv: size(kv[0])):
+        names = {site[1] for site in group}
+        parent, field, index, node = _find(tree, kind, names.pop() if len(names) == 1 else "", at)
+        new: Any = [node] if kind == "stmt" else node
+        for _, _, _, replacement, token in group:
+            test = located(
+                ast.Compare(ast.Name(switch, ast.Load()), [ast.Eq()], [ast.Constant(token)]), at
+            )
+            if not replacement:
+                branch: Any = copy.deepcopy(node)
+            else:
+                try:
+                    parsed = ast.parse(replacement, mode="exec" if kind == "stmt" else "eval")
+                except SyntaxError as exc:
+                    raise SiteError(f"the replacement does not parse: {exc}") from None
+                branch = located(parsed, at).body
+            # Only the new node itself is placed: the original's nodes under it keep theirs.
+            new = (
+                [ast.If(test, branch if type(branch) is list else [branch], new)]
+                if kind == "stmt"
+                else ast.IfExp(test, branch, new)
+            )
+            for attribute, value in zip(_POSITION, at, strict=True):
+                setattr(new[0] if kind == "stmt" else new, attribute, value)
+        if index < 0:
+            setattr(parent, field, new)
+        else:
+            getattr(parent, field)[index : index + 1] = new if kind == "stmt" else [new]
+    body = tree.body
+    first = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        first = 1
+    while (
+        first < len(body)
+        and isinstance(body[first], ast.ImportFrom)
+        and body[first].module == "__future__"
+    ):
+        first += 1
+    header = ast.parse(f"{switch} = getattr(__import__('builtins'), {switch!r}, None)").body
+    line = body[first].lineno if first < len(body) else 1
+    body[first:first] = [located(h, (line, 0, line, 0)) for h in header]
+    return tree
+
+
+def _find(tree: Any, kind: str, name: str, at: tuple[int, ...]) -> tuple[Any, str, int, Any]:
+    """The one node of `kind` (and class `name`) at `at`: its parent, field, index (-1: not
+    in a list) and itself. Only the nodes whose lines hold the site are walked."""
+    import ast
+
+    want = ast.stmt if kind == "stmt" else ast.expr
+    first, last = at[0], at[2]
+    found: list[tuple[Any, str, int, Any]] = []
+
+    def walk(parent: Any) -> None:
+        for field, value in ast.iter_fields(parent):
+            children = value if type(value) is list else [value]
+            for i, child in enumerate(children):
+                if not isinstance(child, ast.AST):
+                    continue
+                where = tuple(getattr(child, a, None) for a in _POSITION)
+                # A def's or class's lines begin at its decorators, which it holds.
+                lines = [where[0], *(d.lineno for d in getattr(child, "decorator_list", ()))]
+                if where[0] is not None and not (
+                    min(lines) <= first and (where[2] or where[0]) >= last
+                ):
+                    continue  # a positioned node that does not hold the site's lines
+                if (
+                    isinstance(child, want)
+                    and where == tuple(at)
+                    and (not name or type(child).__name__ == name)
+                ):
+                    found.append((parent, field, i if type(value) is list else -1, child))
+                walk(child)
+
+    walk(tree)
+    if len(found) != 1:
+        raise SiteError(f"the site names {len(found)} nodes of the text, not one")
+    return found[0]
+
+
+_POSITION = ("lineno", "col_offset", "end_lineno", "end_col_offset")

@@ -207,6 +207,8 @@ class Worker:
         # a handle of it that a judge module kept from import refuses, and says so (STALE).
         self.retired = False
         self.environ: Changes = ()  # the property's changes to os.environ last sent (ENVIRON)
+        # The review's schemata this worker compiles in their files' place (review_phase).
+        self.schemata: tuple[protocol.Schema, ...] | None = None
 
     # --- lifetime ---
     def start(self) -> None:
@@ -240,6 +242,7 @@ class Worker:
              os.pathsep.join(self.spec.coverage), "base" if self.spec.base else ""],
             secrets.token_bytes(16),
             compiled=same_interpreter(self.spec.python),
+            schemata=self.schemata,
         )  # fmt: skip
         home = Path(self.spec.home)
         (home / "tmp").mkdir(parents=True, exist_ok=True)
@@ -1475,7 +1478,8 @@ for word in conf["forget"]:
 wire = load("wire", "w", False)
 protocol = load("protocol", "p", True)
 worker = load("worker", "k", True)
-argv, token = conf["argv"], fresh("token")
+# The review's schemata, if this worker runs a mutant: main() takes them out of the list.
+argv, token, handed = conf["argv"], fresh("token"), [conf.get("schemata")]
 del conf, salt, word, program
 globals().pop("name", None)
 globals().pop("importlib", None)
@@ -1488,14 +1492,14 @@ found = importlib.util.find_spec("pytest")
 sys.argv = [os.path.join(os.path.dirname(found.origin), "__main__.py") if found else "-m"]
 sys.orig_argv = [sys.orig_argv[0], "-m", "pytest"]
 del found
-raise SystemExit(worker.main(argv, wire, token, protocol))
+raise SystemExit(worker.main(argv, wire, token, protocol, handed))
 """
 # The script shape serves from a thread of its own: another stack, another thread.
 SCRIPT_START = """\
 import threading
 done = []
 thread = threading.Thread(
-    target=lambda: done.append(worker.main(argv, wire, token, protocol))
+    target=lambda: done.append(worker.main(argv, wire, token, protocol, handed))
 )
 thread.start()
 thread.join()
@@ -1558,16 +1562,23 @@ def same_interpreter(python: str) -> bool:
 
 
 def worker_program(
-    here: Path, argv: list[str], salt: bytes, compiled: bool = False
+    here: Path,
+    argv: list[str],
+    salt: bytes,
+    compiled: bool = False,
+    schemata: tuple[protocol.Schema, ...] | None = None,
 ) -> tuple[bytes, bytes]:
     """The loader, and what it reads from stdin: the program and arguments (marshal).
 
     `compiled`: the worker runs the judge's interpreter, so it gets the
     modules' code compiled once here (compiled_program), else their sources.
+    `schemata`: the review's mutant schemata, compiled there in their files'
+    place (worker._schema_code); None in every worker but a mutant's.
     """
     conf: dict[str, Any] = {
         "salt": salt,
         "argv": ["", "", *argv],
+        "schemata": schemata,
         # Names the judge's own install leaves in every interpreter of its venv (an editable
         # install's finder): gone before the code runs, so it cannot ask for them.
         "forget": [__name__.partition(".")[0]],

@@ -1784,39 +1784,70 @@ class Probes:
                     out.setdefault(name, {})[rel] = sorted(lines)
         return out
 
-    def install(self) -> None:
-        probes = self
-        base = importlib.machinery.SourceFileLoader
 
-        class Loader(base):  # type: ignore[misc,valid-type]
-            def get_code(self, fullname: str) -> Any:
-                path = self.get_filename(fullname)
-                code = probes.code(path, self.get_data(path))
-                return code if code is not None else super().get_code(fullname)
+def _install_loader(probes: Probes | None, mutants: dict[str, Any]) -> None:
+    """A finder before every other: the probed files and the mutant's compile as given.
 
-        # Named as the loader it stands in for; no bytecode cache is read or written.
-        Loader.__name__ = Loader.__qualname__ = base.__name__
-        Loader.__module__ = base.__module__
+    `mutants`: real path -> the code the worker compiled from the judge's text
+    (_schema_code); the file's bytes are read as any import reads them, and not
+    compiled. Installed in every worker that measures or runs a mutant, so the
+    main pass's and a mutant's imports look alike (their loader, meta_path).
+    """
+    claimed = set(probes.hits if probes is not None else ()) | set(mutants)
+    base = importlib.machinery.SourceFileLoader
 
-        class Finder:
-            def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-                for finder in sys.meta_path:
-                    find = getattr(finder, "find_spec", None)
-                    if finder is self or find is None:
-                        continue
-                    spec = find(fullname, path, target)
-                    if spec is not None:
-                        break
-                else:
-                    return None
-                origin = spec.origin
-                if type(spec.loader) is base and origin and os.path.realpath(origin) in probes.hits:
-                    spec.loader = Loader(spec.loader.name, spec.loader.path)
-                return spec
+    class Loader(base):  # type: ignore[misc,valid-type]
+        def get_code(self, fullname: str) -> Any:
+            path = self.get_filename(fullname)
+            data = self.get_data(path)
+            code = mutants.get(os.path.realpath(path))
+            if code is None and probes is not None:
+                code = probes.code(path, data)
+            return code if code is not None else super().get_code(fullname)
 
-        Finder.__name__ = Finder.__qualname__ = "PathFinder"
-        Finder.__module__ = base.__module__
-        sys.meta_path.insert(0, Finder())
+    # Named as the loader it stands in for; no bytecode cache is read or written.
+    Loader.__name__ = Loader.__qualname__ = base.__name__
+    Loader.__module__ = base.__module__
+
+    class Finder:
+        def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(fullname, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            origin = spec.origin
+            if type(spec.loader) is base and origin and os.path.realpath(origin) in claimed:
+                spec.loader = Loader(spec.loader.name, spec.loader.path)
+            return spec
+
+    Finder.__name__ = Finder.__qualname__ = "PathFinder"
+    Finder.__module__ = base.__module__
+    sys.meta_path.insert(0, Finder())
+
+
+def _schema_code(schemata: Any, tree: str) -> dict[str, Any]:
+    """The review's schemata compiled for the files they stand in for: real path -> code.
+
+    The file on disk stays the original, so what the code reads of itself
+    (open, linecache, inspect, a hash) is what was written. The texts are
+    dropped here: only the code objects are kept. A schema this interpreter
+    cannot compile runs as the original (its mutants survive: the safe side).
+    """
+    compiled: dict[str, Any] = {}
+    for schema in schemata:
+        path = os.path.realpath(os.path.join(tree, schema[0]))
+        try:
+            compiled[path] = compile(protocol.schema_tree(schema), path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
+            sys.stderr.write(
+                f"patchjudge worker: the schema of {schema[0]} does not compile: {exc}\n"
+            )
+    return compiled
 
 
 def _safe_str(exc: BaseException) -> str:
@@ -2074,7 +2105,13 @@ def _load(path: str, name: str) -> Any:
     return module
 
 
-def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = None) -> int:
+def main(
+    argv: list[str],
+    loaded: Any = None,
+    token: str = TOKEN,
+    proto: Any = None,
+    handed: list[Any] | None = None,
+) -> int:
     global wire, protocol, TOKEN, _METACLASSES, _BUILTIN_IDS  # noqa: PLW0603  (set once, before any code under test)
     wire_path, fd_in, fd_out, tree, pythonpath, cover = argv[1:7]
     base = argv[7:8] == ["base"]
@@ -2100,8 +2137,13 @@ def main(argv: list[str], loaded: Any = None, token: str = TOKEN, proto: Any = N
     if why:  # never silently weaker: coverage.py's tracer measures this run instead
         sys.stderr.write(f"patchjudge worker: coverage.py measures this run: {why}\n")
         probes = None
-    if probes is not None:
-        probes.install()
+    # The review's schemata, from the start's stdin (`handed`, emptied here): compiled now and
+    # their texts dropped, so no object the code can reach holds them (red team, session 17).
+    mutants = _schema_code(handed.pop(), tree) if handed and handed[-1] is not None else {}
+    if handed:
+        handed.clear()
+    if probes is not None or mutants:
+        _install_loader(probes, mutants)
     elif files:
         # Started before the tree is importable, so its first line is measured too.
         try:
