@@ -195,6 +195,25 @@ def judge_bytecode(package: Path) -> None:
             py_compile.compile(str(source), quiet=2, invalidation_mode=mode)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collection() -> Iterator[object]:
+    """Collection keeps pytest's cache of rewritten test modules (issue 20).
+
+    The line at the top of this file hands PYTHONDONTWRITEBYTECODE to the xdist workers
+    too, so each of them rewrote the asserts of all ~280 test modules on every run
+    (~4 CPU-s a worker here) and kept nothing. On only while collecting: xdist schedules
+    no test before every worker has collected, so no gate runs while this writes, and
+    the judge's own package already has fresh bytecode (judge_bytecode). The caches are
+    `__pycache__` (.gitignore, MANIFEST.in's global-exclude).
+    """
+    was = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = was
+
+
 def long_poles_first(items: list[pytest.Item]) -> list[pytest.Item]:
     """`items` with those marked slow or long first; each group keeps its order (a stable
     sort), so a module whose tests are all marked still runs as one block of its fixtures."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.attack_helpers import attack, fast_ledger
+from tests.attack_helpers import attack, attack_lane, fast_ledger
 
 LIB = """
 REGISTRY = {}
@@ -247,10 +247,15 @@ ATTACKS = {
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_the_attack_is_rejected_by_the_boundary(tmp_path, name) -> None:  # type: ignore[no-untyped-def]
     code, properties, fragments = ATTACKS[name]
-    judged = attack(
-        tmp_path, {"src/calc/__init__.py": code}, base={"src/calc/__init__.py": LIB, **properties}
+    # The properties lane alone (issue 20): its fail is a reject in any gate
+    # (tests/unit/test_verdict.py); the honest look-alikes below are a whole gate.
+    judged = attack_lane(
+        tmp_path,
+        {"src/calc/__init__.py": code},
+        "properties",
+        base={"src/calc/__init__.py": LIB, **properties},
     )
-    assert judged.decision == "reject", judged.explain()
+    assert judged.status == "fail", judged.explain()
     assert judged.says(*fragments), judged.explain()
 
 

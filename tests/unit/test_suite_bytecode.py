@@ -5,6 +5,9 @@ subprocesses read it instead of compiling the judge's modules again."""
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 from types import SimpleNamespace
@@ -108,3 +111,22 @@ def test_only_the_controller_of_a_run_compiles_and_only_this_checkouts_package()
     # An installed patchjudge (a venv's site-packages) is not the suite's to write.
     site = Path(sysconfig.get_paths()["purelib"]) / "patchjudge"
     assert not compiles_here(_config(), site)
+
+
+def test_collection_keeps_pytests_rewritten_test_modules_with_bytecode_writing_off(
+    tmp_path: Path,
+) -> None:
+    # Every xdist worker inherits PYTHONDONTWRITEBYTECODE from tests/conftest.py: without
+    # its collection hook each one rewrote every test module's asserts on every run.
+    (tmp_path / "test_one.py").write_text("def test_one():\n    assert 1\n")
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider",
+         "--collect-only", "-q", "-c", os.devnull, "--rootdir", str(tmp_path),
+         str(tmp_path / "test_one.py")],
+        cwd=root, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    kept = [p.name for p in (tmp_path / "__pycache__").glob("test_one.*.pyc")]
+    assert len(kept) == 1 and "-pytest-" in kept[0], kept
