@@ -52,6 +52,9 @@ MEANING = {
     "properties.call_timeout_s": "out of process, the longest one call into the code under "
     "test may take, in seconds of the worker's time; past it the property fails naming the "
     "worker (`0`: the lane's `timeout_s`)",
+    "properties.data": "globs of the judge's data files (under `eval/` or a properties path, no "
+    "Python source, none of the judge's own files) the code under test may read out of process: "
+    "the base's copy of each is bound read-only at its path in every worker's box",
     "fixtures.roots": "folders whose every file is locked by digest",
     "fixtures.lock": "the fixture lock `patchjudge lock` writes",
     "fixtures.canonical_json": "`*.json` fixtures are hashed in RFC 8785 canonical form, so "
@@ -95,6 +98,7 @@ KIND = {
     "str": "string",
     "strs": "list of strings",
     "globs": "list of globs",
+    "data": "list of globs of data files",
     "path": "path",
     "paths": "list of paths",
     "bool": "boolean",
@@ -112,6 +116,7 @@ BAD = {
     "str": 1,
     "strs": [""],
     "globs": ["!tests/**"],
+    "data": ["eval/properties/*.py"],
     "path": "/etc/passwd",
     "paths": ["../outside"],
     "bool": "yes",
