@@ -388,6 +388,7 @@ def _kinds(source: str, rewrite: bool = False) -> list[tuple[str, str, tuple[str
         ("hd[i] = i", [("store", "hd", ())]),
         ("hd[i] = i * 2 + k", [("store", "hd", ("k",))]),
         ('hd[f"k{i}"] = (i, "x", None)', [("store", "hd", ())]),
+        ("hd[-i] = ~i, not i", [("store", "hd", ())]),
         ('key = "p" + f"{i!r}"\n        hd[key] = -1', [("store", "hd", ())]),
         ("assert hd[i] == i", [("read", "hd", ())]),
         (
@@ -401,6 +402,7 @@ def _kinds(source: str, rewrite: bool = False) -> list[tuple[str, str, tuple[str
         ("hd[i] = i % 3", []),
         ('hd[i] = f"{i:q}"', []),
         ('hd[i] = "a" * i', []),
+        ('hd[i] = -"a"', []),
         ("hd[i] = g(i)", []),
         ("hd[i] = i\n        hd[i + 1] = i", []),
         ("hd[i] = i\n        hd = 0", []),

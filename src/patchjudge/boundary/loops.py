@@ -286,7 +286,8 @@ def _reads(  # noqa: PLR0917  (the loop's reading, handed on)
 
 
 # A counted store's body: the types its values may have, and the operators that cannot
-# raise on them (`+ - *` of ints, `+` of strs; no `/`, `//`, `%`, `**`, `<<`: those can).
+# raise on them (`+ - *`, `-x`, `~x` of ints, `+` of strs, `not`; no `/`, `//`, `%`, `**`,
+# `<<`: those can).
 _STORE_CONSTS = {int: "int", bool: "int", str: "str", type(None): "data"}
 _INT_OPS = frozenset({"+", "-", "*", "+=", "-=", "*="})
 _STR_OPS = frozenset({"+", "+="})
@@ -364,6 +365,11 @@ def _store_loop(
             taken = pop(1)  # a format spec (flag 4) could raise: `f"{i:q}"`
             fine = taken is not None and taken[0] in ("int", "str") and not (x.arg or 0) & 4
             result = "str" if fine else None
+        elif op in ("UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_NOT"):
+            taken = pop(1)
+            if taken is None or None in taken:
+                return {}
+            result = "int" if taken[0] == "int" or op == "UNARY_NOT" else None
         elif op == "BINARY_OP":
             taken = pop(2)
             result = (
