@@ -34,11 +34,14 @@ LOG = []
 class Table:
     \"\"\"A dict-like class of the code's: each store and read logged on the module.\"\"\"
 
-    def __init__(self, bad=None, objects_every=0, stop_at=None, lie=None):
+    def __init__(self, bad=None, objects_every=0, stop_at=None, lie=None, on_set=None):
         self.data, self.bad, self.every, self.stop_at, self.lie = {}, bad, objects_every, stop_at, lie
+        self.on_set = on_set
 
     def __setitem__(self, key, value):
         LOG.append(f"set {key}")
+        if self.on_set is not None:
+            self.on_set(key)
         if key == self.bad:
             raise KeyError(f"bad {key}")
         self.data[key] = value
@@ -76,8 +79,8 @@ def lie(batch):
             batch.f_locals["self"].send(("its", batch.f_locals["ident"], 0))
 
 
-def table(bad=None, objects_every=0, stop_at=None, lie=None):
-    return Table(bad, objects_every, stop_at, lie)
+def table(bad=None, objects_every=0, stop_at=None, lie=None, on_set=None):
+    return Table(bad, objects_every, stop_at, lie, on_set)
 
 
 SHARED = Table(bad=7)
@@ -201,6 +204,24 @@ def test_a_property_fails_at_the_same_example(n):
     t = mylib.table(bad=17)
     for i in range(n):
         t[i] = i
+
+
+def test_zz_a_judge_function_the_stores_call_back():
+    # Last: from here on the worker holds a judge function.
+    seen = []
+    t = mylib.table(on_set=lambda key: seen.append((key, len(mylib.LOG))), bad=290)
+    with pytest.raises(KeyError):
+        for i in range(300):
+            t[i] = -i
+    seen.clear()
+    for i in range(290):
+        t[i] = ~i
+    assert [t[i] for i in range(3)] == [-1, -2, -3]
+    for i in range(0, 290, 1):
+        assert t[i] == ~i
+    # Where each callback came in the library's log, from the first: one set each.
+    at = [(key, n - seen[0][1]) for key, n in seen]
+    record("callbacks", [at[:3], at[-1], len(at), i])
 """
 
 # The judge's own counter, read by the property: round trips by kind.
@@ -266,16 +287,21 @@ def test_stores_elsewhere_go_one_at_a_time():
     assert diff(before, worker.requests) == {"setitem": 12, "getattr": 3, "call": 3}
 
 
-def test_a_worker_with_a_judge_function_stores_and_reads_one_at_a_time():
+def test_a_worker_with_a_judge_function_batches_what_it_cannot_change():
     worker = standin._state.current()
     t = mylib.table()
     mylib.note(lambda: None)  # the worker now holds a judge function: a store could call it
+    expected = [0, 1, 2]
     before = dict(worker.requests)
     for i in range(3):
         t[i] = i
+    for i in range(len(expected)):
+        t[i] = i  # len() of a list the function could change: one at a time
     for i in range(3):
         assert t[i] == i
-    assert diff(before, worker.requests) == {"setitem": 3, "getitem": 3}
+    for i in range(3):
+        assert t[i] == expected[i]  # a list the function could change: one at a time
+    assert diff(before, worker.requests) == {"seq": 1, "setitem": 3, "getitems": 1, "getitem": 3}
 """
 
 LIAR = """
@@ -306,6 +332,7 @@ def test_counted_stores_and_reads_observe_and_fail_as_bare(tmp_path: Path) -> No
         "test_a_call_between_reads_keeps_them_one_at_a_time": "PASSED",
         "test_a_failing_read_loop_fails_at_its_item": "FAILED",
         "test_a_property_fails_at_the_same_example": "FAILED",
+        "test_zz_a_judge_function_the_stores_call_back": "PASSED",
     }
     for proc in (bare, oop):
         assert outcomes(proc) == expected, proc.stdout[-6000:] + proc.stderr[-3000:]
@@ -329,6 +356,7 @@ def test_counted_stores_and_reads_observe_and_fail_as_bare(tmp_path: Path) -> No
         *(f"get {i}" for i in range(6, 9)),
         "eq 8 after get 8",
     ]
+    assert want["callbacks"] == [[[0, 0], [1, 1], [2, 2]], [289, 289], 290, 289]
     assert want["interleaved"] == [f"{w} {i}" for i in range(4) for w in ("get", "note")]
     assert _errors(oop) == _errors(bare)
     assert _errors(bare)["test_a_store_that_raises_fails_at_its_item"] == "KeyError: 'bad 7'"
@@ -348,7 +376,7 @@ def test_counted_stores_and_reads_are_batches_and_the_rest_one_at_a_time(
         "test_a_read_loop_is_getitems_of_256": "PASSED",
         "test_objects_end_a_batch_of_reads": "PASSED",
         "test_stores_elsewhere_go_one_at_a_time": "PASSED",
-        "test_a_worker_with_a_judge_function_stores_and_reads_one_at_a_time": "PASSED",
+        "test_a_worker_with_a_judge_function_batches_what_it_cannot_change": "PASSED",
         "test_more_reads_than_asked": "FAILED",
     }, proc.stdout[-6000:] + proc.stderr[-3000:]
     assert "broke the protocol: a batch larger than asked" in proc.stdout
@@ -445,3 +473,25 @@ def test_a_next_loop_reads_its_subscripts_as_data_as_before() -> None:
     code = _code("def f(t, n, xs):\n    for i in range(n):\n        assert next(t) == xs[i]\n")
     (site,) = {id(s): s for s in loops.counted_sites(code).values()}.values()
     assert type(site) is loops.CountedNext and site.reads == ("xs",) and site.fails
+
+
+@pytest.mark.parametrize(
+    ("source", "sealed"),
+    [
+        ("def f(hd, n):\n    for i in range(n):\n        hd[i] = i\n", True),
+        ("def f(hd, n):\n    for i in range(n):\n        assert hd[i] == i\n", True),
+        ("def f(hd, xs):\n    for i in range(len(xs)):\n        hd[i] = i\n", False),
+        ("def f(n):\n    for i in range(n):\n        HD[i] = i\n", False),
+        (
+            "def f(hd, n, k):\n    def g():\n        return k\n    for i in range(n):\n"
+            "        hd[i] = k\n",
+            False,
+        ),
+        ("def f(n, xs):\n    for i in range(n):\n        assert HD[i] == xs[i]\n", False),
+    ],
+)
+def test_a_loop_a_judge_function_could_change_is_not_sealed(source: str, sealed: bool) -> None:
+    """While the worker holds a judge function, only a sealed loop is batched (standin)."""
+    sites = {id(s): s for s in loops.counted_sites(_code(source)).values()}
+    flags = {s.sealed for s in sites.values() if type(s) is not loops.CountedNext}
+    assert flags == {sealed}

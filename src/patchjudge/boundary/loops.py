@@ -92,6 +92,9 @@ class CountedRead:
     others: tuple[Load, ...]  # the other names the body subscripts by the index (data too)
     fails: bool  # the body can raise (an assert, an operator) before the count is reached
     guarded: bool
+    # Nothing the loop reads can be rebound from outside the frame: the handle and every
+    # name are its fast locals (no cell, no global) and the header takes no len().
+    sealed: bool
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,7 @@ class CountedStore:
     index: str
     ints: tuple[str, ...]  # locals the body reads before it stores them: ints at run time
     guarded: bool
+    sealed: bool  # as CountedRead's
 
 
 Site = CountedNext | CountedRead | CountedStore
@@ -196,6 +200,7 @@ def _loop(
     # `name[index]`: a read a batch may fetch ahead, when it is the loop's only one of a handle.
     subscripts: list[tuple[tuple[int, int], Load]] = []
     fails = False
+    cells = any(x.opname == "LOAD_DEREF" for x in ins[head + 2 : end - 1])
     i = head + 2
     while i < end - 1:
         x = ins[i]
@@ -237,7 +242,8 @@ def _loop(
     if not calls:
         if comprehension:
             return {}
-        return _reads(subscripts, stored, header, arguments, index, reads, fails, guarded)
+        sealed = not cells and ("len",) not in header
+        return _reads(subscripts, stored, header, arguments, index, reads, fails, guarded, sealed)
     for _, (kind, subscripted) in subscripts:
         # Read as it was before reads were counted: a local checked as data, which can raise.
         if kind == "global":
@@ -269,6 +275,7 @@ def _reads(  # noqa: PLR0917  (the loop's reading, handed on)
     reads: list[str],
     fails: bool,
     guarded: bool,
+    sealed: bool,
 ) -> dict[int, Site]:
     """Each `name[index]` of a loop with no `next` call, as a CountedRead: the others it
     makes are checked as data at run time, so at most one of them reads a handle."""
@@ -280,6 +287,7 @@ def _reads(  # noqa: PLR0917  (the loop's reading, handed on)
         site = CountedRead(
             target=target, header=header, arguments=arguments, index=index,
             reads=tuple(reads), others=others, fails=fails, guarded=guarded,
+            sealed=sealed and all(kind == "fast" for kind, _ in (target, *others)),
         )  # fmt: skip
         found.update(dict.fromkeys(offsets, site))
     return found
@@ -400,9 +408,11 @@ def _store_loop(
         return {}  # rebound, or read as an int: not the same handle each time round
     start, stop = ins[head].offset, ins[end].offset
     guarded = any(s < stop and start < e for s, e in entries)
+    cells = any(x.opname == "LOAD_DEREF" for x in ins[head + 2 : end - 1])
+    sealed = target[0] == "fast" and not cells and ("len",) not in header
     store = CountedStore(
         target=target, header=header, arguments=arguments, index=index, ints=tuple(ints),
-        guarded=guarded,
+        guarded=guarded, sealed=sealed,
     )  # fmt: skip
     return dict.fromkeys(offsets, store)
 
@@ -606,23 +616,28 @@ def _span(site: Site, frame: types.FrameType, values: dict[str, Any]) -> tuple[r
     return span, span.index(at)
 
 
-def read_keys(site: CountedRead, frame: types.FrameType, handle: object, most: int) -> range:
+def read_keys(
+    site: CountedRead, frame: types.FrameType, handle: object, most: int, frozen: bool = False
+) -> range:
     """The keys the loop at `frame` reads `handle` at from this read on, at most `most`,
     when nothing between two of them can observe the code; else an empty range.
 
     The frame's values decide: `range` is the builtin, the name read is `handle`, and
     every local the body reads before storing it and every other name it subscripts
     by the index is data (nothing in the body can then run the judge's Python or ask
-    the worker). The items a batch brings are data too (protocol.plain): the worker
+    the worker); with `frozen`, data nothing can change in place (scalars, tuples and
+    frozensets of them): a judge function a read calls back cannot change what the
+    body compares. The items a batch brings are data too (protocol.plain): the worker
     ends the batch after any other.
     """
     values = frame.f_locals
     if resolve(frame, values, site.target) is not handle:
         return range(0)
     budget = [_BUDGET]
-    if not all(inert(values.get(name, _MISSING), budget) for name in site.reads):
+    check = immutable if frozen else inert
+    if not all(check(values.get(name, _MISSING), budget) for name in site.reads):
         return range(0)
-    if not all(inert(resolve(frame, values, other), budget) for other in site.others):
+    if not all(check(resolve(frame, values, other), budget) for other in site.others):
         return range(0)
     found = _span(site, frame, values)
     if found is None:
@@ -665,6 +680,17 @@ def inert(value: Any, budget: list[int], depth: int = 0) -> bool:
         return all(inert(k, budget, depth + 1) and inert(v, budget, depth + 1)
                    for k, v in value.items())  # fmt: skip
     return False
+
+
+def immutable(value: Any, budget: list[int], depth: int = 0) -> bool:
+    """Data nothing can change in place: the builtin scalars, tuples and frozensets of them."""
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 16:
+        return False
+    kind = type(value)
+    if kind in _DATA:
+        return True
+    return kind in (tuple, frozenset) and all(immutable(v, budget, depth + 1) for v in value)
 
 
 def _judge_iterator(value: Any, budget: list[int]) -> bool:

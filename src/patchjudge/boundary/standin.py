@@ -1407,16 +1407,19 @@ class Worker:
     ) -> range:
         """The keys `caller`'s loop reads `handle` at from this read on (loops.read_keys,
         `site` the read's), on the terms `counted` sets for a counted loop's `next`; empty
-        when not known."""
-        if self.judge_code or self.links or self.failure is not None or type(key) is not int:
+        when not known. While the worker holds a judge function or object (a read could
+        call it back), only a sealed loop (loops.CountedRead) whose other reads are data
+        nothing can change in place: the function can then change nothing the loop reads
+        between two reads, as nothing in the loop can run between them."""
+        if self.links or self.failure is not None or type(key) is not int:
             return range(0)
-        if type(site) is not loops.CountedRead:
+        if type(site) is not loops.CountedRead or (self.judge_code and not site.sealed):
             return range(0)
         if site.fails and (
             _state is None or caller.f_code is not _state.test_code or site.guarded or _state.xfail
         ):
             return range(0)
-        keys = loops.read_keys(site, caller, handle, BATCH_ITEMS)
+        keys = loops.read_keys(site, caller, handle, BATCH_ITEMS, frozen=self.judge_code)
         return keys if keys and keys[0] == key else range(0)
 
     def keep_store(self, frame: types.FrameType, handle: HandleBase, key: Any, value: Any) -> bool:
@@ -1425,8 +1428,11 @@ class Worker:
         Only a counted store (loops.CountedStore: the loop's body computes its key
         and value from ints and constants, nothing in it can raise or ask the
         worker) in the test function's own frame, outside any `try` or `with`,
-        with data as key and value, to a worker that holds no judge function and
-        no linked container (as `counted` asks). The store of the loop's last
+        with data as key and value, to a worker that holds no linked container
+        (as `counted` asks); while it holds a judge function or object (a store
+        could call it back: later than bare, between the same stores) only in a
+        sealed loop (loops.CountedStore: nothing it reads can be rebound from
+        outside the frame, so the stores are those bare makes). The store of the loop's last
         time round sends them, so none outlives the loop; so does the 256th
         kept, and any other request of this thread first (_request), and the
         test's end (_settled). The worker stops at the first store that raises,
@@ -1439,7 +1445,6 @@ class Worker:
             or frame.f_code is not state.test_code
             or self.proc is None
             or self.failure is not None
-            or self.judge_code
             or self.links
             or (self.pending and self.pending_frame is not frame)
             or (state.deferring is not None and state.deferring is not self)
@@ -1448,6 +1453,8 @@ class Worker:
         site = loops.cached(frame.f_code).get(frame.f_lasti)
         if type(site) is not loops.CountedStore or site.guarded:
             return False
+        if self.judge_code and not site.sealed:
+            return False  # a judge function a store calls back could rebind what it reads
         left = loops.stores_left(site, frame)
         if left < 0 or (left == 0 and not self.pending):
             return False
