@@ -36,10 +36,15 @@ class Table:
 
     def __init__(self, bad=None, objects_every=0, stop_at=None, lie=None, on_set=None):
         self.data, self.bad, self.every, self.stop_at, self.lie = {}, bad, objects_every, stop_at, lie
-        self.on_set = on_set
+        self.on_set, self.kept = on_set, None
+
+    def keep(self, xs):
+        self.kept = xs  # a judge list the code keeps: linked (protocol.py, "links")
 
     def __setitem__(self, key, value):
         LOG.append(f"set {key}")
+        if self.kept is not None:
+            self.kept.append(key)
         if self.on_set is not None:
             self.on_set(key)
         if key == self.bad:
@@ -118,6 +123,15 @@ def test_stores_then_reads():
     for i in range(0, n * 2, 1):
         assert t[i] == i * 2, i
     record("stores_reads", [mylib.log()[start:], i])
+
+
+def test_a_kept_list_the_stores_change():
+    t = mylib.table()
+    seen = []
+    t.keep(seen)
+    for i in range(300):
+        t[i] = i
+    record("kept", [len(seen), seen[:3], seen[-1]])
 
 
 def test_keys_and_values_built_from_ints():
@@ -287,6 +301,20 @@ def test_stores_elsewhere_go_one_at_a_time():
     assert diff(before, worker.requests) == {"setitem": 12, "getattr": 3, "call": 3}
 
 
+def test_a_linked_list_keeps_the_batches():
+    worker = standin._state.current()
+    t = mylib.table()
+    seen = []
+    t.keep(seen)
+    before = dict(worker.requests)
+    for i in range(300):
+        t[i] = i
+    assert seen[-1] == 299  # the stores' change to it came back with the SEQ's answer
+    for i in range(300):
+        assert t[i] == i
+    assert diff(before, worker.requests) == {"seq": 2, "getitems": 2}
+
+
 def test_a_worker_with_a_judge_function_batches_what_it_cannot_change():
     worker = standin._state.current()
     t = mylib.table()
@@ -322,6 +350,7 @@ def test_counted_stores_and_reads_observe_and_fail_as_bare(tmp_path: Path) -> No
     oop = run_judge(tmp_path / "oop", OBSERVED, LIBRARY)
     expected = {
         "test_stores_then_reads": "PASSED",
+        "test_a_kept_list_the_stores_change": "PASSED",
         "test_keys_and_values_built_from_ints": "PASSED",
         "test_a_store_that_raises_fails_at_its_item": "FAILED",
         "test_after_the_failed_stores": "PASSED",
@@ -356,6 +385,7 @@ def test_counted_stores_and_reads_observe_and_fail_as_bare(tmp_path: Path) -> No
         *(f"get {i}" for i in range(6, 9)),
         "eq 8 after get 8",
     ]
+    assert want["kept"] == [300, [0, 1, 2], 299]
     assert want["callbacks"] == [[[0, 0], [1, 1], [2, 2]], [289, 289], 290, 289]
     assert want["interleaved"] == [f"{w} {i}" for i in range(4) for w in ("get", "note")]
     assert _errors(oop) == _errors(bare)
@@ -376,6 +406,7 @@ def test_counted_stores_and_reads_are_batches_and_the_rest_one_at_a_time(
         "test_a_read_loop_is_getitems_of_256": "PASSED",
         "test_objects_end_a_batch_of_reads": "PASSED",
         "test_stores_elsewhere_go_one_at_a_time": "PASSED",
+        "test_a_linked_list_keeps_the_batches": "PASSED",
         "test_a_worker_with_a_judge_function_batches_what_it_cannot_change": "PASSED",
         "test_more_reads_than_asked": "FAILED",
     }, proc.stdout[-6000:] + proc.stderr[-3000:]

@@ -1409,9 +1409,12 @@ class Worker:
         `site` the read's), on the terms `counted` sets for a counted loop's `next`; empty
         when not known. While the worker holds a judge function or object (a read could
         call it back), only a sealed loop (loops.CountedRead) whose other reads are data
-        nothing can change in place: the function can then change nothing the loop reads
-        between two reads, as nothing in the loop can run between them."""
-        if self.links or self.failure is not None or type(key) is not int:
+        nothing can change in place, and no linked container: the function can then
+        change nothing the loop reads between two reads, as nothing in the loop can run
+        between them. Without one, a linked container cannot change between two reads."""
+        # A linked container changes only when the judge's Python runs: never between two
+        # reads of the loop unless a judge function the worker holds is called back.
+        if (self.links and self.judge_code) or self.failure is not None or type(key) is not int:
             return range(0)
         if type(site) is not loops.CountedRead or (self.judge_code and not site.sealed):
             return range(0)
@@ -1428,8 +1431,9 @@ class Worker:
         Only a counted store (loops.CountedStore: the loop's body computes its key
         and value from ints and constants, nothing in it can raise or ask the
         worker) in the test function's own frame, outside any `try` or `with`,
-        with data as key and value, to a worker that holds no linked container
-        (as `counted` asks); while it holds a judge function or object (a store
+        with data as key and value; while the worker holds a judge function or
+        object, no linked container (its change would reach the worker after
+        stores that ran before it, as `counted` says) and (a store
         could call it back: later than bare, between the same stores) only in a
         sealed loop (loops.CountedStore: nothing it reads can be rebound from
         outside the frame, so the stores are those bare makes). The store of the loop's last
@@ -1445,7 +1449,7 @@ class Worker:
             or frame.f_code is not state.test_code
             or self.proc is None
             or self.failure is not None
-            or self.links
+            or (self.links and self.judge_code)  # a callback could change one between stores
             or (self.pending and self.pending_frame is not frame)
             or (state.deferring is not None and state.deferring is not self)
         ):

@@ -1394,7 +1394,8 @@ class Connection:
             except BaseException as exc:
                 self.reply_error(ident, exc)
                 return
-        self.send((protocol.OK, ident, None, ()))
+        # A kept store may change a container the code keeps of the judge's (a link).
+        self.send((protocol.OK, ident, None, self.link_changes()))
 
     def answer_nest(self, ident: int, calls: Any) -> None:
         """`f(g(x))` (protocol.NEST): each call gets the one before's result, its own object.
