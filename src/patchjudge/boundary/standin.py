@@ -182,6 +182,7 @@ class Worker:
         # A counted loop's reads fetched ahead (read_item): its frame, the read's site,
         # the handle's id, (key, item) not yet read, then how it ended (key, error) or None.
         self.ahead: _Ahead | None = None
+        self.ahead_thread = 0  # the thread whose loop that is
         # (handle id, its iterator's id) when `iter(handle)` just gave a stdlib iterator:
         # list(obj) asks obj, not the iterator, for the hint that says it drains.
         self.last_iter: tuple[int, int] | None = None
@@ -406,8 +407,11 @@ class Worker:
         self.requests[kind] = self.requests.get(kind, 0) + 1
         if op != protocol.BATCH:
             self.drain = None  # anything else the worker is asked ends a drain (issue 20)
-        if op != protocol.GETITEMS:
-            self.ahead = None  # and reads fetched ahead: the worker may have changed since
+        if op != protocol.GETITEMS and self.ahead_thread == threading.get_ident():
+            # Reads fetched ahead: the loop was left. Another thread's request leaves them:
+            # they were read before it, an order bare can take too (reading them again
+            # would run the code's `__getitem__` twice, which bare never does).
+            self.ahead = None
         if self.last_iter is not None and not (
             op == "op" and args[0] in ("len", "typename") and _ident(args[1]) == self.last_iter[0]
         ):
@@ -1399,7 +1403,7 @@ class Worker:
         if not items and ended is None:
             raise self.fail(Cause.PROTOCOL, "a batch with no item and no end")
         fetched = collections.deque(zip(keys, items, strict=False))  # the items up to the end
-        self.ahead = (caller, site, ident, fetched, ended)
+        self.ahead, self.ahead_thread = (caller, site, ident, fetched, ended), threading.get_ident()
         return self.read_item(handle, key, caller)
 
     def counted_keys(
