@@ -284,6 +284,64 @@ ITERATORS = dataclasses.replace(
 )
 
 
+# A dict-like class of the library's filled and read back in loops over a range (issues 17
+# and 20: py-hopscotch-dict's `for i in range(55000): hd[i] = i`, then `assert hd[i] == i`,
+# were 71% of its suite's round trips): counted stores and reads (boundary/loops.py).
+TABLE = """
+class Table:
+    def __init__(self):
+        self._slots = {}
+
+    def __setitem__(self, key, value):
+        if not isinstance(key, int):
+            raise TypeError(f"keys are ints, not {type(key).__name__}")
+        self._slots[key] = value
+
+    def __getitem__(self, key):
+        return self._slots[key]
+
+    def __len__(self):
+        return len(self._slots)
+"""
+
+TABLE_PROPERTIES = """
+from hypothesis import given, strategies as st
+
+from table import Table
+
+
+def test_fifty_thousand_stores_then_reads():
+    t = Table()
+    n = 50_000
+    for i in range(n):
+        t[i] = i * 2
+    for i in range(n):
+        assert t[i] == i * 2, i
+    assert len(t) == n
+
+
+@given(st.integers(0, 300))
+def test_a_drawn_count_of_stores_then_reads(n):
+    t = Table()
+    for i in range(n):
+        t[i] = -i
+    for i in range(n):
+        v = t[i]
+        assert v == -i
+"""
+
+SUBSCRIPTS = dataclasses.replace(
+    STATEFUL, name="subscripts", idioms="a dict-like class filled and read in counted loops"
+)
+
+
+def subscripts_figures(work: Path, runs: int, examples: int) -> SuiteFigures:
+    """A dict-like class filled and read back in loops over a range, bare and out of process."""
+    label = "counted stores and reads (bench's own Table, 50,000 each)"
+    files = {"src/table.py": TABLE, "eval/properties/test_table.py": TABLE_PROPERTIES}
+    return own_figures(label, SUBSCRIPTS, files, work, runs, examples)
+
+
 def stateful_figures(work: Path, runs: int, examples: int) -> SuiteFigures:
     """VecMachine bare and out of process, alternately."""
     label = "stateful machine (bench's own VecMachine)"
@@ -298,7 +356,7 @@ def iterator_figures(work: Path, runs: int, examples: int) -> SuiteFigures:
     return own_figures(label, ITERATORS, files, work, runs, examples)
 
 
-def own_figures(  # noqa: PLR0917  (the two cases above, one shape)
+def own_figures(  # noqa: PLR0917  (the cases above, one shape)
     label: str, suite: compat.Suite, files: dict[str, str], work: Path, runs: int, examples: int
 ) -> SuiteFigures:
     """A library and properties of the bench's own, with a comment-only patch to the library."""
@@ -342,6 +400,7 @@ def compat_section(work: Path, runs: int, results: Results, examples: int = EXAM
             files.append(figures_for(label, one_file(suite, target), where, runs, examples))
     files.append(stateful_figures(work / "compat" / "stateful", runs, examples))
     files.append(iterator_figures(work / "compat" / "iterators", runs, examples))
+    files.append(subscripts_figures(work / "compat" / "subscripts", runs, examples))
     results.notes += [figures_line(f) for f in [*found, *files]]
     results.pairs += [f.pair for f in [*found, *files] if f.comparable]
     results.targets += targets(found, files)

@@ -84,9 +84,10 @@ def test_each_end_handles_exactly_the_kinds_it_may_receive() -> None:
 
 def test_each_end_answers_exactly_the_declared_requests_and_operations() -> None:
     conn = _connection(-1, -1)
-    # CALL, CALL_METHOD, BATCH, SEQ and NEST are answered by `answer` itself (changed
-    # arguments, items, calls in order).
-    answered = {protocol.CALL, protocol.CALL_METHOD, protocol.BATCH, protocol.SEQ, protocol.NEST}
+    # CALL, CALL_METHOD, BATCH, SEQ, NEST and GETITEMS are answered by `answer` itself
+    # (changed arguments, items, calls in order).
+    answered = {protocol.CALL, protocol.CALL_METHOD, protocol.BATCH, protocol.SEQ, protocol.NEST,
+                protocol.GETITEMS}  # fmt: skip
     assert {*conn.requests, *answered} == protocol.REQUESTS
     assert set(worker.OPS) == protocol.OPERATORS
     assert set(standin.JUDGE_OPS) == protocol.JUDGE_OPERATIONS

@@ -1,4 +1,4 @@
-"""Counted loops: where a property's `next(it)` calls may be answered in one batch (issue 20).
+"""Counted loops: where a property's `next(it)`, `h[i]` and `h[k] = v` may go in batches (issue 20).
 
 Pure reading of the judge's own bytecode (CPython 3.11). A loop is *counted*
 when how many `next(it)` calls it will make is known before it makes them,
@@ -15,6 +15,13 @@ local, break, return, yield or loop again. Whatever the values it reads are
 (data, a judge-side iterator, this handle) is checked at run time by the
 stand-in (standin.Worker.counted), which also knows the frame; this module
 only says what the code could do.
+
+The same loops over a range may read a handle at the loop's index instead
+(`assert hd[i] == i`, `v = hd[i]`: CountedRead, fetched as one GETITEMS of the
+coming keys), when that is the body's one operation on anything but data. A
+loop whose body is one store to a subscript, `hd[i] = i` or `hd[f"k{i}"] = i * 2`
+(CountedStore), computed from ints and constants by operations that cannot
+raise on them, keeps its stores and sends them as one SEQ (standin.keep_store).
 """
 
 from __future__ import annotations
@@ -73,22 +80,65 @@ class CountedNext:
     guarded: bool  # an exception handler (try, with) covers the loop
 
 
-def counted_nexts(code: types.CodeType) -> dict[int, CountedNext]:
-    """Pure: the offsets of the `next(x)` calls in `code` that sit in a counted loop (each
-    call's PRECALL and CALL)."""
+@dataclass(frozen=True)
+class CountedRead:
+    """`target[index]` in a `for index in range(...)` loop: the loop's one read of a handle."""
+
+    target: Load
+    header: tuple[tuple[Any, ...], ...]  # as CountedNext's
+    arguments: int
+    index: str
+    reads: tuple[str, ...]  # locals the body reads before it stores them (checked as data)
+    others: tuple[Load, ...]  # the other names the body subscripts by the index (data too)
+    fails: bool  # the body can raise (an assert, an operator) before the count is reached
+    guarded: bool
+    # Nothing the loop reads can be rebound from outside the frame: the handle and every
+    # name are its fast locals (no cell, no global) and the header takes no len().
+    sealed: bool
+
+
+@dataclass(frozen=True)
+class CountedStore:
+    """`target[key] = value` in a `for index in range(...)` loop whose body does nothing
+    else but compute `key` and `value` from ints and constants (nothing in it can raise)."""
+
+    target: Load
+    header: tuple[tuple[Any, ...], ...]
+    arguments: int
+    index: str
+    ints: tuple[str, ...]  # locals the body reads before it stores them: ints at run time
+    guarded: bool
+    sealed: bool  # as CountedRead's
+
+
+Site = CountedNext | CountedRead | CountedStore
+
+
+def counted_sites(code: types.CodeType) -> dict[int, Site]:
+    """Pure: the offsets of `code`'s counted `next(x)` calls (each call's PRECALL and CALL),
+    its counted reads and its counted stores (their BINARY_SUBSCR or STORE_SUBSCR, and its
+    last cache entry: a frame's `f_lasti` is either, once 3.11 specializes a subscript of
+    a class with a Python `__getitem__` into BINARY_SUBSCR_GETITEM, which runs it from
+    past its caches)."""
     ins = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
     at = {i.offset: n for n, i in enumerate(ins)}
     entries = [(e.start, e.end) for e in dis.Bytecode(code).exception_entries]  # type: ignore[attr-defined]
-    found: dict[int, CountedNext] = {}
+    found: dict[int, Site] = {}
     for head, instruction in enumerate(ins):
         if instruction.opname == "FOR_ITER":
             found.update(_loop(code, ins, at, head, entries))
+            found.update(_store_loop(code, ins, at, head, entries))
     return found
 
 
+def counted_nexts(code: types.CodeType) -> dict[int, CountedNext]:
+    """Pure: counted_sites' `next(x)` calls."""
+    return {k: s for k, s in counted_sites(code).items() if type(s) is CountedNext}
+
+
 @functools.lru_cache(maxsize=512)
-def cached(code: types.CodeType) -> dict[int, CountedNext]:
-    return counted_nexts(code)
+def cached(code: types.CodeType) -> dict[int, Site]:
+    return counted_sites(code)
 
 
 def _first_at(at: dict[int, int], ins: list[dis.Instruction], offset: int) -> int | None:
@@ -100,35 +150,66 @@ def _first_at(at: dict[int, int], ins: list[dis.Instruction], offset: int) -> in
     return None
 
 
+def _head(
+    code: types.CodeType, ins: list[dis.Instruction], at: dict[int, int], head: int
+) -> tuple[int, str, tuple[bool, tuple[tuple[Any, ...], ...], int]] | None:
+    """The loop at `ins[head]` (its FOR_ITER): (the index of the instruction after it, its
+    index's name, what it iterates), or None when it is no loop of a plain local over a
+    comprehension's `.0` or a range."""
+    end = _first_at(at, ins, ins[head].argval)
+    if end is None or end <= head + 2:
+        return None
+    back = ins[end - 1]
+    if back.opname != "JUMP_BACKWARD" or _first_at(at, ins, back.argval) != head:
+        return None
+    if ins[head + 1].opname != "STORE_FAST":
+        return None
+    source = _source(code, ins, head)
+    if source is None:
+        return None
+    return end, str(ins[head + 1].argval), source
+
+
+def _subscript(ins: list[dis.Instruction], i: int, stop: int, index: str) -> Load | None:
+    """`name[index]` from `ins[i]`: the name's load, or None."""
+    x = ins[i]
+    kind = _LOADS.get(x.opname)
+    if kind is None or (kind == "global" and (x.arg or 0) & 1) or i + 2 >= stop:
+        return None
+    key, subscript = ins[i + 1], ins[i + 2]
+    if (key.opname, key.argval, subscript.opname) != ("LOAD_FAST", index, "BINARY_SUBSCR"):
+        return None
+    return kind, str(x.argval)
+
+
 def _loop(
     code: types.CodeType,
     ins: list[dis.Instruction],
     at: dict[int, int],
     head: int,
     entries: list[tuple[int, int]],
-) -> dict[int, CountedNext]:
-    end = _first_at(at, ins, ins[head].argval)
-    if end is None or end <= head + 2:
+) -> dict[int, Site]:
+    parts = _head(code, ins, at, head)
+    if parts is None:
         return {}
-    back = ins[end - 1]
-    if back.opname != "JUMP_BACKWARD" or _first_at(at, ins, back.argval) != head:
-        return {}
-    if ins[head + 1].opname != "STORE_FAST":
-        return {}
-    index = ins[head + 1].argval
-    source = _source(code, ins, head)
-    if source is None:
-        return {}
-    comprehension, header, arguments = source
+    end, index, (comprehension, header, arguments) = parts
     header_names = {op[1] for op in header if op[0] == "load"}
     stored = {index}
     reads: list[str] = []
     calls: list[tuple[tuple[int, int], Load]] = []
+    # `name[index]`: a read a batch may fetch ahead, when it is the loop's only one of a handle.
+    subscripts: list[tuple[tuple[int, int], Load]] = []
     fails = False
+    cells = any(x.opname == "LOAD_DEREF" for x in ins[head + 2 : end - 1])
     i = head + 2
     while i < end - 1:
         x = ins[i]
         name = x.opname
+        target = _subscript(ins, i, end - 1, index)
+        if target is not None and not (target[0] == "fast" and target[1] in stored):
+            subscripts.append(((ins[i + 2].offset, ins[i + 3].offset - 2), target))
+            i += 3
+            continue
         if name in _FORWARD_IFS:
             raises = _raise_block(ins, at, i, end - 1)
             if raises is None:
@@ -156,12 +237,22 @@ def _loop(
         elif name not in _QUIET:
             return {}
         i += 1
-    if not calls:
-        return {}
     start, stop = ins[head].offset, ins[end].offset
     guarded = any(s < stop and start < e for s, e in entries)
+    if not calls:
+        if comprehension:
+            return {}
+        sealed = not cells and ("len",) not in header
+        return _reads(subscripts, stored, header, arguments, index, reads, fails, guarded, sealed)
+    for _, (kind, subscripted) in subscripts:
+        # Read as it was before reads were counted: a local checked as data, which can raise.
+        if kind == "global":
+            return {}
+        if subscripted not in reads:
+            reads.append(subscripted)
+        fails = True
     targets = list(dict.fromkeys(target for _, target in calls))
-    found: dict[int, CountedNext] = {}
+    found: dict[int, Site] = {}
     for target in targets:
         sites = [offsets for offsets, t in calls if t == target]
         others = tuple(t for t in targets if t != target)
@@ -173,6 +264,157 @@ def _loop(
             )  # fmt: skip
             found.update(dict.fromkeys(offsets, site))
     return found
+
+
+def _reads(  # noqa: PLR0917  (the loop's reading, handed on)
+    subscripts: list[tuple[tuple[int, int], Load]],
+    stored: set[str],
+    header: tuple[tuple[Any, ...], ...],
+    arguments: int,
+    index: str,
+    reads: list[str],
+    fails: bool,
+    guarded: bool,
+    sealed: bool,
+) -> dict[int, Site]:
+    """Each `name[index]` of a loop with no `next` call, as a CountedRead: the others it
+    makes are checked as data at run time, so at most one of them reads a handle."""
+    found: dict[int, Site] = {}
+    for offsets, target in subscripts:
+        if target[0] == "fast" and target[1] in stored:
+            continue  # rebound in the body: the next read may not be of this handle
+        others = tuple(t for o, t in subscripts if o != offsets)
+        site = CountedRead(
+            target=target, header=header, arguments=arguments, index=index,
+            reads=tuple(reads), others=others, fails=fails, guarded=guarded,
+            sealed=sealed and all(kind == "fast" for kind, _ in (target, *others)),
+        )  # fmt: skip
+        found.update(dict.fromkeys(offsets, site))
+    return found
+
+
+# A counted store's body: the types its values may have, and the operators that cannot
+# raise on them (`+ - *`, `-x`, `~x` of ints, `+` of strs, `not`; no `/`, `//`, `%`, `**`,
+# `<<`: those can).
+_STORE_CONSTS = {int: "int", bool: "int", str: "str", type(None): "data"}
+_INT_OPS = frozenset({"+", "-", "*", "+=", "-=", "*="})
+_STR_OPS = frozenset({"+", "+="})
+
+
+def _store_loop(
+    code: types.CodeType,
+    ins: list[dis.Instruction],
+    at: dict[int, int],
+    head: int,
+    entries: list[tuple[int, int]],
+) -> dict[int, Site]:
+    """A `for index in range(...)` loop whose body is one `target[key] = value` and plain
+    locals computed from ints and constants (the frame's ints, checked at run time) by
+    operations that cannot raise on them: nothing between two stores can observe the code
+    or end the loop but a store."""
+    parts = _head(code, ins, at, head)
+    if parts is None or parts[2][0]:
+        return {}
+    end, index, (_, header, arguments) = parts
+    header_names = {op[1] for op in header if op[0] == "load"}
+    known: dict[str, str] = {index: "int"}  # a local's type once the body stored it
+    ints: list[str] = []
+    # The stack as the body builds it: ("load", kind, name) not yet used, or ("value", type).
+    stack: list[tuple[str, ...]] = []
+    site: tuple[tuple[int, int], Load] | None = None
+
+    def typed(entry: tuple[str, ...]) -> str | None:
+        if entry[0] == "value":
+            return entry[1]
+        _, kind, name = entry
+        if kind == "global":
+            return None
+        if name not in known and name not in ints:
+            ints.append(name)  # read before the body stores it: the frame's, an int
+        return known.get(name, "int")
+
+    def pop(n: int) -> list[str | None] | None:
+        if len(stack) < n:
+            return None
+        taken = [typed(e) for e in stack[len(stack) - n :]]
+        del stack[len(stack) - n :]
+        return taken
+
+    for n, x in enumerate(ins[head + 2 : end - 1], head + 2):
+        op = x.opname
+        kind = _LOADS.get(op)
+        if kind is not None and not (kind == "global" and (x.arg or 0) & 1):
+            stack.append(("load", kind, str(x.argval)))
+            continue
+        if op == "LOAD_CONST":
+            const = _STORE_CONSTS.get(type(x.argval))
+            if const is None and type(x.argval) is tuple and inert(x.argval, [64]):
+                const = "data"
+            if const is None:
+                return {}
+            stack.append(("value", const))
+            continue
+        if op == "STORE_SUBSCR":
+            if site is not None or len(stack) < 3 or stack[-2][0] != "load":
+                return {}
+            box = stack.pop(-2)
+            taken = pop(2)
+            if taken is None or None in taken:
+                return {}
+            site = ((x.offset, ins[n + 1].offset - 2), (box[1], box[2]))
+            continue
+        if op == "BUILD_TUPLE":
+            taken = pop(x.arg or 0)
+            result = None if taken is None or None in taken else "data"
+        elif op == "BUILD_STRING":
+            taken = pop(x.arg or 0)
+            result = "str" if taken is not None and set(taken) <= {"str"} else None
+        elif op == "FORMAT_VALUE":
+            taken = pop(1)  # a format spec (flag 4) could raise: `f"{i:q}"`
+            fine = taken is not None and taken[0] in ("int", "str") and not (x.arg or 0) & 4
+            result = "str" if fine else None
+        elif op in ("UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_NOT"):
+            taken = pop(1)
+            if taken is None or None in taken:
+                return {}
+            result = "int" if taken[0] == "int" or op == "UNARY_NOT" else None
+        elif op == "BINARY_OP":
+            taken = pop(2)
+            result = (
+                "int"
+                if taken == ["int", "int"] and x.argrepr in _INT_OPS
+                else "str"
+                if taken == ["str", "str"] and x.argrepr in _STR_OPS
+                else None
+            )
+        elif op == "STORE_FAST":
+            name = str(x.argval)
+            taken = pop(1)
+            if taken is None or None in taken or name == index or name in header_names:
+                return {}
+            if name in ints and taken[0] != "int":
+                return {}  # the next time round it is read as the int it was
+            known[name] = str(taken[0])
+            continue
+        else:
+            return {}
+        if result is None:
+            return {}
+        stack.append(("value", result))
+    if site is None or stack:
+        return {}
+    offsets, target = site
+    if target[0] != "global" and (target[1] in known or target[1] in ints):
+        return {}  # rebound, or read as an int: not the same handle each time round
+    start, stop = ins[head].offset, ins[end].offset
+    guarded = any(s < stop and start < e for s, e in entries)
+    cells = any(x.opname == "LOAD_DEREF" for x in ins[head + 2 : end - 1])
+    sealed = target[0] == "fast" and not cells and ("len",) not in header
+    store = CountedStore(
+        target=target, header=header, arguments=arguments, index=index, ints=tuple(ints),
+        guarded=guarded, sealed=sealed,
+    )  # fmt: skip
+    return dict.fromkeys(offsets, store)
 
 
 def _next_call(
@@ -338,8 +580,15 @@ def steps(site: CountedNext, frame: types.FrameType, handle: object) -> int:
 def _remaining(site: CountedNext, frame: types.FrameType, values: dict[str, Any]) -> int:
     """The loop's iterations after this one: range(*header) at the index's place; -1 if
     any value is not what the header's arithmetic may use."""
+    found = _span(site, frame, values)
+    return -1 if found is None else len(found[0]) - found[1] - 1
+
+
+def _span(site: Site, frame: types.FrameType, values: dict[str, Any]) -> tuple[range, int] | None:
+    """The loop's range(*header) and the index's place in it; None if any value is not
+    what the header's arithmetic may use."""
     if resolve(frame, values, ("global", "range")) is not range:
-        return -1
+        return None
     stack: list[int] = []
     for op in site.header:
         if op[0] == "const":
@@ -349,22 +598,62 @@ def _remaining(site: CountedNext, frame: types.FrameType, values: dict[str, Any]
         elif op[0] == "len":
             sized = stack.pop()
             if type(sized) not in _SIZED or resolve(frame, values, ("global", "len")) is not len:
-                return -1
+                return None
             stack.append(len(sized))
         else:
             right, left = stack.pop(), stack.pop()
             if type(left) is not int or type(right) is not int or (op[1] == "//" and not right):
-                return -1
+                return None
             stack.append(_ARITHMETIC[op[1]](left, right))
     if len(stack) != site.arguments or any(type(v) is not int for v in stack):
-        return -1
+        return None
     if len(stack) == 3 and stack[2] == 0:
-        return -1
+        return None
     span = range(*stack)
     at = values.get(site.index, _MISSING)
     if type(at) is not int or at not in span:
+        return None
+    return span, span.index(at)
+
+
+def read_keys(
+    site: CountedRead, frame: types.FrameType, handle: object, most: int, frozen: bool = False
+) -> range:
+    """The keys the loop at `frame` reads `handle` at from this read on, at most `most`,
+    when nothing between two of them can observe the code; else an empty range.
+
+    The frame's values decide: `range` is the builtin, the name read is `handle`, and
+    every local the body reads before storing it and every other name it subscripts
+    by the index is data (nothing in the body can then run the judge's Python or ask
+    the worker); with `frozen`, data nothing can change in place (scalars, tuples and
+    frozensets of them): a judge function a read calls back cannot change what the
+    body compares. The items a batch brings are data too (protocol.plain): the worker
+    ends the batch after any other.
+    """
+    values = frame.f_locals
+    if resolve(frame, values, site.target) is not handle:
+        return range(0)
+    budget = [_BUDGET]
+    check = immutable if frozen else inert
+    if not all(check(values.get(name, _MISSING), budget) for name in site.reads):
+        return range(0)
+    if not all(check(resolve(frame, values, other), budget) for other in site.others):
+        return range(0)
+    found = _span(site, frame, values)
+    if found is None:
+        return range(0)
+    span, at = found
+    return span[at : at + most]
+
+
+def stores_left(site: CountedStore, frame: types.FrameType) -> int:
+    """The stores the loop at `frame` makes after this one; -1 unless the frame's values
+    are what the body's reading assumed (the ints it reads are ints, range the builtin)."""
+    values = frame.f_locals
+    if any(type(values.get(name, _MISSING)) is not int for name in site.ints):
         return -1
-    return len(span) - span.index(at) - 1
+    found = _span(site, frame, values)
+    return -1 if found is None else len(found[0]) - found[1] - 1
 
 
 _ARITHMETIC = {
@@ -391,6 +680,17 @@ def inert(value: Any, budget: list[int], depth: int = 0) -> bool:
         return all(inert(k, budget, depth + 1) and inert(v, budget, depth + 1)
                    for k, v in value.items())  # fmt: skip
     return False
+
+
+def immutable(value: Any, budget: list[int], depth: int = 0) -> bool:
+    """Data nothing can change in place: the builtin scalars, tuples and frozensets of them."""
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 16:
+        return False
+    kind = type(value)
+    if kind in _DATA:
+        return True
+    return kind in (tuple, frozenset) and all(immutable(v, budget, depth + 1) for v in value)
 
 
 def _judge_iterator(value: Any, budget: list[int]) -> bool:

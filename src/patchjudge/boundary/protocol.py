@@ -214,9 +214,16 @@ KEPT_OK, KEPT_ERR = "ok", "err"
 CONTEXT, EXECUTED, DUNDERS = "context", "executed", "dunders"
 # Calls whose results the property discards, sent together (issues 17 and 20): (calls,), each
 # call a CALL's or a CALL_METHOD's fields after a kind, (CALL, target, args, kwargs) or
-# (CALL_METHOD, target, name, args, kwargs). The worker runs them in order and stops at the
-# first that raises: the reply is that call's ERR, or an OK with None once every call returned.
+# (CALL_METHOD, target, name, args, kwargs), or a counted loop's store (OP, "setitem",
+# target, (key, value)) (standin.Worker.keep_store). The worker runs them in order and stops
+# at the first that raises: the reply is that call's ERR, or an OK with None once every call
+# returned.
 SEQ = "seq"
+# A counted loop's reads of one handle (`assert hd[i] == i`, loops.CountedRead): (target,
+# keys), keys a range of at most BATCH_ITEMS ints. Answered as a counted BATCH is, the items
+# `target[key]` in order: ITEMS, then the end, the ERR of the first read that raised, and
+# "ok" after the first item that is not `plain` data.
+GETITEMS = "getitems"
 # Nested calls, `f(g(x))`, in one round trip where they were two (issue 17): (calls,), the
 # first call a CALL's fields (target, args, kwargs), each later one (target,), called with
 # the previous call's result alone (the worker's own object, as in process). A first call
@@ -229,7 +236,7 @@ NEST_DEPTH = 8
 NEST_BYTES = 4 << 20
 REQUESTS = frozenset(
     {IMPORT, GETATTR, SETATTR, DELATTR, CALL, CALL_METHOD, OP, BATCH, SEQ, NEST, CONTEXT,
-     EXECUTED, DUNDERS}
+     EXECUTED, DUNDERS, GETITEMS}
 )  # fmt: skip
 
 

@@ -117,6 +117,13 @@ class _Frame:
 
 # A nested call's later call, answered: (its callee, its argument, its result, its error).
 _Step = tuple[Any, Any, Any, BaseException | None]
+_Ahead = tuple[
+    types.FrameType,
+    "loops.CountedRead",
+    int,
+    collections.deque[tuple[int, Any]],
+    tuple[int, BaseException] | None,
+]
 
 
 class Worker:
@@ -172,6 +179,10 @@ class Worker:
         self.fetched: dict[int, collections.deque[Any]] = {}
         self.ends: dict[int, BaseException] = {}
         self.drain: int | None = None  # the iterator whose consumer takes every item
+        # A counted loop's reads fetched ahead (read_item): its frame, the read's site,
+        # the handle's id, (key, item) not yet read, then how it ended (key, error) or None.
+        self.ahead: _Ahead | None = None
+        self.ahead_thread = 0  # the thread whose loop that is
         # (handle id, its iterator's id) when `iter(handle)` just gave a stdlib iterator:
         # list(obj) asks obj, not the iterator, for the hint that says it drains.
         self.last_iter: tuple[int, int] | None = None
@@ -393,6 +404,8 @@ class Worker:
         frame = _Frame(self.next_id, call=call, items=into, kept=kept)
         if op == protocol.BATCH:
             frame.limit, frame.plain = args[1], args[2]
+        elif op == protocol.GETITEMS:
+            frame.limit, frame.plain = len(args[1]), True
         elif op == protocol.NEST:
             frame.nest = len(args[0])
         self.next_id += 1
@@ -401,6 +414,11 @@ class Worker:
         self.requests[kind] = self.requests.get(kind, 0) + 1
         if op != protocol.BATCH:
             self.drain = None  # anything else the worker is asked ends a drain (issue 20)
+        if op != protocol.GETITEMS and self.ahead_thread == threading.get_ident():
+            # Reads fetched ahead: the loop was left. Another thread's request leaves them:
+            # they were read before it, an order bare can take too (reading them again
+            # would run the code's `__getitem__` twice, which bare never does).
+            self.ahead = None
         if self.last_iter is not None and not (
             op == "op" and args[0] in ("len", "typename") and _ident(args[1]) == self.last_iter[0]
         ):
@@ -430,14 +448,14 @@ class Worker:
             return self._await(frame, call)
         except (StopIteration, StopAsyncIteration) as exc:
             if (
-                op == protocol.BATCH
+                op in (protocol.BATCH, protocol.GETITEMS)
                 or (op == protocol.OP and args[0] == "next")
                 or (op == protocol.CALL_METHOD and args[1] in _STEP_METHODS)
             ):
                 raise  # the end of an iteration the judge is stepping
             # Anywhere else it would silently end the judge's iteration around the call
             # (`all(map(f, xs))` is then True): as PEP 479 does for a generator body.
-            kind = _kind(args[0][0][0], ()) if op == protocol.SEQ else _kind(op, args)
+            kind = _kind(args[0][0][0], args[0][0][1:]) if op == protocol.SEQ else _kind(op, args)
             raise RuntimeError(
                 f"the code under test raised {type(exc).__name__} out of a {kind}"
             ) from exc
@@ -1196,7 +1214,7 @@ class Worker:
         calls, self.pending, self.pending_frame = tuple(self.pending), [], None
         if _state is not None and _state.deferring is self:
             _state.deferring = None
-            if sys.getprofile() is self.hook:
+            if self.hook is not None and sys.getprofile() is self.hook:
                 sys.setprofile(None)
             self.hook = None
         if calls:
@@ -1340,13 +1358,133 @@ class Worker:
         if caller is None or self.judge_code or self.links or self.failure is not None:
             return 1
         site = loops.cached(caller.f_code).get(caller.f_lasti)
-        if site is None:
+        if type(site) is not loops.CountedNext:
             return 1
         if site.fails and (
             _state is None or caller.f_code is not _state.test_code or site.guarded or _state.xfail
         ):
             return 1
         return loops.steps(site, caller, handle)
+
+    # --- counted reads and stores: `h[i]`, `h[k] = v` in a loop over a range (issues 17, 20) ---
+    def read_item(self, handle: HandleBase, key: Any, caller: types.FrameType) -> Any:
+        """`handle[key]`: from what a counted loop's reads fetched, else one round trip (or
+        a GETITEMS of the loop's coming keys, loops.CountedRead).
+
+        An item fetched ahead is taken only by the same read of the same frame at
+        the key it was read at; any other request drops the rest (_request).
+        """
+        ident = object.__getattribute__(handle, "_pj_id")
+        ahead = self.ahead
+        site = loops.cached(caller.f_code).get(caller.f_lasti)
+        if ahead is not None:
+            frame, read, owner, taken, end = ahead
+            if frame is caller and read is site and owner == ident and type(key) is int:
+                if taken and taken[0][0] == key:
+                    item = taken.popleft()[1]
+                    if not taken and end is None:
+                        self.ahead = None
+                    return item
+                if not taken and end is not None and end[0] == key:
+                    self.ahead = None
+                    exc = end[1]
+                    if isinstance(exc, StopIteration | StopAsyncIteration):
+                        # As _request says it of a read made alone (PEP 479's rule).
+                        name = type(exc).__name__
+                        raise RuntimeError(
+                            f"the code under test raised {name} out of a getitem operation"
+                        ) from exc
+                    raise exc
+            self.ahead = None
+        keys = self.counted_keys(site, handle, key, caller)
+        if len(keys) < 2 or type(site) is not loops.CountedRead:
+            return self.request(protocol.OP, "getitem", handle, (key,))
+        items: list[Any] = []
+        ended: tuple[int, BaseException] | None = None
+        try:
+            self.request(protocol.GETITEMS, handle, keys, into=items)
+        except Exception as exc:
+            if self.failure is not None:
+                raise  # the worker is gone: nothing it sent before stands in for it
+            ended = (keys[len(items)], exc)  # raised at the read that raised it
+        if not items and ended is None:
+            raise self.fail(Cause.PROTOCOL, "a batch with no item and no end")
+        fetched = collections.deque(zip(keys, items, strict=False))  # the items up to the end
+        self.ahead, self.ahead_thread = (caller, site, ident, fetched, ended), threading.get_ident()
+        return self.read_item(handle, key, caller)
+
+    def counted_keys(
+        self, site: loops.Site | None, handle: HandleBase, key: Any, caller: types.FrameType
+    ) -> range:
+        """The keys `caller`'s loop reads `handle` at from this read on (loops.read_keys,
+        `site` the read's), on the terms `counted` sets for a counted loop's `next`; empty
+        when not known. While the worker holds a judge function or object (a read could
+        call it back), only a sealed loop (loops.CountedRead) whose other reads are data
+        nothing can change in place, and no linked container: the function can then
+        change nothing the loop reads between two reads, as nothing in the loop can run
+        between them. Without one, a linked container cannot change between two reads."""
+        # A linked container changes only when the judge's Python runs: never between two
+        # reads of the loop unless a judge function the worker holds is called back.
+        if (self.links and self.judge_code) or self.failure is not None or type(key) is not int:
+            return range(0)
+        if type(site) is not loops.CountedRead or (self.judge_code and not site.sealed):
+            return range(0)
+        if site.fails and (
+            _state is None or caller.f_code is not _state.test_code or site.guarded or _state.xfail
+        ):
+            return range(0)
+        keys = loops.read_keys(site, caller, handle, BATCH_ITEMS, frozen=self.judge_code)
+        return keys if keys and keys[0] == key else range(0)
+
+    def keep_store(self, frame: types.FrameType, handle: HandleBase, key: Any, value: Any) -> bool:
+        """Keep `handle[key] = value` to send in a SEQ with the loop's next stores.
+
+        Only a counted store (loops.CountedStore: the loop's body computes its key
+        and value from ints and constants, nothing in it can raise or ask the
+        worker) in the test function's own frame, outside any `try` or `with`,
+        with data as key and value; while the worker holds a judge function or
+        object, no linked container (its change would reach the worker after
+        stores that ran before it, as `counted` says) and (a store
+        could call it back: later than bare, between the same stores) only in a
+        sealed loop (loops.CountedStore: nothing it reads can be rebound from
+        outside the frame, so the stores are those bare makes). The store of the loop's last
+        time round sends them, so none outlives the loop; so does the 256th
+        kept, and any other request of this thread first (_request), and the
+        test's end (_settled). The worker stops at the first store that raises,
+        as bare stops there: what it raised is raised at the store that sent
+        them, on the same line. -> whether it was kept.
+        """
+        state = _state
+        if (
+            state is None
+            or frame.f_code is not state.test_code
+            or self.proc is None
+            or self.failure is not None
+            or (self.links and self.judge_code)  # a callback could change one between stores
+            or (self.pending and self.pending_frame is not frame)
+            or (state.deferring is not None and state.deferring is not self)
+        ):
+            return False
+        site = loops.cached(frame.f_code).get(frame.f_lasti)
+        if type(site) is not loops.CountedStore or site.guarded:
+            return False
+        if self.judge_code and not site.sealed:
+            return False  # a judge function a store calls back could rebind what it reads
+        left = loops.stores_left(site, frame)
+        if left < 0 or (left == 0 and not self.pending):
+            return False
+        if not (self._inert(handle) and self._inert(key) and self._inert(value)):
+            return False
+        self.pending.append((protocol.OP, "setitem", handle, (key, value)))
+        self.drain = None  # as a request would: anything else asked ends a drain
+        self.last_iter = None
+        self.ahead = None
+        if state.deferring is None:
+            state.deferring, self.pending_frame = self, frame
+            self.pending_thread = threading.get_ident()
+        if left == 0 or len(self.pending) >= protocol.BATCH_ITEMS:
+            self.flush()
+        return True
 
     def _program_ran(self) -> bool:
         """Unboxed, or bwrap said the program it started exited (its status "exit-code")."""
@@ -2407,10 +2545,19 @@ class HandleBase:
             return False
         return suppress
 
+    def __getitem__(self, key: Any) -> Any:
+        # The frame that reads it: a counted loop's reads come in one batch (loops.py).
+        worker = object.__getattribute__(self, "_pj_worker")
+        return worker.read_item(self, key, sys._getframe(1))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        # The frame that stores it: a counted loop's stores go in one SEQ (loops.py).
+        worker = object.__getattribute__(self, "_pj_worker")
+        if not worker.keep_store(sys._getframe(1), self, key, value):
+            worker.request(protocol.OP, "setitem", self, (key, value))
+
     __str__ = _op("str")
     __reversed__ = _op("reversed")
-    __getitem__ = _op("getitem")
-    __setitem__ = _op("setitem")
     __delitem__ = _op("delitem")
     __contains__ = _op("contains")
     __eq__ = _op("eq")

@@ -64,6 +64,17 @@ class JudgeFunctionError(Exception):
 _BUILTIN_TYPES = {t.__name__: t for t in (int, float, str, bytes, bool, list, tuple, dict, set)}
 
 
+class _Reads:
+    """`target[key]` for each key in turn, as an iterator (protocol.GETITEMS): a StopIteration
+    the code raises is its error, which answer_batch sends as any other."""
+
+    def __init__(self, target: Any, keys: range) -> None:
+        self.target, self.keys = target, iter(keys)
+
+    def __next__(self) -> Any:
+        return OPS["getitem"](self.target, next(self.keys))
+
+
 def _signature(obj: Any) -> list[tuple[Any, ...]]:
     """A callable's parameters as data: name, kind, default (if data), builtin annotation."""
     params = []
@@ -1139,6 +1150,9 @@ class Connection:
         if op == protocol.SEQ:
             self.answer_seq(ident, *args)
             return
+        if op == protocol.GETITEMS:
+            self.answer_getitems(ident, *args)
+            return
         if op == protocol.NEST:
             self.answer_nest(ident, *args)
             return
@@ -1365,13 +1379,23 @@ class Connection:
                 elif type(call) is tuple and len(call) == 5 and call[0] == protocol.CALL_METHOD:
                     _, obj, name, call_args, call_kwargs = call
                     target = getattr(obj, name)
+                elif (
+                    type(call) is tuple
+                    and len(call) == 4
+                    and call[:2] == (protocol.OP, "setitem")
+                    and type(call[3]) is tuple
+                    and len(call[3]) == 2
+                ):
+                    # A counted loop's store (standin.keep_store): `target[key] = value`.
+                    target, call_args, call_kwargs = OPS["setitem"], (call[2], *call[3]), {}
                 else:
                     raise LookupError(f"no call {call!r:.80}")
                 target(*call_args, **call_kwargs)
             except BaseException as exc:
                 self.reply_error(ident, exc)
                 return
-        self.send((protocol.OK, ident, None, ()))
+        # A kept store may change a container the code keeps of the judge's (a link).
+        self.send((protocol.OK, ident, None, self.link_changes()))
 
     def answer_nest(self, ident: int, calls: Any) -> None:
         """`f(g(x))` (protocol.NEST): each call gets the one before's result, its own object.
@@ -1415,6 +1439,14 @@ class Connection:
             self.send((protocol.OK, ident, (tuple(values), error), self.link_changes()))
         except (wire.WireError, RecursionError) as exc:
             self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
+
+    def answer_getitems(self, ident: int, target: Any, keys: Any) -> None:
+        """A counted loop's reads (protocol.GETITEMS): `target[key]` for each key, in order,
+        answered as a counted batch is (ending after an item that is not plain data)."""
+        if type(keys) is not range or not 0 < len(keys) <= protocol.BATCH_ITEMS:
+            self.reply_error(ident, LookupError(f"no getitems over {keys!r:.80}"))
+            return
+        self.answer_batch(ident, _Reads(target, keys), len(keys), True)
 
     def uncrossable(self, ident: int, text: str) -> None:
         self.send((protocol.ERR, ident, (protocol.ERROR_UNCROSSABLE, text)))
