@@ -11,7 +11,9 @@ with a warmup dropped:
   runs it. CPU (the whole process tree's) is the figure a shared machine
   keeps; wall is given with the load average it was taken at;
 - `patchjudge flakes --count 12` against a bare `pytest --count 12 -n 2` of
-  the same suite, on toolz 1.0.0 and boltons 26.2.0 (pinned sdists);
+  the same suite, on toolz 1.0.0 and boltons 26.2.0 (pinned sdists), and
+  against the same with unittest.TestCase cases run 12 times too (bare
+  pytest-repeat runs them once: the same test runs as flakes');
 - the gate on the project with 40,000 tracked data files against the same
   without (bench/scale.py's repositories).
 
