@@ -11,7 +11,9 @@ with a warmup dropped:
   runs it. CPU (the whole process tree's) is the figure a shared machine
   keeps; wall is given with the load average it was taken at;
 - `patchjudge flakes --count 12` against a bare `pytest --count 12 -n 2` of
-  the same suite, on toolz 1.0.0 and boltons 26.2.0 (pinned sdists);
+  the same suite, on toolz 1.0.0 and boltons 26.2.0 (pinned sdists), and
+  against the same with unittest.TestCase cases run 12 times too (bare
+  pytest-repeat runs them once: the same test runs as flakes');
 - the gate on the project with 40,000 tracked data files against the same
   without (bench/scale.py's repositories).
 
@@ -93,23 +95,34 @@ def build_boltons(work: Path) -> Path:
     return repo
 
 
-def flakes_pair(repo: Path, suite: str, runs: int, count: int = 12) -> Pair:
-    """`patchjudge flakes --count N` (workers chosen by itself) against bare `pytest -n 2`."""
+def flakes_pair(repo: Path, suite: str, runs: int, count: int = 12) -> tuple[Pair, Pair]:
+    """`patchjudge flakes --count N` (workers chosen by itself) against bare `pytest -n 2`.
+
+    Two bare sides, alternated with ours: pytest-repeat as it is, and the same
+    with every unittest.TestCase case listed N times too (the judge's own
+    collection hook, `patchjudge.select_plugin`, and nothing else of it).
+    pytest-repeat silently runs a TestCase case once, so on boltons, whose
+    89 TestCase cases flakes runs 12 times as it must, bare pytest-repeat does
+    5,249 test runs to flakes' 6,228 (session 17): the second pair compares
+    the same test runs.
+    """
     ours = base.checked(
         [*base.PATCHJUDGE, "flakes", "--count", str(count), "--today", base.TODAY],
         repo,
         (0, 1),
     )
     pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    bare = base.checked(
-        [*pytest, "--count", str(count), "-n", "2", suite],
-        repo,
-        (0, 1),
-        base.clean_env({"PYTHONPATH": "."}),
+    env = base.clean_env({"PYTHONPATH": "."})
+    bare = base.checked([*pytest, "--count", str(count), "-n", "2", suite], repo, (0, 1), env)
+    every = ["-p", "patchjudge.select_plugin", "--patchjudge-repeat", str(count)]
+    same = base.checked(
+        [*pytest, "--count", str(count), *every, "-n", "2", suite], repo, (0, 1), env
     )
-    mine, theirs = base.alternate(ours, bare, runs)
-    return Pair(
-        f"flakes --count {count}, {repo.name}", mine, theirs, "patchjudge flakes", "pytest -n 2"
+    mine, theirs, all_ids = base.alternate_many([ours, bare, same], runs)
+    name = f"flakes --count {count}, {repo.name}"
+    return (
+        Pair(name, mine, theirs, "patchjudge flakes", "pytest -n 2"),
+        Pair(name, mine, all_ids, "patchjudge flakes", "pytest -n 2, TestCase cases x12 too"),
     )
 
 
@@ -167,17 +180,18 @@ def _flakes_part(work: Path, runs: int, results: Results) -> None:
         if not flakes_repo.exists():
             build()
         print(f"bench cost: flakes on {name} (load {load()})", flush=True)
-        fp = flakes_pair(flakes_repo, suite, runs)
-        results.pairs.append(fp)
-        results.targets.append(
-            Target(
-                f"flakes x12 / bare, {name} (CPU {fp.cpu_ratio:.2f}x)",
-                fp.ratio,
-                FLAKES_GOAL,
-                "x",
-                True,
+        fp, same = flakes_pair(flakes_repo, suite, runs)
+        results.pairs += [fp, same]
+        for pair, what in ((fp, ""), (same, ", the same test runs")):
+            results.targets.append(
+                Target(
+                    f"flakes x12 / bare{what}, {name} (CPU {pair.cpu_ratio:.2f}x)",
+                    pair.ratio,
+                    FLAKES_GOAL,
+                    "x",
+                    True,
+                )
             )
-        )
 
 
 def _data_part(work: Path, runs: int, results: Results, data: int) -> None:

@@ -121,21 +121,25 @@ def ran_ids(outcomes: Iterable[testrun.Outcome], count: int) -> tuple[str, ...]:
     count), any other for itself.
     """
     found: dict[str, None] = {}
-    for o in outcomes:
-        match = _REPEAT_ID.match(o.nodeid) if count > 1 else None
+    for nodeid in dict.fromkeys(o.nodeid for o in outcomes):  # each id once, not each report
+        match = _REPEAT_ID.match(nodeid) if count > 1 else None
         if match:
             found.setdefault(match["base"] if match["i"] is not None else match["base"] + "]")
         else:
-            found.setdefault(o.nodeid)
+            found.setdefault(nodeid)
     return tuple(found)
 
 
 def cross_check(outcomes: Iterable[testrun.Outcome], cases: Iterable[junit.Case]) -> list[str]:
     """Pure: the channel and JUnit must agree on which cases ran and which failed."""
-    channel: dict[tuple[str, str], bool] = {}
+    failed: dict[str, bool] = {}
     for o in outcomes:
-        key = junit.junit_key(o.nodeid)
-        channel[key] = channel.get(key, False) or o.outcome == "failed"
+        failed[o.nodeid] = failed.get(o.nodeid, False) or o.outcome == "failed"
+    # Each node id mangled once, not once a report (three a test run: issue 20).
+    channel: dict[tuple[str, str], bool] = {}
+    for nodeid, bad in failed.items():
+        key = junit.junit_key(nodeid)
+        channel[key] = channel.get(key, False) or bad
     xml = junit.failed_keys(cases)
     problems = []
     for key in sorted(set(channel) | set(xml)):

@@ -64,6 +64,37 @@ def test_the_channel_is_handed_on_as_it_is_read() -> None:
     assert b"".join(chunks) == result.channel == b"a" * 70000
 
 
+def test_a_pytest_channel_is_read_at_a_pace_after_a_round_that_read_little() -> None:
+    # Issue 20: a reader woken for each report line (and each progress dot) costs the
+    # CLI and the writer; after a small read it sleeps and the lines gather in the pipe.
+    assert proc.pause_after(300, paced=True) == proc.PACE_S > 0
+    assert proc.pause_after(0, paced=True) == proc.PACE_S
+
+
+def test_no_pause_without_a_channel_at_an_end_or_when_a_pipe_fills_fast() -> None:
+    assert proc.pause_after(300, paced=False) == 0  # git's short answers end at once
+    assert proc.pause_after(-1, paced=True) == 0  # ends of file only: nothing to gather
+    assert proc.pause_after(proc.LITTLE, paced=True) == 0  # a pipe filling fast: read on
+
+
+def test_a_trickle_of_lines_reaches_the_channel_whole_and_in_order() -> None:
+    code = (
+        "import os, sys, time\n"
+        "fd = int(os.environ['PATCHJUDGE_RESULT_FD'])\n"
+        "for i in range(300):\n"
+        "    os.write(fd, b'line %d\\n' % i)\n"
+        "    print('.', end='', flush=True)\n"
+        "    time.sleep(0.0005) if i % 50 == 0 else None\n"
+    )
+    chunks: list[bytes] = []
+    result = proc.run(
+        [sys.executable, "-c", code], channel=True, env=dict(os.environ), on_channel=chunks.append
+    )
+    expected = b"".join(b"line %d\n" % i for i in range(300))
+    assert b"".join(chunks) == result.channel == expected
+    assert result.stdout == b"." * 300 and result.returncode == 0
+
+
 def test_check_names_command_exit_and_stderr() -> None:
     with pytest.raises(CommandError) as info:
         proc.run([sys.executable, "-c", "import sys; sys.exit('boom')"], check=True)
