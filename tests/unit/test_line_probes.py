@@ -8,6 +8,7 @@ coverage.py on the same source; the lines the review counts must agree.
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import os
 import subprocess
@@ -303,6 +304,21 @@ def _drive(tree: Path, home: Path, source: str, python: str = sys.executable) ->
         os.close(write)
     with os.fdopen(read, "rb") as f:
         return answer, f.read().decode(errors="replace")
+
+
+def test_every_probe_carries_its_statements_location() -> None:
+    # The worker compiles the probed module without ast.fix_missing_locations (a second walk
+    # of the whole tree, issue 20): each probe must take its statement's place itself, as
+    # that walk would have given it (a probe placed at line 1 would count line 1 as run).
+    probed = worker_module._Probing(("m",)).visit(ast.parse(TRICKY))
+    fixed = ast.fix_missing_locations(copy.deepcopy(probed))
+    assert ast.dump(probed, include_attributes=True) == ast.dump(fixed, include_attributes=True)
+    missing = [
+        type(n).__name__
+        for n in ast.walk(probed)
+        if "lineno" in n._attributes and getattr(n, "lineno", None) is None
+    ]
+    assert missing == []
 
 
 def test_a_file_that_cannot_take_probes_is_measured_by_coverage(tmp_path: Path) -> None:
