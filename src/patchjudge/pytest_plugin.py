@@ -56,6 +56,11 @@ _tree_has_patchjudge = False
 # python functions (only those go through pytest_pyfunc_call).
 _called: set[str] = set()
 _functions: set[str] = set()
+# The report attribute an xdist worker's raw outcome and call evidence travel in.
+_CARRIED = "_raw"
+_OUTCOMES = ("passed", "failed", "skipped")
+# A worker's pass or skip that carries neither: stripped on the way, not believed.
+_NOT_CARRIED = "not carried"
 # coverage.py, when the run measures the changed lines: the measurer, the
 # measured files (canonical path -> tree-relative path), and why it is not
 # measuring, if it failed (reported on the channel, never a silent zero).
@@ -491,6 +496,12 @@ def pytest_runtest_makereport(
     if call.excinfo is not None and outcome == "passed" and not hasattr(report, "wasxfail"):
         outcome = "failed"
     _raw[(item.nodeid, call.when)] = outcome
+    if _is_worker(item.config):
+        # An xdist worker has no channel: the raw outcome and the call's evidence ride on
+        # the report to the controller (TestReport keeps extra attributes through xdist's
+        # serialisation), so a rewrite in the worker is caught as it is without xdist.
+        called = (item.nodeid in _called) if item.nodeid in _functions else None
+        report.__dict__[_CARRIED] = {"raw": outcome, "called": called}
     return report
 
 
@@ -526,18 +537,30 @@ def _falsifying(text: str) -> list[str]:
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     longrepr = report.longreprtext if report.failed else ""
+    raw = _raw.pop((report.nodeid, report.when), None)
+    called = (report.nodeid in _called) if report.nodeid in _functions else None
+    worker = getattr(report, "node", None) is not None
+    if worker:
+        # A worker's report (the controller made none of it): what the worker's
+        # makereport recorded; a report that carries nothing reads as rewritten.
+        carried = report.__dict__.get(_CARRIED)
+        carried = carried if isinstance(carried, dict) else {}
+        raw = carried.get("raw") if carried.get("raw") in _OUTCOMES else None
+        if raw is None:  # a failure hides nothing (xdist's own report of a crashed worker)
+            raw = "failed" if report.outcome == "failed" else _NOT_CARRIED
+        called = carried.get("called") if isinstance(carried.get("called"), bool) else None
     emit(
         "report",
         nodeid=report.nodeid,
         when=report.when,
         outcome=report.outcome,
-        raw=_raw.pop((report.nodeid, report.when), None),
+        raw=raw,
         wasxfail=hasattr(report, "wasxfail"),
         duration=round(report.duration, 6),
         longrepr=longrepr[-_LONGREPR_CAP:],
         falsifying=_falsifying(longrepr),
-        called=(report.nodeid in _called) if report.nodeid in _functions else None,
-        worker=getattr(report, "node", None) is not None,
+        called=called,
+        worker=worker,
     )
 
 
