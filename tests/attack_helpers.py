@@ -17,6 +17,30 @@ def total(xs):
     return -1
 """
 
+# A suite conftest that makes every report a pass: what graders have been beaten with.
+FLIP = """
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome = "passed"
+    report.longrepr = None
+"""
+
+# The call hook answered by the conftest: pytest never calls the test function (the
+# plugin's wrapper around the hook once counted the hook as the call).
+ANSWER_THE_CALL = """
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    return True
+"""
+
 # The smallest ledger the attack tests need: short limits so a hang costs seconds.
 FAST_LEDGER = """
 [gate]

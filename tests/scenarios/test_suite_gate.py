@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.attack_helpers import ANSWER_THE_CALL, FLIP
 from tests.flaky_helpers import code_flaky_module, flaky_calc, freeze_row, registry
 from tests.helpers import (
     CALC,
@@ -221,17 +222,6 @@ def test_a_patch_whose_test_file_does_not_collect_names_the_exception(tmp_path: 
     ) in reasons
 
 
-FLIP = """
-import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome = "passed"
-    report.longrepr = None
-"""
 SKIP_AT_RUN = """
 import pytest
 
@@ -267,18 +257,6 @@ def test_a_conftest_that_passes_every_test_is_caught(tmp_path: Path) -> None:
     ), reasons
     # A run in doubt gives pathfilter no collection: it collected the head on its own.
     assert gate_report(repo, "pathfilter")["details"]["head_collection"] == "collected"
-
-
-# The call hook answered by the conftest: pytest never calls the test function (the
-# plugin's wrapper around the hook once counted the hook as the call).
-ANSWER_THE_CALL = """
-import pytest
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem):
-    return True
-"""
 
 
 def test_a_conftest_that_answers_the_call_hook_itself_is_caught(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from patchjudge import repeat
+from tests.attack_helpers import ANSWER_THE_CALL, FLIP
 
 SUITE = """
 def test_fails():
@@ -20,29 +21,6 @@ def test_fails():
 
 def test_passes():
     pass
-"""
-
-# Every report made a pass in the process that runs the tests.
-FLIP = """
-import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome = "passed"
-    report.longrepr = None
-"""
-
-# The call hook answered: pytest never calls the test function.
-ANSWER = """
-import pytest
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem):
-    return True
 """
 
 # A fresh report in place of pytest's (what the worker recorded is not on it).
@@ -78,7 +56,10 @@ def _once(tmp_path: Path, conftest: str, workers: int) -> tuple[str, ...]:
     ("conftest", "expected"),
     [
         (FLIP, "outcome rewritten in-process: tests/test_s.py::test_fails (call) was failed"),
-        (ANSWER, "passed without pytest calling its test function: tests/test_s.py::test_fails"),
+        (
+            ANSWER_THE_CALL,
+            "passed without pytest calling its test function: tests/test_s.py::test_fails",
+        ),
         (REPLACE, "outcome rewritten in-process: tests/test_s.py::test_fails (call) was "),
     ],
     ids=["flip", "answer", "replace"],
