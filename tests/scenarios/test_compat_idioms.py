@@ -1297,6 +1297,9 @@ IDIOMS: dict[str, tuple[str, str]] = {
             monkeypatch.setenv("LIB_ZONE_FILE", path)
             assert lib.setting("LIB_ZONE_FILE") == path
             assert lib.read_rules(os.path.dirname(path), "Plus5") == "rules of Plus5"
+            # The path the worker's box shows it at names no judge: a random folder, as
+            # the tree's and the home's.
+            assert "judge" not in path.split(os.sep)
         """,
         "passed",
     ),

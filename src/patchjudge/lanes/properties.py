@@ -652,8 +652,9 @@ def _out_of_process(
     settings = run.ledger.properties
     pythonpath = run.ledger.gate.pythonpath
     scratch.mkdir()
-    # The judge's process sees the judge's files and nothing of the head's.
-    judge = scratch / "judge"
+    # The judge's process sees the judge's files and nothing of the head's. A random name,
+    # as the tree's and the home's: a declared data file's bind shows the worker its path.
+    judge = scratch / secrets.token_hex(4)
     git.materialize(run.repo, run.merge_base, judge, list(run.base_judge_entries))
     tree = run.materialize(scratch / secrets.token_hex(4), which)
     # The worker's tree has no property files to read: the code cannot study its judge.
