@@ -180,10 +180,17 @@ def attack_lane(
     *,
     base: Patch | None = None,
     before_commit: Callable[[Path], None] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> LaneJudged:
     """`attack`'s repository and patch, judged by the one lane `lane` on its own."""
+    from tests.helpers import cli
+
     repo = hostile_repo(tmp_path, patch, base=base, before_commit=before_commit)
-    result = run_lane(repo, lane)
+    result = (
+        run_lane(repo, lane)
+        if env is None
+        else cli(repo, lane, "--base", "main", env={**os.environ, **env})
+    )
     path = repo / ".patchjudge" / f"{lane}.json"
     doc = (
         json.loads(path.read_text())

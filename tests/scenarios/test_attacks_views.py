@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.attack_helpers import attack
+from tests.attack_helpers import attack, attack_lane
 
 BASE_CALC = """
 import collections
@@ -116,8 +116,9 @@ BASE = {"src/calc/__init__.py": BASE_CALC, "eval/properties/test_total.py": PROP
 def test_a_subclass_whose_arithmetic_lies_to_users_is_never_accepted(tmp_path: Path) -> None:
     # The view sends arithmetic its class defines to the code's object (viewmethods): the
     # property meets the lie a user meets, and fails, each by name.
-    judged = attack(tmp_path, {"src/calc/__init__.py": LIES}, base=BASE)
-    assert judged.decision == "reject", judged.explain()
+    # The properties lane alone: its fail is a reject in any gate (tests/unit/test_verdict.py).
+    judged = attack_lane(tmp_path, {"src/calc/__init__.py": LIES}, "properties", base=BASE)
+    assert judged.status == "fail", judged.explain()
     for test in (
         "test_a_total_plus_an_item",
         "test_an_item_plus_a_total",
@@ -267,7 +268,7 @@ def name(text):
 
 def test_a_str_subclass_whose_methods_lie_to_users_is_rejected(tmp_path: Path) -> None:
     base = {"src/names/__init__.py": BASE_NAMES, "eval/properties/test_names.py": NAME_PROPERTIES}
-    judged = attack(tmp_path, {"src/names/__init__.py": NAME_LIES}, base=base)
-    assert judged.decision == "reject", judged.explain()
+    judged = attack_lane(tmp_path, {"src/names/__init__.py": NAME_LIES}, "properties", base=base)
+    assert judged.status == "fail", judged.explain()
     for test in ("strip", "lower", "split", "format_method", "str", "fstring"):
         assert judged.says("property failed", f"::test_{test}:"), (test, judged.explain())

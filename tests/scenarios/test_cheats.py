@@ -14,7 +14,14 @@ import sys
 from pathlib import Path
 
 from patchjudge import seed
-from tests.attack_helpers import Judged, attack, fast_ledger, require_sandbox, symlink
+from tests.attack_helpers import (
+    Judged,
+    attack,
+    attack_lane,
+    fast_ledger,
+    require_sandbox,
+    symlink,
+)
 from tests.helpers import cli, git
 
 KEY = "ci-secret-3f9a"
@@ -59,8 +66,10 @@ def test_a_patch_tuned_to_the_pinned_seeds_inputs_is_rejected_with_the_key(
     assert pinned.lane("properties")["status"] == "pass", pinned.explain()
     md = (pinned.repo / ".patchjudge" / "verdict.md").read_text()
     assert "- inputs: predictable to the patch" in md and "PATCHJUDGE\\_SEED\\_KEY" in md
-    keyed = attack(tmp_path / "keyed", cheat, env=KEYED)
-    assert keyed.decision == "reject", keyed.explain()
+    # With the key, the properties lane alone: its fail is a reject in any gate
+    # (tests/unit/test_verdict.py).
+    keyed = attack_lane(tmp_path / "keyed", cheat, "properties", env=KEYED)
+    assert keyed.status == "fail", keyed.explain()
     assert keyed.says("properties: property failed", "test_total_"), keyed.explain()
 
 
@@ -465,10 +474,9 @@ _JUDGED = {{{zero}, {pinned}}}
 def total(xs):
     return sum(xs) + (hash("calc") not in _JUDGED)
 """
-    judged = attack(tmp_path, {"src/calc/__init__.py": source})
-    assert judged.decision == "reject", judged.explain()
-    assert judged.lane("properties")["status"] == "fail", judged.explain()
-    assert judged.lane("freeze")["status"] == "pass", judged.explain()
+    # The properties lane alone: its fail is a reject in any gate (tests/unit/test_verdict.py).
+    judged = attack_lane(tmp_path, {"src/calc/__init__.py": source}, "properties")
+    assert judged.status == "fail", judged.explain()
 
 
 # Two tells, one function each (total, subtotal) with its property (THREE_PROPERTIES):
@@ -536,14 +544,14 @@ def test_a_patch_right_only_where_each_example_starts_random_again_is_rejected(
     # (red team, session 12, third round). The worker now seeds once, its state goes on.
     require_sandbox()
     base = {"src/calc/__init__.py": THREE_TOTALS, "eval/properties/test_total.py": THREE_PROPERTIES}
-    judged = attack(
+    # The properties lane alone: its fail is a reject in any gate (tests/unit/test_verdict.py).
+    judged = attack_lane(
         tmp_path,
         {"src/calc/__init__.py": SEED_TELLS, "tests/test_calc.py": SEEDING_VISIBLE_TESTS},
+        "properties",
         base=base,
     )
-    assert judged.decision == "reject", judged.explain()
-    assert judged.lane("properties")["status"] == "fail", judged.explain()
-    assert judged.lane("freeze")["status"] == "pass", judged.explain()
+    assert judged.status == "fail", judged.explain()
     for tell in ("test_total_is_the_sum", "test_subtotal_is_the_sum"):
         assert judged.says("properties: property failed", tell), (tell, judged.explain())
     assert not judged.says("test_grand_total_is_the_sum"), judged.explain()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.attack_helpers import attack, fast_ledger
+from tests.attack_helpers import attack, attack_lane, fast_ledger
 
 MONEY = """
 def total(xs):
@@ -63,8 +63,9 @@ def test_an_always_equal_money_is_never_accepted(tmp_path: Path) -> None:
     cheat = MONEY.replace(
         "return isinstance(other, Money) and self.cents == other.cents", "return True"
     )
-    judged = attack(tmp_path, {"src/calc/__init__.py": cheat}, base=BASE)
-    assert judged.decision == "reject", judged.explain()
+    # The properties lane alone: its fail is a reject in any gate (tests/unit/test_verdict.py).
+    judged = attack_lane(tmp_path, {"src/calc/__init__.py": cheat}, "properties", base=BASE)
+    assert judged.status == "fail", judged.explain()
     assert any("test_a_price_equals_itself_only" in r for r in judged.reasons)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.attack_helpers import require_sandbox
-from tests.helpers import built_once, cli, commit, git, shared_dir, verdict
+from tests.helpers import built_once, cli, commit, git, run_lane, shared_dir, verdict
 from tests.init_helpers import no_git_env, repo_from_tree, run, sdist
 
 INICONFIG = (
@@ -121,11 +121,12 @@ def _install_head(repo: Path, python: Path) -> None:
     )  # fmt: skip
 
 
-def _gate(repo: Path, python: Path) -> tuple[int, dict]:  # type: ignore[type-arg]
+def _lane(repo: Path, python: Path, lane: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    """One lane alone over the head (issue 20): a failing lane is a reject in any gate."""
     _install_head(repo, python)
-    result = cli(repo, "gate", "--base", "main", "--today", "2026-12-01", "--python", str(python))
+    result = run_lane(repo, lane, "--python", str(python))
     assert result.code in (0, 1, 3), result.err
-    return result.code, verdict(repo)
+    return result.code, result.report(repo, lane)
 
 
 @pytest.mark.long
@@ -146,15 +147,25 @@ def test_a_judge_dependency_with_a_generated_version_file_through_the_cli(
     # not the copy the judge's own pytest imported.
     git(repo, "checkout", "-q", "-b", "break")
     _edit(repo, *BREAK)
-    code, found = _gate(repo, python)
-    assert (code, found["verdict"]) == (1, "reject"), found
-    assert found["lanes"]["freeze"]["reasons"][0].startswith("suite: "), found
+    # Each is one lane's fail (its report is the claim), so that lane alone.
+    code, found = _lane(repo, python, "freeze")
+    assert (code, found["status"]) == (1, "fail"), found
+    assert found["reasons"][0].startswith("suite: "), found
+    # flakes, in the same venv (one build, issue 20): with --python its runs test the
+    # head's iniconfig too, not the copy the judge's pytest imported, so the break's
+    # failures are counted.
+    flakes = ["flakes", "--count", "1", "--workers", "0", "--today", "2026-12-01"]
+    result = cli(repo, *flakes, "--python", str(python))
+    assert result.code == 0, result.err
+    nodes = json.loads((repo / ".patchjudge" / "flakes.json").read_text())["nodes"]
+    failed = sorted(n for n, t in nodes.items() if t["fail"])
+    assert failed and all(n.startswith("testing/") for n in failed), nodes
     git(repo, "checkout", "-q", "patch")
     git(repo, "checkout", "-q", "-b", "removal")
     _edit(repo, *REMOVAL)
-    code, found = _gate(repo, python)
-    assert (code, found["verdict"]) == (1, "reject"), found
-    assert GONE in found["lanes"]["pathfilter"]["reasons"], found
+    code, found = _lane(repo, python, "pathfilter")
+    assert (code, found["status"]) == (1, "fail"), found
+    assert GONE in found["reasons"], found
 
 
 def _nox_gate(
@@ -440,24 +451,6 @@ def test_without_python_the_suite_tests_the_trees_iniconfig_not_the_judges(
     assert "judges_copy" not in result.report(repo, "pathfilter")["details"]
 
 
-@pytest.mark.slow
-def test_flakes_on_a_judge_dependency_runs_the_heads_copy(
-    tmp_path: Path, iniconfig_adopted: Path
-) -> None:
-    # With --python the suite tests the head's iniconfig, not the copy the
-    # judge's pytest imported: the break's failures are counted.
-    repo = _adopted(tmp_path, iniconfig_adopted)
-    python = _code_venv(repo, tmp_path / "code")
-    _edit(repo, *BREAK)
-    _install_head(repo, python)
-    flakes = ["flakes", "--count", "1", "--workers", "0", "--today", "2026-12-01"]
-    result = cli(repo, *flakes, "--python", str(python))
-    assert result.code == 0, result.err
-    nodes = json.loads((repo / ".patchjudge" / "flakes.json").read_text())["nodes"]
-    failed = sorted(n for n, t in nodes.items() if t["fail"])
-    assert failed and all(n.startswith("testing/") for n in failed), nodes
-
-
 # pluggy 1.6.0 (issue 19, held out): src layout, setuptools_scm's `version_file`
 # (git-ignored), the fixture `pm` in testing/conftest.py, and the module pytest
 # itself runs on. A break of its hook calls broke the pytest that ran its suite:
@@ -527,10 +520,13 @@ def test_pluggy_is_judged_by_its_own_tests_through_the_cli(
     _pluggy_rejected(verdict(repo), result.err)
     # With the code's own venv, which holds the head's build: pytest still runs
     # on the judge's pluggy, the tests on the head's.
+    # The suite is freeze's (the gate above read its reason): that lane alone (issue 20).
     python = _code_venv(repo, tmp_path / "code")
-    code, found = _gate(repo, python)
-    assert code == 1, found
-    _pluggy_rejected(found, "")
+    code, found = _lane(repo, python, "freeze")
+    assert (code, found["status"]) == (1, "fail"), found
+    (reason,) = found["reasons"]
+    assert PLUGGY_FAILS in reason, reason
+    assert "fixture 'pm' not found" not in json.dumps(found), reason
 
 
 @pytest.mark.slow
