@@ -7,19 +7,12 @@ from pathlib import Path
 import pytest
 
 from tests.attack_helpers import BROKEN_CALC, attack
+from tests.attack_helpers import FLIP as FLIP_OUTCOMES
 
-# A hook that turns every failure into a pass: what graders have been beaten with.
-FLIP = """
-import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome = "passed"
-    report.longrepr = None
-
+# A hook that turns every failure into a pass (attack_helpers.FLIP), and hides the judge's files.
+FLIP = (
+    FLIP_OUTCOMES
+    + """
 
 def pytest_collection_modifyitems(config, items):
     items[:] = [i for i in items if "properties" not in i.nodeid]
@@ -27,6 +20,7 @@ def pytest_collection_modifyitems(config, items):
 
 collect_ignore_glob = ["eval/*"]
 """
+)
 
 DESELECT_ALL = """
 def pytest_collection_modifyitems(config, items):

@@ -445,14 +445,8 @@ def hide_own_build(roots: list[str], keep: tuple[str, ...] = ()) -> None:
         """First: what another finder (an editable install's) finds of the build is refused."""
 
         def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-            for finder in sys.meta_path:
-                find = getattr(finder, "find_spec", None)
-                if finder is self or find is None:
-                    continue
-                spec = find(fullname, path, target)
-                if spec is not None:
-                    break
-            else:
+            finder, spec = _found_by_others(self, fullname, path, target)
+            if spec is None:
                 return None
             if finder is PathFinder or not found(spec):
                 return spec
@@ -1818,6 +1812,18 @@ class Probes:
         return out
 
 
+def _found_by_others(me: Any, fullname: str, path: Any, target: Any) -> tuple[Any, Any]:
+    """(the finder, the spec) the first other finder on sys.meta_path gives; (None, None)."""
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if finder is me or find is None:
+            continue
+        spec = find(fullname, path, target)
+        if spec is not None:
+            return finder, spec
+    return None, None
+
+
 def _install_loader(probes: Probes | None, mutants: dict[str, Any]) -> None:
     """A finder before every other: the probed files and the mutant's compile as given.
 
@@ -1844,14 +1850,8 @@ def _install_loader(probes: Probes | None, mutants: dict[str, Any]) -> None:
 
     class Finder:
         def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-            for finder in sys.meta_path:
-                find = getattr(finder, "find_spec", None)
-                if finder is self or find is None:
-                    continue
-                spec = find(fullname, path, target)
-                if spec is not None:
-                    break
-            else:
+            spec = _found_by_others(self, fullname, path, target)[1]
+            if spec is None:
                 return None
             origin = spec.origin
             if type(spec.loader) is base and origin and os.path.realpath(origin) in claimed:
