@@ -13,6 +13,7 @@ is not seen (docs/threat-model.md "Cheating the oracle").
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -39,6 +40,7 @@ _BOX = "reads what the sandbox changes"
 _LOADS = "runs code the review does not read"
 _WARNINGS = "reads the warning machinery a test runner sets"
 _INTERPRETER = "reads what the judge's interpreter sets"
+_INSTALLED = "asks whether it is installed (the judge imports the tree)"
 
 # Qualified names (after aliases) -> class. A name matches itself and anything under it.
 _CALLS: dict[str, str] = {
@@ -59,6 +61,10 @@ _CALLS: dict[str, str] = {
             "traceback.print_stack",
             "traceback.format_stack",
             "traceback.StackSummary",
+            # logging's own frame walk: `currentframe()` is `sys._getframe`, and a
+            # logger's `findCaller` names the caller's file, line and function (the
+            # worker's is a random `_<hex>.py`, a visible test's `test_*.py`; redteam13)
+            "logging.currentframe",
         ],
         _STACK,
     ),
@@ -103,7 +109,18 @@ _CALLS: dict[str, str] = {
         ["socket.gethostname", "socket.getfqdn", "platform.node", "platform.uname", "os.uname"],
         _HOST,
     ),
-    **dict.fromkeys(["gc.get_objects", "gc.get_referrers", "gc.get_referents"], _HEAP),
+    # ... and how many references the caller holds to an argument: the worker keeps more
+    # of its own than a user's call does (4 against 2 or 3; redteam13).
+    **dict.fromkeys(
+        [
+            "gc.get_objects",
+            "gc.get_referrers",
+            "gc.get_referents",
+            "sys.getrefcount",
+            "sys.getallocatedblocks",
+        ],
+        _HEAP,
+    ),
     # What the box makes differ from a user's own run in both of the judge's harnesses,
     # so the differential run cannot tell (red team, session 11): the supplementary
     # groups (a user namespace maps none), a login terminal, the worker's limits, and
@@ -141,6 +158,8 @@ _CALLS: dict[str, str] = {
             "warnings.filters",
             "warnings._showwarnmsg_impl",
             "warnings._showwarnmsg",
+            # replaced, it hears the file a `stacklevel` names: the caller's (redteam13)
+            "warnings.showwarning",
             "warnings._showwarning_orig",
             "warnings._filters_mutated",
             "warnings.defaultaction",
@@ -164,6 +183,26 @@ _CALLS: dict[str, str] = {
             "_imp.check_hash_based_pycs",
         ],
         _INTERPRETER,
+    ),
+    # Whether the project is installed, or where: every harness of the judge imports the
+    # tree (never a site-packages copy) and no distribution of the project is there, a
+    # user's interpreter imports the installed one (redteam13:
+    # `"calc" in {d.metadata["Name"] for d in distributions()}` was false wherever it
+    # was judged). `version("calc")` is a package's own version, not a probe: its
+    # `PackageNotFoundError` arm never runs where it is installed, so the review holds it.
+    **dict.fromkeys(
+        [
+            "importlib.metadata.distributions",
+            "importlib.metadata.packages_distributions",
+            "importlib_metadata.distributions",
+            "importlib_metadata.packages_distributions",
+            "pkg_resources.working_set",
+            "site.getsitepackages",
+            "site.getusersitepackages",
+            "sysconfig.get_paths",
+            "sysconfig.get_path",
+        ],
+        _INSTALLED,
     ),
     # Code from text, bytes or a path, or from a directory put on the import path: the
     # review reads the changed .py files the run imports, never what these load
@@ -221,6 +260,16 @@ _FRAME_ATTRS = frozenset(
     }
 )
 _CODE_ATTRS = frozenset({"__code__", "__loader__", "get_source", "get_code"})
+# A logger's own walk up the stack, on any logger (redteam13).
+_STACK_METHODS = frozenset({"findCaller"})
+# Where an installed copy lives; the judge's tree is never there (redteam13).
+_SITE_DIRS = ("site-packages", "dist-packages")
+# Calls that make a path of their arguments: `os.path.join("/", "proc", "self")` is the
+# literal "/proc/self" spelled in parts (redteam13).
+_PATH_JOINS = frozenset(
+    {"os.path.join", "posixpath.join", "pathlib.Path", "pathlib.PurePath",
+     "pathlib.PosixPath", "pathlib.PurePosixPath", "Path", "PurePath", "PosixPath"}
+)  # fmt: skip
 # Environment variables a runner, a CI system or the judge sets: a family by prefix...
 _ENV_FAMILY = re.compile(
     r"(PYTEST|HYPOTHESIS|PATCHJUDGE|GITHUB_|GITLAB_|CI_|RUNNER_|ACTIONS_|BUILDKITE|TRAVIS|"
@@ -388,6 +437,37 @@ def _literal(node: ast.AST) -> str | None:
     return None
 
 
+def _path_literal(node: ast.AST, names: _Names) -> str | None:
+    """The path an expression always is: a string literal, or literal parts joined by
+    `os.path.join`, `Path(...)`, `/` or `"/".join([...])`."""
+    text = _literal(node)
+    if text is not None:
+        return text
+    parts: list[ast.AST]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        parts = [node.left, node.right]
+    elif isinstance(node, ast.Call) and not node.keywords and node.args:
+        func = node.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "join"
+            and (sep := _literal(func.value)) is not None
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.List | ast.Tuple)
+        ):
+            items = [_literal(e) for e in node.args[0].elts]
+            return None if any(i is None for i in items) else sep.join(i or "" for i in items)
+        if names.qualified(func) not in _PATH_JOINS:
+            return None
+        parts = list(node.args)
+    else:
+        return None
+    texts = [_path_literal(part, names) for part in parts]
+    if not texts or any(t is None for t in texts):
+        return None
+    return posixpath.join(*(t or "" for t in texts))
+
+
 class _Names:
     def __init__(self, tree: ast.AST) -> None:
         self.aliases = _aliases(tree)
@@ -492,7 +572,7 @@ def _scan(tree: ast.Module, names: _Names, parts: Sequence[ast.stmt]) -> Iterato
             yield from _imports(node)
         elif isinstance(node, ast.Attribute | ast.Name | ast.Call | ast.Subscript):
             yield from _names(node, names, parents)
-        if isinstance(node, ast.Attribute) and node.attr in _FRAME_ATTRS:
+        if isinstance(node, ast.Attribute) and node.attr in _FRAME_ATTRS | _STACK_METHODS:
             yield Hit(_lines(node), f"{_STACK} (.{node.attr})")
         elif isinstance(node, ast.Attribute) and (
             node.attr in _CODE_ATTRS or node.attr.startswith("co_")
@@ -503,12 +583,15 @@ def _scan(tree: ast.Module, names: _Names, parts: Sequence[ast.stmt]) -> Iterato
         elif isinstance(node, ast.Call):
             yield from _calls(node, names)
             yield from _process_id(node, names, parents)
+            yield from _joined_proc(node, names, parents)
         elif isinstance(node, ast.Compare):
             yield from _compare(node, names)
         elif isinstance(node, ast.Constant | ast.BinOp | ast.JoinedStr) and id(node) not in (
             docstrings
         ):
             yield from _strings(node)
+            if isinstance(node, ast.BinOp):
+                yield from _joined_proc(node, names, parents)
         elif isinstance(node, ast.For | ast.comprehension) and (
             names.qualified(node.iter) in _ENVIRON
         ):
@@ -592,6 +675,14 @@ def _calls(node: ast.Call, names: _Names) -> Iterator[Hit]:
     func = names.qualified(node.func) or ""
     args = node.args
     key = _literal(args[0]) if args else None
+    if any(
+        k.arg == "stack_info" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+        for k in node.keywords
+    ):
+        # logging formats the whole stack into the record the code's handler reads.
+        yield Hit(_lines(node), f"{_STACK} (stack_info=True)")
+    if func in _PATH_QUERIES and key is None and args:
+        key = _path_literal(args[0], names)
     if func in _GETENV and key is not None and _env_key(key):
         yield Hit(_lines(node), f"{_ENV} ({key})")
     elif _scans_environ(func, args, names):
@@ -691,10 +782,29 @@ def _strings(node: ast.AST) -> Iterator[Hit]:
         return
     if "/proc/" in text or text == "/proc":
         yield Hit(_lines(node), f"{_PROC} ({text[:40]!r})")
+    elif any(d in text for d in _SITE_DIRS):
+        yield Hit(_lines(node), f"{_INSTALLED} ({text[:40]!r})")
     elif _ENV_FAMILY.match(text):
         yield Hit(_lines(node), f"{_ENV} ({text[:40]!r})", weak=True)
     elif _TOOL_NAME.fullmatch(text):
         yield Hit(_lines(node), f"names a test tool ({text[:40]!r})", weak=True)
+
+
+def _joined_proc(node: ast.AST, names: _Names, parents: dict[int, ast.AST]) -> Iterator[Hit]:
+    """/proc spelled in parts (`os.path.join("/", "proc")`, `Path("/") / "proc"`), once: at
+    the outermost join. A plain literal or sum is `_strings`'."""
+    if _literal(node) is not None:
+        return
+    parent = parents.get(id(node))
+    if (
+        isinstance(parent, ast.BinOp)
+        and isinstance(parent.op, ast.Div)
+        and _path_literal(parent, names) is not None
+    ):
+        return
+    text = _path_literal(node, names)
+    if text is not None and (text == "/proc" or text.startswith("/proc/")):
+        yield Hit(_lines(node), f"{_PROC} ({text[:40]!r})")
 
 
 def _subscripts(parts: Sequence[ast.AST], names: _Names) -> Iterator[Hit]:
@@ -860,9 +970,17 @@ def _scratch_listings(tree: ast.Module, names: _Names, parts: Sequence[ast.AST])
             yield Hit(_lines(node), f"{_BOX} ({verb} the {kind} directory: {shown})")
 
 
+_APPENDS = frozenset({"append", "appendleft", "extend", "insert", "add"})
+
+
 def _counters(parts: Sequence[ast.AST]) -> Iterator[Hit]:
     """A function that counts its own calls (a global, a nonlocal, an attribute of itself)
-    and branches on the count: right for the first calls, wrong after."""
+    or keeps their history (a global it assigns, a module's list it appends to) and
+    branches on it: right for the first calls, or while the first call was the one a
+    property draws first (hypothesis starts from the smallest example), wrong after.
+
+    "Branches" is any comparison or arithmetic, not only a condition: `sum(xs) - (n >
+    100000)` picks the answer as an `if` does (redteam13)."""
     for fn in _walk_all(parts):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
@@ -872,7 +990,14 @@ def _counters(parts: Sequence[ast.AST]) -> Iterator[Hit]:
             if isinstance(node, ast.Global | ast.Nonlocal)
             for n in node.names
         }
+        arguments = fn.args
+        local = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+        local |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+        local |= {
+            n.id for n in _walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
         counted: dict[str, frozenset[int]] = {}
+        kept: dict[str, frozenset[int]] = {}
         for node in _walk(fn):
             if isinstance(node, ast.AugAssign):
                 t = node.target
@@ -884,19 +1009,57 @@ def _counters(parts: Sequence[ast.AST]) -> Iterator[Hit]:
                     and t.value.id == fn.name
                 ):
                     counted[f"{fn.name}.{t.attr}"] = _lines(node)
-        if not counted:
-            continue
-        for test in _conditions(fn):
-            for node in _walk(test):
-                name = (
-                    node.id
-                    if isinstance(node, ast.Name)
-                    else f"{node.value.id}.{node.attr}"
-                    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                    else None
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets: list[ast.expr] = (
+                    node.targets if isinstance(node, ast.Assign) else [node.target]
                 )
+                for target in targets:
+                    if isinstance(target, ast.Name) and target.id in shared:
+                        kept.setdefault(target.id, _lines(node))
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _APPENDS
+                and isinstance(node.func.value, ast.Name)
+            ):
+                kept.setdefault(node.func.value.id, _lines(node))
+        kept = {n: v for n, v in kept.items() if n in shared or n not in local}
+        if not counted and not kept:
+            continue
+        tests = list(_conditions(fn))
+        tests += (n for n in _walk(fn) if isinstance(n, ast.Compare | ast.BinOp))
+        for test in tests:
+            for node in _walk(test):
+                name = _counter_name(node)
                 if name in counted:
                     yield Hit(_lines(test) | counted[name], f"{_GATED} a call counter ({name})")
+                elif name in kept and _reads_history(node, test):
+                    yield Hit(_lines(test) | kept[name], f"{_GATED} its call history ({name})")
+
+
+def _counter_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len":
+        return _counter_name(node.args[0]) if len(node.args) == 1 else None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return _counter_name(node.value) if isinstance(node.slice.value, int) else None
+    return None
+
+
+def _reads_history(node: ast.AST, test: ast.AST) -> bool:
+    """The history's length, an entry by position, or the value itself compared by order or
+    equality: not `x is None` (a lazy start) or `k in cache` (a memo)."""
+    if isinstance(node, ast.Call | ast.Subscript):
+        return True
+    if isinstance(test, ast.Compare):
+        operands = [test.left, *test.comparators]
+        return any(o is node for o in operands) and not any(
+            isinstance(op, ast.Is | ast.IsNot | ast.In | ast.NotIn) for op in test.ops
+        )
+    return isinstance(test, ast.BinOp) and node in (test.left, test.right)
 
 
 def scan(source: str, lines: Iterable[int] | None = None) -> list[Hit]:
