@@ -984,37 +984,36 @@ def _counters(parts: Sequence[ast.AST]) -> Iterator[Hit]:
     for fn in _walk_all(parts):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        shared = {
-            n
-            for node in _walk(fn)
-            if isinstance(node, ast.Global | ast.Nonlocal)
-            for n in node.names
-        }
+        # One walk (a scan's cost is its walks, issue 20): what is shared, stored,
+        # counted, assigned or appended to; which of them count is decided after it.
         arguments = fn.args
         local = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
         local |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
-        local |= {
-            n.id for n in _walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        }
-        counted: dict[str, frozenset[int]] = {}
+        shared: set[str] = set()
+        counts: dict[str, frozenset[int]] = {}
         kept: dict[str, frozenset[int]] = {}
         for node in _walk(fn):
-            if isinstance(node, ast.AugAssign):
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Store):
+                    local.add(node.id)
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                shared.update(node.names)
+            elif isinstance(node, ast.AugAssign):
                 t = node.target
-                if isinstance(t, ast.Name) and t.id in shared:
-                    counted[t.id] = _lines(node)
+                if isinstance(t, ast.Name):
+                    counts[t.id] = _lines(node)
                 elif (
                     isinstance(t, ast.Attribute)
                     and isinstance(t.value, ast.Name)
                     and t.value.id == fn.name
                 ):
-                    counted[f"{fn.name}.{t.attr}"] = _lines(node)
+                    counts[f"{fn.name}.{t.attr}"] = _lines(node)
             elif isinstance(node, ast.Assign | ast.AnnAssign):
                 targets: list[ast.expr] = (
                     node.targets if isinstance(node, ast.Assign) else [node.target]
                 )
                 for target in targets:
-                    if isinstance(target, ast.Name) and target.id in shared:
+                    if isinstance(target, ast.Name):
                         kept.setdefault(target.id, _lines(node))
             elif (
                 isinstance(node, ast.Call)
@@ -1023,6 +1022,7 @@ def _counters(parts: Sequence[ast.AST]) -> Iterator[Hit]:
                 and isinstance(node.func.value, ast.Name)
             ):
                 kept.setdefault(node.func.value.id, _lines(node))
+        counted = {n: v for n, v in counts.items() if n in shared or "." in n}
         kept = {n: v for n, v in kept.items() if n in shared or n not in local}
         if not counted and not kept:
             continue
