@@ -16,7 +16,7 @@ import ast
 import posixpath
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -504,10 +504,20 @@ class _Names:
         return None
 
 
-def _under(name: str, table: Iterable[str]) -> str | None:
-    for prefix in table:
-        if name == prefix or name.startswith(prefix + "."):
+def _under(name: str, table: Container[str]) -> str | None:
+    """The entry of `table` that is `name` or a dotted prefix of it.
+
+    Looked up prefix by prefix (a dict's hashing), not the table walked: a scan asks
+    this of every name and attribute path in the file (issue 20). No entry of `_CALLS`
+    is a dotted prefix of another, so at most one matches."""
+    if name in table:
+        return name
+    end = name.rfind(".")
+    while end > 0:
+        prefix = name[:end]
+        if prefix in table:
             return prefix
+        end = name.rfind(".", 0, end)
     return None
 
 

@@ -468,3 +468,10 @@ def test_a_real_module_scans_its_changed_statements_as_the_whole(module: str) ->
     for first in range(1, lines_in, max(61, lines_in // WINDOWS)):
         lines = {first, first + 7}
         assert _touching(probes.scan(source, lines), lines) == _touching(whole, lines), first
+
+
+def test_no_entry_of_the_table_is_a_dotted_prefix_of_another() -> None:
+    # `_under` looks a name's prefixes up one by one and takes the first it finds: with
+    # nested entries the probe named would depend on the lookup order.
+    table = list(probes._CALLS)
+    assert [(a, b) for a in table for b in table if b.startswith(a + ".")] == []
