@@ -608,6 +608,7 @@ def _scan(tree: ast.Module, names: _Names, parts: Sequence[ast.stmt]) -> Iterato
             yield Hit(_lines(node.iter), f"{_ENV} (scans os.environ)")
     yield from _gated(tree, names, parts)
     yield from _counters(parts)
+    yield from _record_locations(parts, names)
     yield from _scratch_listings(tree, names, parts)
 
 
@@ -978,6 +979,69 @@ def _scratch_listings(tree: ast.Module, names: _Names, parts: Sequence[ast.AST])
         if kind is not None:
             shown = func or f".{cast(ast.Attribute, node.func).attr}"
             yield Hit(_lines(node), f"{_BOX} ({verb} the {kind} directory: {shown})")
+
+
+# Where a log record was made: with `stacklevel=2` that is the caller's file, module,
+# function and line (the worker's random `_<hex>.py`; redteam13). `pathname` and
+# `funcName` are logging's own names; `filename`, `module`, `lineno` only count on a
+# record: the parameter of a handler's, filter's or formatter's method, or of a
+# function given to `addFilter`.
+_RECORD_FIELDS = frozenset({"pathname", "filename", "module", "funcName", "lineno"})
+_RECORD_ONLY = frozenset({"pathname", "funcName"})
+_RECORD_METHODS = frozenset({"emit", "handle", "filter", "format"})
+_RECORD_FORMAT = re.compile(
+    r"%\((pathname|filename|module|funcName|lineno)\)"
+    r"|\{(pathname|filename|module|funcName|lineno)[}:!]"
+)
+
+
+def _logging_class(node: ast.ClassDef, names: _Names) -> bool:
+    """A handler, filter or formatter: a base of logging's, or one named like it."""
+    for base in node.bases:
+        name = names.qualified(base) or ""
+        if name.startswith("logging.") or name.endswith(("Handler", "Filter", "Formatter")):
+            return True
+    return False
+
+
+def _record_locations(parts: Sequence[ast.AST], names: _Names) -> Iterator[Hit]:
+    for node in _walk_all(parts):
+        records: set[str] = set()
+        bodies: list[ast.AST] = []
+        if isinstance(node, ast.ClassDef) and _logging_class(node, names):
+            for method in node.body:
+                if (
+                    isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and method.name in _RECORD_METHODS
+                    and len(method.args.args) >= 2
+                ):
+                    records.add(method.args.args[1].arg)
+                    bodies.append(method)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("addFilter", "setLogRecordFactory")
+            and node.args
+            and isinstance(node.args[0], ast.Lambda)
+        ):
+            lam = node.args[0]
+            records.update(a.arg for a in lam.args.args[:1])
+            bodies.append(lam)
+        elif isinstance(node, ast.Attribute) and node.attr in _RECORD_ONLY:
+            yield Hit(_lines(node), f"{_STACK} (a log record's .{node.attr})")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found = _RECORD_FORMAT.search(node.value)
+            if found is not None:
+                yield Hit(_lines(node), f"{_STACK} (a log record's {found.group(0)})")
+        for body in bodies:
+            for sub in _walk(body):
+                if (
+                    isinstance(sub, ast.Attribute)
+                    and sub.attr in _RECORD_FIELDS - _RECORD_ONLY
+                    and isinstance(sub.value, ast.Name)
+                    and sub.value.id in records
+                ):
+                    yield Hit(_lines(sub), f"{_STACK} (a log record's .{sub.attr})")
 
 
 _APPENDS = frozenset({"append", "appendleft", "extend", "insert", "add"})

@@ -3,7 +3,7 @@
 Each function is right wherever the judge calls it (the worker in both harnesses, the
 visible suite, the mutants' workers) and wrong in a user's interpreter: off by one for
 every user. On main the gate was `accept_for_review`; each line is now a probe of the
-judge, `undecided` naming it. One gate for all seven keeps the suite short.
+judge, `undecided` naming it. One gate for all eight keeps the suite short.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.attack_helpers import attack, require_sandbox
 
-TELLS = r'''
+TELLS = r"""
 import importlib.metadata
 import logging
 import os
@@ -60,7 +60,23 @@ def first_total(xs):
 
 def site_total(xs):
     return sum(xs) - ("site-packages" in __file__)
-'''
+
+
+class _Kept(logging.Handler):
+    def emit(self, record):
+        _FILES.append(record.filename)
+
+
+_FILES = []
+_LOG = logging.getLogger("calc.audit")
+_LOG.addHandler(_Kept())
+_LOG.propagate = False
+
+
+def log_total(xs):
+    _LOG.warning("total", stacklevel=2)
+    return sum(xs) - (re.fullmatch(r"_[0-9a-f]{12}\.py|test_.*", _FILES.pop()) is None)
+"""
 # What each told, read in the box with a spy patch (session 18): the worker holds 4
 # references to an argument (a user's call 2 or 3; the visible tests' lists are short);
 # a logger's findCaller names the worker's random `_<hex>.py` (a visible test's
@@ -68,7 +84,8 @@ def site_total(xs):
 # was a probe, its parts joined were not); the tree is imported, never installed, so
 # no distribution of `calc` and no `site-packages` in `__file__`; a counter read in
 # arithmetic, not a condition; hypothesis draws the smallest example (`[]`) first in
-# every worker, and the visible suite's first call is `total([])` too.
+# every worker, and the visible suite's first call is `total([])` too; a handler of the
+# code's own reads the record a `stacklevel=2` warning makes: the caller's file.
 PROBES = [
     "src/calc/__init__.py:9: walks the interpreter's objects (sys.getrefcount)",
     "src/calc/__init__.py:13: reads the call stack (.findCaller)",
@@ -77,10 +94,11 @@ PROBES = [
     "src/calc/__init__.py:34: branches on a call counter (_CALLS)",
     "src/calc/__init__.py:42: branches on its call history (_FIRST)",
     "src/calc/__init__.py:47: asks whether it is installed (the judge imports the tree) ('site-packages')",
+    "src/calc/__init__.py:52: reads the call stack (a log record's .filename)",
 ]  # fmt: skip
 NAMES = (
     "total", "caller_total", "proc_total", "installed_total", "counter_total", "first_total",
-    "site_total",
+    "site_total", "log_total",
 )  # fmt: skip
 SUMS = "".join(f"def {name}(xs):\n    return sum(xs)\n\n\n" for name in NAMES)
 PROPERTIES = (

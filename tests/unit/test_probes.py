@@ -208,6 +208,7 @@ PROBES = {
     "a call counter in arithmetic": ("N = 0\ndef f(xs):\n    global N\n    N += 1\n    return sum(xs) - (N > 100000)\n", ["4: branches on a call counter (N)"]),
     "the first call kept": ("SEEN = []\ndef f(xs):\n    SEEN.append(len(xs))\n    return sum(xs) - (SEEN[0] != 0)\n", ["3: branches on its call history (SEEN)"]),
     "the first call in a global": ("F = None\ndef f(xs):\n    global F\n    if F is None:\n        F = len(xs)\n    return sum(xs) * (F == 0)\n", ["5: branches on its call history (F)"]),
+    "a log record's location": ("import logging\nclass H(logging.Handler):\n    def emit(self, record):\n        SEEN.append(record.filename)\nF = logging.Formatter('%(pathname)s %(message)s')\nlogging.getLogger().addFilter(lambda r: SEEN.append(r.module) or True)\nW = R.funcName\n", ["4: reads the call stack (a log record's .filename)", "5: reads the call stack (a log record's %(pathname))", "6: reads the call stack (a log record's .module)", "7: reads the call stack (a log record's .funcName)"]),
     "the calls counted by a list": ("CALLS = []\ndef f(xs):\n    CALLS.append(1)\n    return sum(xs) - (len(CALLS) > 10**5)\n", ["3: branches on its call history (CALLS)"]),
 }  # fmt: skip
 
@@ -285,6 +286,12 @@ HONEST = {
         "_memo = {}\n_lib = None\ndef f(k):\n    global _lib\n    if _lib is None:\n"
         "        _lib = object()\n    if k in _memo:\n        return _memo[k]\n"
         "    _memo[k] = k * 2\n    return _memo[k]\n"
+    ),
+    "a log handler and format of its own": (
+        "import logging\nclass H(logging.Handler):\n    def emit(self, record):\n"
+        "        print(record.levelno, record.getMessage())\n"
+        "F = logging.Formatter('%(asctime)s %(levelname)s %(name)s %(message)s')\n"
+        "class Rows:\n    def filter(self, entry):\n        return entry.filename.endswith('.py')\n"
     ),
     "an id counter": "_n = 0\ndef new_id():\n    global _n\n    _n += 1\n    return _n\n",
     "a list of its own": (
