@@ -18,7 +18,10 @@ only says what the code could do.
 
 The same loops over a range may read a handle at the loop's index instead
 (`assert hd[i] == i`, `v = hd[i]`: CountedRead, fetched as one GETITEMS of the
-coming keys), when that is the body's one operation on anything but data. A
+coming keys), when that is the body's one operation on anything but data; so
+may a loop over a worker's list the property read (`for i in hd._keys: assert
+hd[i] == f"v{i}"`, CountedRead.over: the keys are the coming items of the
+judge's copy, which only the loop's iterator holds). A
 loop whose body is one store to a subscript, `hd[i] = i` or `hd[f"k{i}"] = i * 2`
 (CountedStore), computed from ints and constants by operations that cannot
 raise on them, keeps its stores and sends them as one SEQ (standin.keep_store).
@@ -30,6 +33,7 @@ import dis
 import functools
 import itertools
 import operator
+import sys
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +55,9 @@ _QUIET = frozenset(
 _RAISING = frozenset(
     {"BINARY_OP", "BINARY_SUBSCR", "CONTAINS_OP", "UNARY_NEGATIVE", "UNARY_INVERT"}
 )
+# An f-string's parts: str(), repr() or ascii() of data and joining strs run no Python code
+# and cannot raise; a format spec can (`f"{i:q}"`).
+_FORMAT_SPEC = 4
 _FORWARD_IFS = frozenset(
     {"POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE",
      "POP_JUMP_FORWARD_IF_NOT_NONE"}
@@ -95,6 +102,9 @@ class CountedRead:
     # Nothing the loop reads can be rebound from outside the frame: the handle and every
     # name are its fast locals (no cell, no global) and the header takes no len().
     sealed: bool
+    # A loop over an iterable, not a range (`for i in hd._keys`): the offset of its
+    # GET_ITER, where a held list's `__iter__` says which list it is (standin); else -1.
+    over: int = -1
 
 
 @dataclass(frozen=True)
@@ -155,7 +165,7 @@ def _head(
 ) -> tuple[int, str, tuple[bool, tuple[tuple[Any, ...], ...], int]] | None:
     """The loop at `ins[head]` (its FOR_ITER): (the index of the instruction after it, its
     index's name, what it iterates), or None when it is no loop of a plain local over a
-    comprehension's `.0` or a range."""
+    comprehension's `.0`, a range or (no header, no arguments) any other iterable."""
     end = _first_at(at, ins, ins[head].argval)
     if end is None or end <= head + 2:
         return None
@@ -193,6 +203,7 @@ def _loop(
     if parts is None:
         return {}
     end, index, (comprehension, header, arguments) = parts
+    iterable = not comprehension and not arguments
     header_names = {op[1] for op in header if op[0] == "load"}
     stored = {index}
     reads: list[str] = []
@@ -232,6 +243,10 @@ def _loop(
             stored.add(x.argval)
         elif name == "COMPARE_OP":
             fails = fails or x.argval not in ("==", "!=")
+        elif name == "FORMAT_VALUE":
+            fails = fails or bool((x.arg or 0) & _FORMAT_SPEC)
+        elif name == "BUILD_STRING":
+            pass
         elif name in _RAISING:
             fails = True
         elif name not in _QUIET:
@@ -243,7 +258,11 @@ def _loop(
         if comprehension:
             return {}
         sealed = not cells and ("len",) not in header
-        return _reads(subscripts, stored, header, arguments, index, reads, fails, guarded, sealed)
+        over = ins[head - 1].offset if iterable else -1
+        sealing = (sealed, over)
+        return _reads(subscripts, stored, header, arguments, index, reads, fails, guarded, sealing)
+    if iterable:
+        return {}  # a `next` loop is counted by a range's count
     for _, (kind, subscripted) in subscripts:
         # Read as it was before reads were counted: a local checked as data, which can raise.
         if kind == "global":
@@ -275,10 +294,12 @@ def _reads(  # noqa: PLR0917  (the loop's reading, handed on)
     reads: list[str],
     fails: bool,
     guarded: bool,
-    sealed: bool,
+    sealing: tuple[bool, int],
 ) -> dict[int, Site]:
     """Each `name[index]` of a loop with no `next` call, as a CountedRead: the others it
-    makes are checked as data at run time, so at most one of them reads a handle."""
+    makes are checked as data at run time, so at most one of them reads a handle.
+    `sealing`: whether the loop is sealed, and its GET_ITER's offset if it is no range's."""
+    sealed, over = sealing
     found: dict[int, Site] = {}
     for offsets, target in subscripts:
         if target[0] == "fast" and target[1] in stored:
@@ -287,7 +308,7 @@ def _reads(  # noqa: PLR0917  (the loop's reading, handed on)
         site = CountedRead(
             target=target, header=header, arguments=arguments, index=index,
             reads=tuple(reads), others=others, fails=fails, guarded=guarded,
-            sealed=sealed and all(kind == "fast" for kind, _ in (target, *others)),
+            sealed=sealed and all(kind == "fast" for kind, _ in (target, *others)), over=over,
         )  # fmt: skip
         found.update(dict.fromkeys(offsets, site))
     return found
@@ -313,8 +334,8 @@ def _store_loop(
     operations that cannot raise on them: nothing between two stores can observe the code
     or end the loop but a store."""
     parts = _head(code, ins, at, head)
-    if parts is None or parts[2][0]:
-        return {}
+    if parts is None or parts[2][0] or not parts[2][2]:
+        return {}  # a comprehension's, or over an iterable that is not a range
     end, index, (_, header, arguments) = parts
     header_names = {op[1] for op in header if op[0] == "load"}
     known: dict[str, str] = {index: "int"}  # a local's type once the body stored it
@@ -465,25 +486,31 @@ def _source(
         return None
     if code.co_name in _COMPREHENSIONS and before.opname == "LOAD_FAST" and before.argval == ".0":
         return True, (), 0
-    if before.opname != "GET_ITER" or head < 4:
+    if before.opname != "GET_ITER":
         return None
+    if head < 4:
+        return _ITERABLE
     call, precall = ins[head - 2], ins[head - 3]
     if call.opname != "CALL" or precall.opname != "PRECALL" or call.arg != precall.arg:
-        return None
+        return _ITERABLE
     arguments = call.arg or 0
     if not 1 <= arguments <= 3:
-        return None
+        return _ITERABLE
     j = head - 4
     while j >= 0 and not (
         ins[j].opname == "LOAD_GLOBAL" and ins[j].argval == "range" and (ins[j].arg or 0) & 1
     ):
         j -= 1
     if j < 0:
-        return None
+        return _ITERABLE
     header = _header(ins[j + 1 : head - 3])
     if header is None or _depth(header) != arguments:
-        return None
+        return _ITERABLE
     return False, header, arguments
+
+
+# What _source says of a loop over an iterable that is not a range: no header to count by.
+_ITERABLE: tuple[bool, tuple[tuple[Any, ...], ...], int] = (False, (), 0)
 
 
 def _header(ins: list[dis.Instruction]) -> tuple[tuple[Any, ...], ...] | None:
@@ -644,6 +671,72 @@ def read_keys(
         return range(0)
     span, at = found
     return span[at : at + most]
+
+
+def held_keys(  # noqa: PLR0917  (the loop, its read and its iterator)
+    site: CountedRead,
+    frame: types.FrameType,
+    handle: object,
+    key: object,
+    iterator: object,
+    most: int,
+    frozen: bool = False,
+) -> tuple[Any, ...]:
+    """The keys the loop over a list at `frame` (site.over) reads `handle` at from this read
+    on: `key`, the item the loop stands at, then the list's coming items, at most `most`,
+    when nothing between two reads can observe the code; else ().
+
+    `iterator` is the list iterator the loop's GET_ITER made (standin says which): its
+    list is the judge's copy of a worker's list, which nothing else can change between
+    two reads (the body calls nothing). With `frozen` (the worker holds a judge function
+    a read could call back), the list must be held by that iterator alone, and the
+    body's other reads data nothing can change in place, as read_keys says. The keys
+    are data nothing can change in place, small enough that the batch crosses whenever
+    each of its reads would (_small); the batch stops before the first that is not.
+    """
+    values = frame.f_locals
+    if site.over < 0 or values.get(site.index, _MISSING) is not key:
+        return ()
+    if resolve(frame, values, site.target) is not handle or type(iterator) is not _LIST_ITERATOR:
+        return ()
+    budget = [_BUDGET]
+    check = immutable if frozen else inert
+    if not all(check(values.get(name, _MISSING), budget) for name in site.reads):
+        return ()
+    if not all(check(resolve(frame, values, other), budget) for other in site.others):
+        return ()
+    reduced = iterator.__reduce__()  # (iter, (the list,), the next item's index); a copy
+    if len(reduced) != 3:
+        return ()  # exhausted: the loop is not at one of its items
+    items, at = reduced[1][0], reduced[2]
+    del reduced
+    # Held by the iterator, `items` and getrefcount's argument: by nothing a callback reaches.
+    if frozen and sys.getrefcount(items) != 3:
+        return ()
+    if not (type(at) is int and 0 < at <= len(items)) or items[at - 1] is not key:
+        return ()
+    keys = list(itertools.takewhile(lambda k: _small(k, budget), items[at - 1 : at - 1 + most]))
+    return tuple(keys)
+
+
+def _small(value: Any, budget: list[int], depth: int = 0) -> bool:
+    """Immutable data the wire takes in any batch of BATCH_ITEMS: ints of at most 1,024
+    bits, strs and bytes of at most 1,024 items, floats, tuples and frozensets of them."""
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 16:
+        return False
+    kind = type(value)
+    if kind is int:
+        return bool(value.bit_length() <= _SMALL)
+    if kind in (str, bytes):
+        return len(value) <= _SMALL
+    if kind in _DATA:
+        return True
+    return kind in (tuple, frozenset) and all(_small(v, budget, depth + 1) for v in value)
+
+
+_SMALL = 1024
+_LIST_ITERATOR: type = type(iter([]))
 
 
 def stores_left(site: CountedStore, frame: types.FrameType) -> int:
