@@ -1404,7 +1404,11 @@ class Worker:
             self.ahead = None
         keys = self.counted_keys(site, handle, key, caller)
         if len(keys) < 2 or type(site) is not loops.CountedRead:
-            return self.request(protocol.OP, "getitem", handle, (key,))
+            held = self.held_iter
+            found = self.request(protocol.OP, "getitem", handle, (key,))
+            if held is not None and held[0] is caller and type(site) is loops.CountedRead:
+                self.held_iter = held  # the loop's own read, alone: its next may batch again
+            return found
         items: list[Any] = []
         ended: tuple[int, BaseException] | None = None
         try:
