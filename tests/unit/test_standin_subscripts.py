@@ -90,6 +90,16 @@ def lie(batch):
             batch.f_locals["self"].send(("its", batch.f_locals["ident"], 0))
 
 
+def steps(n, bad=None, objects_every=0, on_step=None):
+    for k in range(n):
+        LOG.append(f"step {k}")
+        if on_step is not None:
+            on_step(k)
+        if k == bad:
+            raise ValueError(f"at {k}")
+        yield Item(k) if objects_every and k % objects_every == objects_every - 1 else k
+
+
 def table(bad=None, objects_every=0, stop_at=None, lie=None, on_set=None):
     return Table(bad, objects_every, stop_at, lie, on_set)
 
@@ -264,6 +274,18 @@ def test_objects_over_a_list_are_compared_where_they_come():
     record("objects_over", mylib.log()[start:])
 
 
+def test_a_comprehension_steps_to_its_end_as_bare():
+    start = len(mylib.log())
+    got = [x for x in mylib.steps(300) if x != 3]
+    objects = [x for x in mylib.steps(9, objects_every=3) if x != 0]
+    with pytest.raises(ValueError, match="at 5"):
+        [x for x in mylib.steps(20, bad=5)]
+    seen = []
+    called = [x for x in mylib.steps(4, on_step=lambda k: seen.append((k, len(mylib.LOG))))]
+    at = [n - seen[0][1] for _, n in seen]
+    record("drained", [got[:4], len(got), len(objects), called, at, mylib.log()[start:]])
+
+
 @settings(max_examples=100, database=None)
 @given(st.integers(0, 60))
 def test_a_property_fails_at_the_same_example(n):
@@ -362,6 +384,14 @@ def test_a_long_key_ends_a_batch_over_a_list():
     assert diff(before, worker.requests) == {"getattr": 2, "getitems": 2, "getitem": 14}
 
 
+def test_a_comprehension_to_its_end_is_batches_of_256():
+    worker = standin._state.current()
+    before = dict(worker.requests)
+    assert len([x for x in mylib.steps(600) if x != 3]) == 599
+    assert len([x for x in mylib.steps(5) if x < 3]) == 3  # `<` can raise: one at a time
+    assert diff(before, worker.requests) == {"getattr": 2, "call": 2, "batch": 3, "next": 6}
+
+
 def fill(t, n):
     for i in range(n):
         t[i] = i
@@ -416,8 +446,9 @@ def test_a_worker_with_a_judge_function_batches_what_it_cannot_change():
     keys = t.order
     for i in keys:
         assert t[i] == i  # a copy the property holds too, which the function could change
+    assert [x for x in mylib.steps(3) if x != 1] == [0, 2]  # compares ints alone: batched
     assert diff(before, worker.requests) == {
-        "seq": 1, "setitem": 3, "getitems": 2, "getitem": 6, "getattr": 2
+        "seq": 1, "setitem": 3, "getitems": 2, "getitem": 6, "getattr": 3, "call": 1, "batch": 1
     }  # fmt: skip
 """
 
@@ -453,6 +484,7 @@ def test_counted_stores_and_reads_observe_and_fail_as_bare(tmp_path: Path) -> No
         "test_a_failing_loop_over_a_list_fails_at_its_item": "FAILED",
         "test_a_read_over_a_list_that_raises_is_raised_at_its_key": "FAILED",
         "test_objects_over_a_list_are_compared_where_they_come": "PASSED",
+        "test_a_comprehension_steps_to_its_end_as_bare": "PASSED",
         "test_a_property_fails_at_the_same_example": "FAILED",
         "test_zz_a_judge_function_the_stores_call_back": "PASSED",
     }
@@ -490,6 +522,11 @@ def test_counted_stores_and_reads_observe_and_fail_as_bare(tmp_path: Path) -> No
     tuples = [f"get ('p', {i})" for i in range(0, 40, 2)]
     assert want["over_list"] == [322, ["get 0", "get 1"], tuples, 2004, "get s", "s", -1]
     assert want["objects_over"] == want["objects"]
+    drained = [*(f"step {k}" for k in range(300)), *(f"step {k}" for k in range(3))]
+    drained += ["eq 2 after step 2", *(f"step {k}" for k in range(3, 6)), "eq 5 after step 5"]
+    drained += [*(f"step {k}" for k in range(6, 9)), "eq 8 after step 8"]
+    drained += [*(f"step {k}" for k in range(6)), *(f"step {k}" for k in range(4))]
+    assert want["drained"] == [[0, 1, 2, 4], 299, 8, [0, 1, 2, 3], [0, 1, 2, 3], drained]
     falsifying = [re.findall(r"^E +(n=.*)$", p.stdout, re.M) for p in (bare, oop)]
     assert falsifying[0] == falsifying[1] == ["n=18,"]
 
@@ -509,6 +546,7 @@ def test_counted_stores_and_reads_are_batches_and_the_rest_one_at_a_time(
         "test_a_worker_with_a_judge_function_batches_what_it_cannot_change": "PASSED",
         "test_a_loop_over_a_list_of_the_codes_is_getitems_of_256": "PASSED",
         "test_a_long_key_ends_a_batch_over_a_list": "PASSED",
+        "test_a_comprehension_to_its_end_is_batches_of_256": "PASSED",
         "test_more_reads_than_asked": "FAILED",
     }, proc.stdout[-6000:] + proc.stderr[-3000:]
     assert "broke the protocol: a batch larger than asked" in proc.stdout
@@ -625,6 +663,31 @@ def test_f_strings_in_a_counted_loop(body: str, fails: bool) -> None:
         assert type(site) is loops.CountedRead and site.fails is fails
     code = _code('def f(t, n):\n    for i in range(n):\n        assert next(t) == f"{i}"\n')
     assert {type(s) for s in loops.counted_sites(code).values()} == {loops.CountedNext}
+
+
+@pytest.mark.parametrize(
+    ("source", "drained"),
+    [
+        ("[x for x in h]", True),
+        ("[x for x in h if x != -1]", True),
+        ("[x for x in h if x == 3 or x is None]", True),
+        ("[(x, not x) for x in h if not x]", True),
+        # one at a time: it can raise, call, read what it does not own, or stop early
+        ("[x for x in h if x < 3]", False),
+        ("{x for x in h}", False),
+        ("[x for x in h if x != k]", False),
+        ("[x for x in h if x != K]", False),
+        ("[g(x) for x in h]", False),
+        ("[x[0] for x in h]", False),
+        ("[x for x in h for y in x]", False),
+        ("(x for x in h)", False),
+    ],
+)
+def test_which_comprehensions_are_drained(source: str, drained: bool) -> None:
+    outer = _code(f"def f(h, k):\n    return {source}\n")
+    (inner,) = (c for c in outer.co_consts if isinstance(c, types.CodeType))
+    sites = list(loops.counted_sites(inner).values())
+    assert [type(s) for s in sites] == ([loops.Drained] if drained else [])
 
 
 def test_other_loops_store_and_read_one_at_a_time() -> None:

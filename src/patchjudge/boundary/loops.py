@@ -121,7 +121,17 @@ class CountedStore:
     sealed: bool  # as CountedRead's
 
 
-Site = CountedNext | CountedRead | CountedStore
+@dataclass(frozen=True)
+class Drained:
+    """A list comprehension's FOR_ITER over its `.0` whose body can neither raise nor ask
+    the worker (`[i for i in h.table if i != -1]`): it steps `.0` to its end, so a batch
+    of its coming steps is what bare steps, in the same order (standin.counted). Its body
+    reads fast locals only (no cell, no global): nothing outside the frame rebinds them."""
+
+    reads: tuple[str, ...]  # locals the body reads before it stores them (checked as data)
+
+
+Site = CountedNext | CountedRead | CountedStore | Drained
 
 
 def counted_sites(code: types.CodeType) -> dict[int, Site]:
@@ -138,6 +148,7 @@ def counted_sites(code: types.CodeType) -> dict[int, Site]:
         if instruction.opname == "FOR_ITER":
             found.update(_loop(code, ins, at, head, entries))
             found.update(_store_loop(code, ins, at, head, entries))
+            found.update(_drained(code, ins, at, head))
     return found
 
 
@@ -438,6 +449,76 @@ def _store_loop(
     return dict.fromkeys(offsets, store)
 
 
+# What a drained comprehension's body may do: nothing that can raise on data or run code.
+_DRAIN_QUIET = frozenset(
+    {"NOP", "LOAD_CONST", "POP_TOP", "COPY", "SWAP", "LIST_APPEND", "UNARY_NOT", "IS_OP",
+     "BUILD_TUPLE"}
+)  # fmt: skip
+_FILTERS = frozenset(
+    {"POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_NONE",
+     "POP_JUMP_BACKWARD_IF_NOT_NONE"}
+)  # fmt: skip
+_SKIPS = _FORWARD_IFS | {"JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP", "JUMP_FORWARD"}
+
+
+def _drained(
+    code: types.CodeType, ins: list[dis.Instruction], at: dict[int, int], head: int
+) -> dict[int, Site]:
+    """The FOR_ITER of a list comprehension over its `.0` whose body only compares data
+    (==, !=, is), filters (`if`: a jump back to the FOR_ITER, or on within the body),
+    stores plain locals and appends: nothing in it can raise or call, so it steps `.0`
+    until its end. (No set: adding a list raises.)"""
+    if code.co_name not in _COMPREHENSIONS or head == 0:
+        return {}
+    before = ins[head - 1]
+    if (before.opname, before.argval) != ("LOAD_FAST", ".0"):
+        return {}
+    end = _first_at(at, ins, ins[head].argval)
+    if end is None or end <= head + 1:
+        return {}
+    back = ins[end - 1]
+    if back.opname != "JUMP_BACKWARD" or _first_at(at, ins, back.argval) != head:
+        return {}
+    stored: set[str] = set()
+    reads: list[str] = []
+    for n, x in enumerate(ins[head + 1 : end - 1], head + 1):
+        name = x.opname
+        if name in _SKIPS:  # `a or b`, `if a and b`: on within the body
+            target = _first_at(at, ins, x.argval)
+            if target is None or not n < target <= end - 1:
+                return {}
+        elif name == "STORE_FAST":
+            if x.argval == ".0":
+                return {}
+            stored.add(str(x.argval))
+        elif name == "LOAD_FAST":
+            if x.argval == ".0":
+                return {}
+            if x.argval not in stored and x.argval not in reads:
+                reads.append(str(x.argval))
+        elif name == "COMPARE_OP":
+            if x.argval not in ("==", "!="):
+                return {}  # `<` of data can raise
+        elif name in _FILTERS:
+            if _first_at(at, ins, x.argval) != head:
+                return {}
+        elif name not in _DRAIN_QUIET:
+            return {}
+    return {ins[head].offset: Drained(reads=tuple(reads))}
+
+
+def drained(site: Drained, frame: types.FrameType, handle: object, frozen: bool) -> bool:
+    """Whether the comprehension at `frame` steps `handle` (its `.0`) with a body that only
+    compares data: every local it reads before storing it is data (with `frozen`, data
+    nothing can change in place: a judge function a step calls back cannot change it)."""
+    values = frame.f_locals
+    if values.get(".0", _MISSING) is not handle:
+        return False
+    budget = [_BUDGET]
+    check = immutable if frozen else inert
+    return all(check(values.get(name, _MISSING), budget) for name in site.reads)
+
+
 def _next_call(
     ins: list[dis.Instruction], i: int, stop: int, stored: set[str]
 ) -> tuple[tuple[int, int], Load] | None:
@@ -611,7 +692,9 @@ def _remaining(site: CountedNext, frame: types.FrameType, values: dict[str, Any]
     return -1 if found is None else len(found[0]) - found[1] - 1
 
 
-def _span(site: Site, frame: types.FrameType, values: dict[str, Any]) -> tuple[range, int] | None:
+def _span(
+    site: CountedNext | CountedRead | CountedStore, frame: types.FrameType, values: dict[str, Any]
+) -> tuple[range, int] | None:
     """The loop's range(*header) and the index's place in it; None if any value is not
     what the header's arithmetic may use."""
     if resolve(frame, values, ("global", "range")) is not range:

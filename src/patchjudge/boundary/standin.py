@@ -1360,11 +1360,21 @@ class Worker:
         A loop whose body can raise (an assert) only in the test function's own frame,
         where no handler covers it and the test is not xfail: the error ends the test,
         which fails as bare fails it, at the same item (docs/properties.md, "Iteration").
+        A list comprehension that steps the handle to its end comparing data
+        (loops.Drained) takes a batch of BATCH_ITEMS steps, the end included; with a
+        judge function, when what it compares is data nothing can change in place.
         """
-        if caller is None or self.judge_code or self.links or self.failure is not None:
+        if caller is None or self.failure is not None:
             return 1
         site = loops.cached(caller.f_code).get(caller.f_lasti)
-        if type(site) is not loops.CountedNext:
+        if type(site) is loops.Drained:
+            # Steps to the end with nothing between them but comparisons of data: while the
+            # worker holds a judge function, of data nothing can change in place, and no
+            # linked container (a step that calls the function back could change one).
+            if self.links and self.judge_code:
+                return 1
+            return BATCH_ITEMS if loops.drained(site, caller, handle, self.judge_code) else 1
+        if self.judge_code or self.links or type(site) is not loops.CountedNext:
             return 1
         if site.fails and (
             _state is None or caller.f_code is not _state.test_code or site.guarded or _state.xfail
