@@ -257,7 +257,9 @@ def test_iter_and_len_of_an_iterator_are_answered_here():
 
 def test_a_loop_steps_one_next_at_a_time():
     g = mylib.gen(3)
-    assert asked(lambda: [x for x in g]) == {"next": 4}
+    assert asked(lambda: [x for x in g if x < 5]) == {"next": 4}  # `<` can raise
+    # Stepped to its end with nothing but data in between: batched (loops.Drained).
+    assert asked(lambda: [x for x in mylib.gen(3)]) == {"getattr": 1, "call": 1, "batch": 1}
 
 
 def test_anything_else_asked_ends_the_drain():
@@ -278,8 +280,10 @@ def test_an_iterable_of_the_code_is_asked_for_its_iterator():
     # took it, then asked the bag for the hint (issue 17: dateutil's rrules). `typename`: the
     # judge asks once which class a handle whose dunder it uses claims (issue 18).
     assert asked(lambda: list(b)) == {"iter": 1, "len": 1, "batch": 1, "typename": 1}
-    # A loop over the bag asks no hint: one `next` a step, as before.
-    assert asked(lambda: [x for x in b]) == {"iter": 1, "next": 3}
+    # A loop over the bag asks no hint: one `next` a step, as before; a comprehension
+    # that steps it to its end comparing nothing drains it (loops.Drained).
+    assert asked(lambda: [x for x in b if x < 5]) == {"iter": 1, "next": 3}
+    assert asked(lambda: [x for x in b]) == {"iter": 1, "batch": 1}
     # Anything between the iterator and the hint keeps the steps one at a time.
     it = iter(b)
     mylib.note("between")

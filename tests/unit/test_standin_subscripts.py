@@ -2,7 +2,9 @@
 
 `for i in range(n): hd[i] = i` keeps its stores and sends them as one SEQ per
 256, the last time round's store sending the rest; `for i in range(n): assert
-hd[i] == i` fetches the loop's coming reads in one GETITEMS (loops.py). Each
+hd[i] == i` fetches the loop's coming reads in one GETITEMS (loops.py), and so
+does `for i in hd.order: assert hd[i] == f"v{i}"` over a list of the code's
+(the coming items of the judge's copy as the keys). Each
 case runs the same file bare (the library in process) and through a real
 worker: what the tests record, their outcomes, their errors and hypothesis'
 failing example must be the same. The counts come from the judge's own counter,
@@ -12,6 +14,7 @@ and a worker that lies in a batch of reads fails closed.
 from __future__ import annotations
 
 import ast
+import dis
 import re
 import textwrap
 import types
@@ -37,6 +40,7 @@ class Table:
     def __init__(self, bad=None, objects_every=0, stop_at=None, lie=None, on_set=None):
         self.data, self.bad, self.every, self.stop_at, self.lie = {}, bad, objects_every, stop_at, lie
         self.on_set, self.kept = on_set, None
+        self.order = []  # the keys as first stored: a list of the code's (a held list)
 
     def keep(self, xs):
         self.kept = xs  # a judge list the code keeps: linked (protocol.py, "links")
@@ -49,6 +53,8 @@ class Table:
             self.on_set(key)
         if key == self.bad:
             raise KeyError(f"bad {key}")
+        if key not in self.data:
+            self.order.append(key)
         self.data[key] = value
 
     def __getitem__(self, key):
@@ -82,6 +88,16 @@ def lie(batch):
     if "limit" in batch.f_locals:
         for _ in range(300):
             batch.f_locals["self"].send(("its", batch.f_locals["ident"], 0))
+
+
+def steps(n, bad=None, objects_every=0, on_step=None):
+    for k in range(n):
+        LOG.append(f"step {k}")
+        if on_step is not None:
+            on_step(k)
+        if k == bad:
+            raise ValueError(f"at {k}")
+        yield Item(k) if objects_every and k % objects_every == objects_every - 1 else k
 
 
 def table(bad=None, objects_every=0, stop_at=None, lie=None, on_set=None):
@@ -212,6 +228,64 @@ def test_a_failing_read_loop_fails_at_its_item():
         assert t[i] < 5, f"item {i}"
 
 
+def test_reads_over_a_list_of_the_codes():
+    t = mylib.table()
+    for i in range(300):
+        t[i] = f"v{i}"
+    for i in range(0, 40, 2):
+        t[("p", i)] = i + 1
+    t["s" * 2000] = None  # too long a key for a batch: read alone
+    t["s"] = -1
+    start = len(mylib.log())
+    for i in t.order:
+        v = t[i]
+    got = mylib.log()[start:]
+    record("over_list", [len(got), got[:2], got[-22:-2], len(got[-2]), got[-1], i, v])
+    for i in t.order:
+        if type(i) is int:
+            assert t[i] == f"v{i}", i
+
+
+def test_a_failing_loop_over_a_list_fails_at_its_item():
+    t = mylib.table()
+    for i in range(50):
+        t[i] = f"v{i}"
+    for i in t.order:
+        assert t[i] != "v7", f"item {i}"
+
+
+def test_a_read_over_a_list_that_raises_is_raised_at_its_key():
+    t = mylib.table()
+    for i in range(20):
+        t[i] = i
+    t.order.insert(9, "gone")  # the code's list, changed through the judge's copy
+    for i in t.order:
+        v = t[i]
+
+
+def test_objects_over_a_list_are_compared_where_they_come():
+    t = mylib.table(objects_every=3)
+    for i in range(9):
+        t[i] = i
+    start = len(mylib.log())
+    for i in t.order:
+        x = t[i]
+        assert x == x
+    record("objects_over", mylib.log()[start:])
+
+
+def test_a_comprehension_steps_to_its_end_as_bare():
+    start = len(mylib.log())
+    got = [x for x in mylib.steps(300) if x != 3]
+    objects = [x for x in mylib.steps(9, objects_every=3) if x != 0]
+    with pytest.raises(ValueError, match="at 5"):
+        [x for x in mylib.steps(20, bad=5)]
+    seen = []
+    called = [x for x in mylib.steps(4, on_step=lambda k: seen.append((k, len(mylib.LOG))))]
+    at = [n - seen[0][1] for _, n in seen]
+    record("drained", [got[:4], len(got), len(objects), called, at, mylib.log()[start:]])
+
+
 @settings(max_examples=100, database=None)
 @given(st.integers(0, 60))
 def test_a_property_fails_at_the_same_example(n):
@@ -233,6 +307,8 @@ def test_zz_a_judge_function_the_stores_call_back():
     assert [t[i] for i in range(3)] == [-1, -2, -3]
     for i in range(0, 290, 1):
         assert t[i] == ~i
+    for i in t.order:
+        assert t[i] == ~i, i
     # Where each callback came in the library's log, from the first: one set each.
     at = [(key, n - seen[0][1]) for key, n in seen]
     record("callbacks", [at[:3], at[-1], len(at), i])
@@ -278,6 +354,42 @@ def test_objects_end_a_batch_of_reads():
     for i in range(300):
         v = t[i]
     assert diff(before, worker.requests) == {"getitems": 3}  # 0-99, 100-199, 200-299
+
+
+def test_a_loop_over_a_list_of_the_codes_is_getitems_of_256():
+    worker = standin._state.current()
+    t = mylib.table()
+    for i in range(600):
+        t[i] = f"v{i}"
+    before = dict(worker.requests)
+    for i in t.order:
+        assert t[i] == f"v{i}", i
+    assert diff(before, worker.requests) == {"getattr": 1, "getitems": 3}
+
+
+def test_a_long_key_ends_a_batch_over_a_list():
+    worker = standin._state.current()
+    t = mylib.table()
+    for i in range(6):
+        t[i] = i
+    t["s" * 2000] = 0
+    for i in range(6, 12):
+        t[i] = i
+    before = dict(worker.requests)
+    for i in t.order:
+        v = t[i]
+    keys = list(t.order)
+    for i in keys:
+        v = t[i]  # the judge's own list, no copy of the code's: one at a time
+    assert diff(before, worker.requests) == {"getattr": 2, "getitems": 2, "getitem": 14}
+
+
+def test_a_comprehension_to_its_end_is_batches_of_256():
+    worker = standin._state.current()
+    before = dict(worker.requests)
+    assert len([x for x in mylib.steps(600) if x != 3]) == 599
+    assert len([x for x in mylib.steps(5) if x < 3]) == 3  # `<` can raise: one at a time
+    assert diff(before, worker.requests) == {"getattr": 2, "call": 2, "batch": 3, "next": 6}
 
 
 def fill(t, n):
@@ -329,7 +441,15 @@ def test_a_worker_with_a_judge_function_batches_what_it_cannot_change():
         assert t[i] == i
     for i in range(3):
         assert t[i] == expected[i]  # a list the function could change: one at a time
-    assert diff(before, worker.requests) == {"seq": 1, "setitem": 3, "getitems": 1, "getitem": 3}
+    for i in t.order:
+        assert t[i] == i  # a copy of the code's list that only the loop holds: batched
+    keys = t.order
+    for i in keys:
+        assert t[i] == i  # a copy the property holds too, which the function could change
+    assert [x for x in mylib.steps(3) if x != 1] == [0, 2]  # compares ints alone: batched
+    assert diff(before, worker.requests) == {
+        "seq": 1, "setitem": 3, "getitems": 2, "getitem": 6, "getattr": 3, "call": 1, "batch": 1
+    }  # fmt: skip
 """
 
 LIAR = """
@@ -360,6 +480,11 @@ def test_counted_stores_and_reads_observe_and_fail_as_bare(tmp_path: Path) -> No
         "test_the_code_objects_are_compared_where_they_come": "PASSED",
         "test_a_call_between_reads_keeps_them_one_at_a_time": "PASSED",
         "test_a_failing_read_loop_fails_at_its_item": "FAILED",
+        "test_reads_over_a_list_of_the_codes": "PASSED",
+        "test_a_failing_loop_over_a_list_fails_at_its_item": "FAILED",
+        "test_a_read_over_a_list_that_raises_is_raised_at_its_key": "FAILED",
+        "test_objects_over_a_list_are_compared_where_they_come": "PASSED",
+        "test_a_comprehension_steps_to_its_end_as_bare": "PASSED",
         "test_a_property_fails_at_the_same_example": "FAILED",
         "test_zz_a_judge_function_the_stores_call_back": "PASSED",
     }
@@ -391,6 +516,17 @@ def test_counted_stores_and_reads_observe_and_fail_as_bare(tmp_path: Path) -> No
     assert _errors(oop) == _errors(bare)
     assert _errors(bare)["test_a_store_that_raises_fails_at_its_item"] == "KeyError: 'bad 7'"
     assert _errors(bare)["test_a_failing_read_loop_fails_at_its_item"] == "AssertionError: item 5"
+    over = _errors(bare)
+    assert over["test_a_failing_loop_over_a_list_fails_at_its_item"] == "AssertionError: item 7"
+    assert over["test_a_read_over_a_list_that_raises_is_raised_at_its_key"] == "KeyError: 'gone'"
+    tuples = [f"get ('p', {i})" for i in range(0, 40, 2)]
+    assert want["over_list"] == [322, ["get 0", "get 1"], tuples, 2004, "get s", "s", -1]
+    assert want["objects_over"] == want["objects"]
+    drained = [*(f"step {k}" for k in range(300)), *(f"step {k}" for k in range(3))]
+    drained += ["eq 2 after step 2", *(f"step {k}" for k in range(3, 6)), "eq 5 after step 5"]
+    drained += [*(f"step {k}" for k in range(6, 9)), "eq 8 after step 8"]
+    drained += [*(f"step {k}" for k in range(6)), *(f"step {k}" for k in range(4))]
+    assert want["drained"] == [[0, 1, 2, 4], 299, 8, [0, 1, 2, 3], [0, 1, 2, 3], drained]
     falsifying = [re.findall(r"^E +(n=.*)$", p.stdout, re.M) for p in (bare, oop)]
     assert falsifying[0] == falsifying[1] == ["n=18,"]
 
@@ -408,6 +544,9 @@ def test_counted_stores_and_reads_are_batches_and_the_rest_one_at_a_time(
         "test_stores_elsewhere_go_one_at_a_time": "PASSED",
         "test_a_linked_list_keeps_the_batches": "PASSED",
         "test_a_worker_with_a_judge_function_batches_what_it_cannot_change": "PASSED",
+        "test_a_loop_over_a_list_of_the_codes_is_getitems_of_256": "PASSED",
+        "test_a_long_key_ends_a_batch_over_a_list": "PASSED",
+        "test_a_comprehension_to_its_end_is_batches_of_256": "PASSED",
         "test_more_reads_than_asked": "FAILED",
     }, proc.stdout[-6000:] + proc.stderr[-3000:]
     assert "broke the protocol: a batch larger than asked" in proc.stdout
@@ -483,6 +622,72 @@ def test_which_stores_and_reads_are_counted(
 ) -> None:
     source = f"def f(hd, n, k, xs, it):\n    for i in range(n):\n        {body}\n"
     assert _kinds(source) == sites
+
+
+@pytest.mark.parametrize(
+    ("body", "sites"),
+    [
+        ('assert hd[i] == f"v{i}", i', [("read", "hd", ())]),
+        ("v = hd[i]", [("read", "hd", ())]),
+        ('assert hd[i] == k, f"{i!r}"', [("read", "hd", ("k",))]),
+        ("assert hd[i] == xs[i]", [("read", "hd", ("xs",)), ("read", "xs", ("hd",))]),
+        # one at a time: stores and `next` count by a range; a call, a rebinding
+        ("hd[i] = i", []),
+        ("assert next(it) == i", []),
+        ("assert hd[i] == i\n        g(i)", []),
+        ("v = hd[i]\n        hd = 0", []),
+    ],
+)
+def test_which_reads_over_an_iterable_are_counted(
+    body: str, sites: list[tuple[str, str, tuple[str, ...]]]
+) -> None:
+    source = f"def f(hd, k, xs, it):\n    for i in hd.keys:\n        {body}\n"
+    code = _code(source)
+    assert _kinds(source) == sites
+    get_iter = next(x.offset for x in dis.get_instructions(code) if x.opname == "GET_ITER")
+    assert {s.over for s in loops.counted_sites(code).values()} <= {get_iter}
+
+
+@pytest.mark.parametrize(
+    ("body", "fails"),
+    [
+        ('assert hd[i] == f"v{i}"', True),
+        ('v = hd[i]\n        w = f"{v!r}{i}"', False),
+        ('v = hd[i]\n        w = f"{v:>4}"', True),  # a format spec can raise
+    ],
+)
+def test_f_strings_in_a_counted_loop(body: str, fails: bool) -> None:
+    for loop in ("range(n)", "xs"):
+        code = _code(f"def f(hd, n, xs):\n    for i in {loop}:\n        {body}\n")
+        (site,) = {id(s): s for s in loops.counted_sites(code).values()}.values()
+        assert type(site) is loops.CountedRead and site.fails is fails
+    code = _code('def f(t, n):\n    for i in range(n):\n        assert next(t) == f"{i}"\n')
+    assert {type(s) for s in loops.counted_sites(code).values()} == {loops.CountedNext}
+
+
+@pytest.mark.parametrize(
+    ("source", "drained"),
+    [
+        ("[x for x in h]", True),
+        ("[x for x in h if x != -1]", True),
+        ("[x for x in h if x == 3 or x is None]", True),
+        ("[(x, not x) for x in h if not x]", True),
+        # one at a time: it can raise, call, read what it does not own, or stop early
+        ("[x for x in h if x < 3]", False),
+        ("{x for x in h}", False),
+        ("[x for x in h if x != k]", False),
+        ("[x for x in h if x != K]", False),
+        ("[g(x) for x in h]", False),
+        ("[x[0] for x in h]", False),
+        ("[x for x in h for y in x]", False),
+        ("(x for x in h)", False),
+    ],
+)
+def test_which_comprehensions_are_drained(source: str, drained: bool) -> None:
+    outer = _code(f"def f(h, k):\n    return {source}\n")
+    (inner,) = (c for c in outer.co_consts if isinstance(c, types.CodeType))
+    sites = list(loops.counted_sites(inner).values())
+    assert [type(s) for s in sites] == ([loops.Drained] if drained else [])
 
 
 def test_other_loops_store_and_read_one_at_a_time() -> None:

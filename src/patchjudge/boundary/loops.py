@@ -18,7 +18,10 @@ only says what the code could do.
 
 The same loops over a range may read a handle at the loop's index instead
 (`assert hd[i] == i`, `v = hd[i]`: CountedRead, fetched as one GETITEMS of the
-coming keys), when that is the body's one operation on anything but data. A
+coming keys), when that is the body's one operation on anything but data; so
+may a loop over a worker's list the property read (`for i in hd._keys: assert
+hd[i] == f"v{i}"`, CountedRead.over: the keys are the coming items of the
+judge's copy, which only the loop's iterator holds). A
 loop whose body is one store to a subscript, `hd[i] = i` or `hd[f"k{i}"] = i * 2`
 (CountedStore), computed from ints and constants by operations that cannot
 raise on them, keeps its stores and sends them as one SEQ (standin.keep_store).
@@ -30,6 +33,7 @@ import dis
 import functools
 import itertools
 import operator
+import sys
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +55,9 @@ _QUIET = frozenset(
 _RAISING = frozenset(
     {"BINARY_OP", "BINARY_SUBSCR", "CONTAINS_OP", "UNARY_NEGATIVE", "UNARY_INVERT"}
 )
+# An f-string's parts: str(), repr() or ascii() of data and joining strs run no Python code
+# and cannot raise; a format spec can (`f"{i:q}"`).
+_FORMAT_SPEC = 4
 _FORWARD_IFS = frozenset(
     {"POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE",
      "POP_JUMP_FORWARD_IF_NOT_NONE"}
@@ -95,6 +102,9 @@ class CountedRead:
     # Nothing the loop reads can be rebound from outside the frame: the handle and every
     # name are its fast locals (no cell, no global) and the header takes no len().
     sealed: bool
+    # A loop over an iterable, not a range (`for i in hd._keys`): the offset of its
+    # GET_ITER, where a held list's `__iter__` says which list it is (standin); else -1.
+    over: int = -1
 
 
 @dataclass(frozen=True)
@@ -111,7 +121,17 @@ class CountedStore:
     sealed: bool  # as CountedRead's
 
 
-Site = CountedNext | CountedRead | CountedStore
+@dataclass(frozen=True)
+class Drained:
+    """A list comprehension's FOR_ITER over its `.0` whose body can neither raise nor ask
+    the worker (`[i for i in h.table if i != -1]`): it steps `.0` to its end, so a batch
+    of its coming steps is what bare steps, in the same order (standin.counted). Its body
+    reads fast locals only (no cell, no global): nothing outside the frame rebinds them."""
+
+    reads: tuple[str, ...]  # locals the body reads before it stores them (checked as data)
+
+
+Site = CountedNext | CountedRead | CountedStore | Drained
 
 
 def counted_sites(code: types.CodeType) -> dict[int, Site]:
@@ -128,6 +148,7 @@ def counted_sites(code: types.CodeType) -> dict[int, Site]:
         if instruction.opname == "FOR_ITER":
             found.update(_loop(code, ins, at, head, entries))
             found.update(_store_loop(code, ins, at, head, entries))
+            found.update(_drained(code, ins, at, head))
     return found
 
 
@@ -155,7 +176,7 @@ def _head(
 ) -> tuple[int, str, tuple[bool, tuple[tuple[Any, ...], ...], int]] | None:
     """The loop at `ins[head]` (its FOR_ITER): (the index of the instruction after it, its
     index's name, what it iterates), or None when it is no loop of a plain local over a
-    comprehension's `.0` or a range."""
+    comprehension's `.0`, a range or (no header, no arguments) any other iterable."""
     end = _first_at(at, ins, ins[head].argval)
     if end is None or end <= head + 2:
         return None
@@ -193,6 +214,7 @@ def _loop(
     if parts is None:
         return {}
     end, index, (comprehension, header, arguments) = parts
+    iterable = not comprehension and not arguments
     header_names = {op[1] for op in header if op[0] == "load"}
     stored = {index}
     reads: list[str] = []
@@ -232,6 +254,10 @@ def _loop(
             stored.add(x.argval)
         elif name == "COMPARE_OP":
             fails = fails or x.argval not in ("==", "!=")
+        elif name == "FORMAT_VALUE":
+            fails = fails or bool((x.arg or 0) & _FORMAT_SPEC)
+        elif name == "BUILD_STRING":
+            pass
         elif name in _RAISING:
             fails = True
         elif name not in _QUIET:
@@ -243,7 +269,11 @@ def _loop(
         if comprehension:
             return {}
         sealed = not cells and ("len",) not in header
-        return _reads(subscripts, stored, header, arguments, index, reads, fails, guarded, sealed)
+        over = ins[head - 1].offset if iterable else -1
+        sealing = (sealed, over)
+        return _reads(subscripts, stored, header, arguments, index, reads, fails, guarded, sealing)
+    if iterable:
+        return {}  # a `next` loop is counted by a range's count
     for _, (kind, subscripted) in subscripts:
         # Read as it was before reads were counted: a local checked as data, which can raise.
         if kind == "global":
@@ -275,10 +305,12 @@ def _reads(  # noqa: PLR0917  (the loop's reading, handed on)
     reads: list[str],
     fails: bool,
     guarded: bool,
-    sealed: bool,
+    sealing: tuple[bool, int],
 ) -> dict[int, Site]:
     """Each `name[index]` of a loop with no `next` call, as a CountedRead: the others it
-    makes are checked as data at run time, so at most one of them reads a handle."""
+    makes are checked as data at run time, so at most one of them reads a handle.
+    `sealing`: whether the loop is sealed, and its GET_ITER's offset if it is no range's."""
+    sealed, over = sealing
     found: dict[int, Site] = {}
     for offsets, target in subscripts:
         if target[0] == "fast" and target[1] in stored:
@@ -287,7 +319,7 @@ def _reads(  # noqa: PLR0917  (the loop's reading, handed on)
         site = CountedRead(
             target=target, header=header, arguments=arguments, index=index,
             reads=tuple(reads), others=others, fails=fails, guarded=guarded,
-            sealed=sealed and all(kind == "fast" for kind, _ in (target, *others)),
+            sealed=sealed and all(kind == "fast" for kind, _ in (target, *others)), over=over,
         )  # fmt: skip
         found.update(dict.fromkeys(offsets, site))
     return found
@@ -313,8 +345,8 @@ def _store_loop(
     operations that cannot raise on them: nothing between two stores can observe the code
     or end the loop but a store."""
     parts = _head(code, ins, at, head)
-    if parts is None or parts[2][0]:
-        return {}
+    if parts is None or parts[2][0] or not parts[2][2]:
+        return {}  # a comprehension's, or over an iterable that is not a range
     end, index, (_, header, arguments) = parts
     header_names = {op[1] for op in header if op[0] == "load"}
     known: dict[str, str] = {index: "int"}  # a local's type once the body stored it
@@ -417,6 +449,76 @@ def _store_loop(
     return dict.fromkeys(offsets, store)
 
 
+# What a drained comprehension's body may do: nothing that can raise on data or run code.
+_DRAIN_QUIET = frozenset(
+    {"NOP", "LOAD_CONST", "POP_TOP", "COPY", "SWAP", "LIST_APPEND", "UNARY_NOT", "IS_OP",
+     "BUILD_TUPLE"}
+)  # fmt: skip
+_FILTERS = frozenset(
+    {"POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_NONE",
+     "POP_JUMP_BACKWARD_IF_NOT_NONE"}
+)  # fmt: skip
+_SKIPS = _FORWARD_IFS | {"JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP", "JUMP_FORWARD"}
+
+
+def _drained(
+    code: types.CodeType, ins: list[dis.Instruction], at: dict[int, int], head: int
+) -> dict[int, Site]:
+    """The FOR_ITER of a list comprehension over its `.0` whose body only compares data
+    (==, !=, is), filters (`if`: a jump back to the FOR_ITER, or on within the body),
+    stores plain locals and appends: nothing in it can raise or call, so it steps `.0`
+    until its end. (No set: adding a list raises.)"""
+    if code.co_name not in _COMPREHENSIONS or head == 0:
+        return {}
+    before = ins[head - 1]
+    if (before.opname, before.argval) != ("LOAD_FAST", ".0"):
+        return {}
+    end = _first_at(at, ins, ins[head].argval)
+    if end is None or end <= head + 1:
+        return {}
+    back = ins[end - 1]
+    if back.opname != "JUMP_BACKWARD" or _first_at(at, ins, back.argval) != head:
+        return {}
+    stored: set[str] = set()
+    reads: list[str] = []
+    for n, x in enumerate(ins[head + 1 : end - 1], head + 1):
+        name = x.opname
+        if name in _SKIPS:  # `a or b`, `if a and b`: on within the body
+            target = _first_at(at, ins, x.argval)
+            if target is None or not n < target <= end - 1:
+                return {}
+        elif name == "STORE_FAST":
+            if x.argval == ".0":
+                return {}
+            stored.add(str(x.argval))
+        elif name == "LOAD_FAST":
+            if x.argval == ".0":
+                return {}
+            if x.argval not in stored and x.argval not in reads:
+                reads.append(str(x.argval))
+        elif name == "COMPARE_OP":
+            if x.argval not in ("==", "!="):
+                return {}  # `<` of data can raise
+        elif name in _FILTERS:
+            if _first_at(at, ins, x.argval) != head:
+                return {}
+        elif name not in _DRAIN_QUIET:
+            return {}
+    return {ins[head].offset: Drained(reads=tuple(reads))}
+
+
+def drained(site: Drained, frame: types.FrameType, handle: object, frozen: bool) -> bool:
+    """Whether the comprehension at `frame` steps `handle` (its `.0`) with a body that only
+    compares data: every local it reads before storing it is data (with `frozen`, data
+    nothing can change in place: a judge function a step calls back cannot change it)."""
+    values = frame.f_locals
+    if values.get(".0", _MISSING) is not handle:
+        return False
+    budget = [_BUDGET]
+    check = immutable if frozen else inert
+    return all(check(values.get(name, _MISSING), budget) for name in site.reads)
+
+
 def _next_call(
     ins: list[dis.Instruction], i: int, stop: int, stored: set[str]
 ) -> tuple[tuple[int, int], Load] | None:
@@ -465,25 +567,31 @@ def _source(
         return None
     if code.co_name in _COMPREHENSIONS and before.opname == "LOAD_FAST" and before.argval == ".0":
         return True, (), 0
-    if before.opname != "GET_ITER" or head < 4:
+    if before.opname != "GET_ITER":
         return None
+    if head < 4:
+        return _ITERABLE
     call, precall = ins[head - 2], ins[head - 3]
     if call.opname != "CALL" or precall.opname != "PRECALL" or call.arg != precall.arg:
-        return None
+        return _ITERABLE
     arguments = call.arg or 0
     if not 1 <= arguments <= 3:
-        return None
+        return _ITERABLE
     j = head - 4
     while j >= 0 and not (
         ins[j].opname == "LOAD_GLOBAL" and ins[j].argval == "range" and (ins[j].arg or 0) & 1
     ):
         j -= 1
     if j < 0:
-        return None
+        return _ITERABLE
     header = _header(ins[j + 1 : head - 3])
     if header is None or _depth(header) != arguments:
-        return None
+        return _ITERABLE
     return False, header, arguments
+
+
+# What _source says of a loop over an iterable that is not a range: no header to count by.
+_ITERABLE: tuple[bool, tuple[tuple[Any, ...], ...], int] = (False, (), 0)
 
 
 def _header(ins: list[dis.Instruction]) -> tuple[tuple[Any, ...], ...] | None:
@@ -584,7 +692,9 @@ def _remaining(site: CountedNext, frame: types.FrameType, values: dict[str, Any]
     return -1 if found is None else len(found[0]) - found[1] - 1
 
 
-def _span(site: Site, frame: types.FrameType, values: dict[str, Any]) -> tuple[range, int] | None:
+def _span(
+    site: CountedNext | CountedRead | CountedStore, frame: types.FrameType, values: dict[str, Any]
+) -> tuple[range, int] | None:
     """The loop's range(*header) and the index's place in it; None if any value is not
     what the header's arithmetic may use."""
     if resolve(frame, values, ("global", "range")) is not range:
@@ -644,6 +754,72 @@ def read_keys(
         return range(0)
     span, at = found
     return span[at : at + most]
+
+
+def held_keys(  # noqa: PLR0917  (the loop, its read and its iterator)
+    site: CountedRead,
+    frame: types.FrameType,
+    handle: object,
+    key: object,
+    iterator: object,
+    most: int,
+    frozen: bool = False,
+) -> tuple[Any, ...]:
+    """The keys the loop over a list at `frame` (site.over) reads `handle` at from this read
+    on: `key`, the item the loop stands at, then the list's coming items, at most `most`,
+    when nothing between two reads can observe the code; else ().
+
+    `iterator` is the list iterator the loop's GET_ITER made (standin says which): its
+    list is the judge's copy of a worker's list, which nothing else can change between
+    two reads (the body calls nothing). With `frozen` (the worker holds a judge function
+    a read could call back), the list must be held by that iterator alone, and the
+    body's other reads data nothing can change in place, as read_keys says. The keys
+    are data nothing can change in place, small enough that the batch crosses whenever
+    each of its reads would (_small); the batch stops before the first that is not.
+    """
+    values = frame.f_locals
+    if site.over < 0 or values.get(site.index, _MISSING) is not key:
+        return ()
+    if resolve(frame, values, site.target) is not handle or type(iterator) is not _LIST_ITERATOR:
+        return ()
+    budget = [_BUDGET]
+    check = immutable if frozen else inert
+    if not all(check(values.get(name, _MISSING), budget) for name in site.reads):
+        return ()
+    if not all(check(resolve(frame, values, other), budget) for other in site.others):
+        return ()
+    reduced = iterator.__reduce__()  # (iter, (the list,), the next item's index); a copy
+    if len(reduced) != 3:
+        return ()  # exhausted: the loop is not at one of its items
+    items, at = reduced[1][0], reduced[2]
+    del reduced
+    # Held by the iterator, `items` and getrefcount's argument: by nothing a callback reaches.
+    if frozen and sys.getrefcount(items) != 3:
+        return ()
+    if not (type(at) is int and 0 < at <= len(items)) or items[at - 1] is not key:
+        return ()
+    keys = list(itertools.takewhile(lambda k: _small(k, budget), items[at - 1 : at - 1 + most]))
+    return tuple(keys)
+
+
+def _small(value: Any, budget: list[int], depth: int = 0) -> bool:
+    """Immutable data the wire takes in any batch of BATCH_ITEMS: ints of at most 1,024
+    bits, strs and bytes of at most 1,024 items, floats, tuples and frozensets of them."""
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 16:
+        return False
+    kind = type(value)
+    if kind is int:
+        return bool(value.bit_length() <= _SMALL)
+    if kind in (str, bytes):
+        return len(value) <= _SMALL
+    if kind in _DATA:
+        return True
+    return kind in (tuple, frozenset) and all(_small(v, budget, depth + 1) for v in value)
+
+
+_SMALL = 1024
+_LIST_ITERATOR: type = type(iter([]))
 
 
 def stores_left(site: CountedStore, frame: types.FrameType) -> int:

@@ -220,9 +220,10 @@ CONTEXT, EXECUTED, DUNDERS = "context", "executed", "dunders"
 # returned.
 SEQ = "seq"
 # A counted loop's reads of one handle (`assert hd[i] == i`, loops.CountedRead): (target,
-# keys), keys a range of at most BATCH_ITEMS ints. Answered as a counted BATCH is, the items
-# `target[key]` in order: ITEMS, then the end, the ERR of the first read that raised, and
-# "ok" after the first item that is not `plain` data.
+# keys), keys a range of at most BATCH_ITEMS ints or a tuple of at most BATCH_ITEMS keys (a
+# loop over a held list: its coming items, loops.held_keys). Answered as a counted BATCH
+# is, the items `target[key]` in order: ITEMS, then the end, the ERR of the first read that
+# raised, and "ok" after the first item that is not `plain` data.
 GETITEMS = "getitems"
 # Nested calls, `f(g(x))`, in one round trip where they were two (issue 17): (calls,), the
 # first call a CALL's fields (target, args, kwargs), each later one (target,), called with

@@ -183,6 +183,10 @@ class Worker:
         # the handle's id, (key, item) not yet read, then how it ended (key, error) or None.
         self.ahead: _Ahead | None = None
         self.ahead_thread = 0  # the thread whose loop that is
+        # A held list's iterator just made by a GET_ITER (_held_iter): the frame, the
+        # GET_ITER's offset, the iterator and the thread. A counted read of a loop over
+        # that list takes its keys from it; any request but the loop's reads lets it go.
+        self.held_iter: tuple[types.FrameType, int, Any, int] | None = None
         # (handle id, its iterator's id) when `iter(handle)` just gave a stdlib iterator:
         # list(obj) asks obj, not the iterator, for the hint that says it drains.
         self.last_iter: tuple[int, int] | None = None
@@ -414,6 +418,8 @@ class Worker:
         self.requests[kind] = self.requests.get(kind, 0) + 1
         if op != protocol.BATCH:
             self.drain = None  # anything else the worker is asked ends a drain (issue 20)
+        if op != protocol.GETITEMS:
+            self.held_iter = None  # no loop over a held list reads between its reads
         if op != protocol.GETITEMS and self.ahead_thread == threading.get_ident():
             # Reads fetched ahead: the loop was left. Another thread's request leaves them:
             # they were read before it, an order bare can take too (reading them again
@@ -1354,11 +1360,21 @@ class Worker:
         A loop whose body can raise (an assert) only in the test function's own frame,
         where no handler covers it and the test is not xfail: the error ends the test,
         which fails as bare fails it, at the same item (docs/properties.md, "Iteration").
+        A list comprehension that steps the handle to its end comparing data
+        (loops.Drained) takes a batch of BATCH_ITEMS steps, the end included; with a
+        judge function, when what it compares is data nothing can change in place.
         """
-        if caller is None or self.judge_code or self.links or self.failure is not None:
+        if caller is None or self.failure is not None:
             return 1
         site = loops.cached(caller.f_code).get(caller.f_lasti)
-        if type(site) is not loops.CountedNext:
+        if type(site) is loops.Drained:
+            # Steps to the end with nothing between them but comparisons of data: while the
+            # worker holds a judge function, of data nothing can change in place, and no
+            # linked container (a step that calls the function back could change one).
+            if self.links and self.judge_code:
+                return 1
+            return BATCH_ITEMS if loops.drained(site, caller, handle, self.judge_code) else 1
+        if self.judge_code or self.links or type(site) is not loops.CountedNext:
             return 1
         if site.fails and (
             _state is None or caller.f_code is not _state.test_code or site.guarded or _state.xfail
@@ -1379,13 +1395,13 @@ class Worker:
         site = loops.cached(caller.f_code).get(caller.f_lasti)
         if ahead is not None:
             frame, read, owner, taken, end = ahead
-            if frame is caller and read is site and owner == ident and type(key) is int:
-                if taken and taken[0][0] == key:
+            if frame is caller and read is site and owner == ident:
+                if taken and _same_key(taken[0][0], key):
                     item = taken.popleft()[1]
                     if not taken and end is None:
                         self.ahead = None
                     return item
-                if not taken and end is not None and end[0] == key:
+                if not taken and end is not None and _same_key(end[0], key):
                     self.ahead = None
                     exc = end[1]
                     if isinstance(exc, StopIteration | StopAsyncIteration):
@@ -1398,7 +1414,11 @@ class Worker:
             self.ahead = None
         keys = self.counted_keys(site, handle, key, caller)
         if len(keys) < 2 or type(site) is not loops.CountedRead:
-            return self.request(protocol.OP, "getitem", handle, (key,))
+            held = self.held_iter
+            found = self.request(protocol.OP, "getitem", handle, (key,))
+            if held is not None and held[0] is caller and type(site) is loops.CountedRead:
+                self.held_iter = held  # the loop's own read, alone: its next may batch again
+            return found
         items: list[Any] = []
         ended: tuple[int, BaseException] | None = None
         try:
@@ -1415,23 +1435,36 @@ class Worker:
 
     def counted_keys(
         self, site: loops.Site | None, handle: HandleBase, key: Any, caller: types.FrameType
-    ) -> range:
+    ) -> range | tuple[Any, ...]:
         """The keys `caller`'s loop reads `handle` at from this read on (loops.read_keys,
         `site` the read's), on the terms `counted` sets for a counted loop's `next`; empty
         when not known. While the worker holds a judge function or object (a read could
         call it back), only a sealed loop (loops.CountedRead) whose other reads are data
         nothing can change in place, and no linked container: the function can then
         change nothing the loop reads between two reads, as nothing in the loop can run
-        between them. Without one, a linked container cannot change between two reads."""
+        between them. Without one, a linked container cannot change between two reads.
+        A loop over a list (site.over) takes its keys from the held list its GET_ITER
+        just iterated (_held_iter, loops.held_keys): a tuple of them."""
         # A linked container changes only when the judge's Python runs: never between two
         # reads of the loop unless a judge function the worker holds is called back.
-        if (self.links and self.judge_code) or self.failure is not None or type(key) is not int:
+        if (self.links and self.judge_code) or self.failure is not None:
             return range(0)
         if type(site) is not loops.CountedRead or (self.judge_code and not site.sealed):
             return range(0)
         if site.fails and (
             _state is None or caller.f_code is not _state.test_code or site.guarded or _state.xfail
         ):
+            return range(0)
+        if site.over >= 0:
+            held = self.held_iter
+            if held is None or held[0] is not caller or held[1] != site.over:
+                return range(0)
+            if held[3] != threading.get_ident():
+                return range(0)
+            return loops.held_keys(
+                site, caller, handle, key, held[2], BATCH_ITEMS, frozen=self.judge_code
+            )
+        if type(key) is not int:
             return range(0)
         keys = loops.read_keys(site, caller, handle, BATCH_ITEMS, frozen=self.judge_code)
         return keys if keys and keys[0] == key else range(0)
@@ -2007,6 +2040,12 @@ def _text(exc: BaseException) -> str:
         return str(exc)[:200]
     except Exception:
         return "<unprintable>"
+
+
+def _same_key(fetched: Any, key: Any) -> bool:
+    """A key a counted read fetched ahead is the one read now: the loop's own item (a held
+    list's), or the same int of a range."""
+    return fetched is key or (type(fetched) is int and type(key) is int and fetched == key)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -2942,8 +2981,22 @@ def _held_mutator(base: type, name: str) -> Callable[..., Any]:
     return method
 
 
+def _held_iter(self: list[Any]) -> Any:
+    """`iter()` of a held list, the stdlib's list iterator: said to the worker with the frame
+    and offset that asked (a counted read of a loop over it takes its keys from it)."""
+    found = list.__iter__(self)
+    handle = self.__dict__.get("_pj_handle")
+    if handle is not None:
+        caller = sys._getframe(1)
+        worker = object.__getattribute__(handle, "_pj_worker")
+        worker.held_iter = (caller, caller.f_lasti, found, threading.get_ident())
+    return found
+
+
 def _held_class(base: type) -> type:
     body: dict[str, Any] = {name: _held_mutator(base, name) for name in _MUTATORS[base]}
+    if base is list:
+        body["__iter__"] = _held_iter
     # A copy is the judge's own data, not a second view of the worker's container.
     body["__copy__"] = base
     body["__deepcopy__"] = lambda self, memo: copy.deepcopy(base(self), memo)

@@ -68,7 +68,7 @@ class _Reads:
     """`target[key]` for each key in turn, as an iterator (protocol.GETITEMS): a StopIteration
     the code raises is its error, which answer_batch sends as any other."""
 
-    def __init__(self, target: Any, keys: range) -> None:
+    def __init__(self, target: Any, keys: range | tuple[Any, ...]) -> None:
         self.target, self.keys = target, iter(keys)
 
     def __next__(self) -> Any:
@@ -1436,8 +1436,9 @@ class Connection:
 
     def answer_getitems(self, ident: int, target: Any, keys: Any) -> None:
         """A counted loop's reads (protocol.GETITEMS): `target[key]` for each key, in order,
-        answered as a counted batch is (ending after an item that is not plain data)."""
-        if type(keys) is not range or not 0 < len(keys) <= protocol.BATCH_ITEMS:
+        answered as a counted batch is (ending after an item that is not plain data). The keys
+        are a range, or a tuple of a list's items (a loop over a held list's)."""
+        if type(keys) not in (range, tuple) or not 0 < len(keys) <= protocol.BATCH_ITEMS:
             self.reply_error(ident, LookupError(f"no getitems over {keys!r:.80}"))
             return
         self.answer_batch(ident, _Reads(target, keys), len(keys), True)
