@@ -28,7 +28,7 @@ from pathlib import Path
 # wheel is built or read: every lane process of a project whose version file the backend
 # writes imports this module for version_files/version_at alone (issue 19, ~0.05 CPU-s).
 from patchjudge import codeenv, git, proc
-from patchjudge.boundary import sandbox
+from patchjudge.boundary import ISOLATIONS, sandbox
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import is_bytecode
 
@@ -501,11 +501,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m patchjudge.boxbuild")
     parser.add_argument("src", type=Path)
     parser.add_argument("outdir", type=Path)
-    parser.add_argument("--ledger-isolation", default="auto", choices=sandbox.ISOLATIONS)
+    parser.add_argument("--ledger-isolation", default="auto", choices=ISOLATIONS)
     parser.add_argument(
         "--ledger", type=Path, metavar="GATE_TOML", help="read [gate] isolation from this ledger"
     )
-    parser.add_argument("--isolation", choices=sandbox.ISOLATIONS)
+    parser.add_argument("--isolation", choices=ISOLATIONS)
     parser.add_argument(
         "--into", metavar="PYTHON", help="the interpreter of the venv the wheel goes into"
     )

@@ -7,14 +7,20 @@ import datetime as dt
 import io
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from patchjudge import __version__
-from patchjudge.boundary.sandbox import ISOLATIONS
+from patchjudge.boundary import ISOLATIONS
 from patchjudge.errors import PatchjudgeError
-from patchjudge.workspace import Options
+
+# What a command runs is imported where it is dispatched (issue 20): `--help`, a usage
+# error, `lock` or `init` load no run, no box and no git plumbing. This is the judge's
+# own process: it runs none of the patch's code, and every import happens before it
+# starts the first process that does (docs/threat-model.md).
+if TYPE_CHECKING:
+    from patchjudge.workspace import Options
 
 LANE_COMMANDS = ("pathfilter", "fixtures", "freeze", "properties", "replay")
 # Lanes `verdict --with-lane` may run in its own process: they run none of the patch's
@@ -289,6 +295,8 @@ def _flakes_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def options_from(args: argparse.Namespace) -> Options:
+    from patchjudge.workspace import Options
+
     kwargs = {
         "repo": args.repo,
         "base": args.base,
@@ -416,6 +424,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:
         if os.environ.get("PATCHJUDGE_DEBUG"):
+            import traceback
+
             traceback.print_exc()
         name = type(exc).__name__
         print(
@@ -425,9 +435,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     finally:
-        from patchjudge import git
+        if "patchjudge.git" in sys.modules:  # a command that ran none has none to close
+            from patchjudge import git
 
-        git.close_all()  # the run's cat-file process: stdin closed, its exit awaited
+            git.close_all()  # the run's cat-file process: stdin closed, its exit awaited
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from typing import Any
 
 import pathspec
 
-from patchjudge.boundary.sandbox import ISOLATIONS
+from patchjudge.boundary import ISOLATIONS
 from patchjudge.errors import PatchjudgeError
 
 LEDGER = "eval/gate.toml"

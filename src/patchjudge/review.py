@@ -242,14 +242,36 @@ class ChangedFile:
         return self.lines if self.stmts is None else self.stmts.lines | self.lines
 
 
-def changed_file(path: str, data: bytes, git_lines: Iterable[int]) -> ChangedFile | None:
-    """The file at head and git's changed line numbers -> a ChangedFile (None: not text)."""
+def changed_file(
+    path: str,
+    data: bytes,
+    git_lines: Iterable[int],
+    read: Callable[[str, frozenset[int]], Statements | None] = statements,
+) -> ChangedFile | None:
+    """The file at head and git's changed line numbers -> a ChangedFile (None: not text).
+
+    `read` is `statements` or what gives the same answer (review_run's cache).
+    """
     decoded = decode(data)
     if decoded is None:
         return None
     text, encoding = decoded
     changed = python_lines(text, git_lines)
-    return ChangedFile(path, text, encoding, changed, statements(text, changed))
+    return ChangedFile(path, text, encoding, changed, read(text, changed))
+
+
+def statements_to_json(stmts: Statements | None) -> Any:
+    """Pure: `stmts` as JSON (None: the file does not parse)."""
+    if stmts is None:
+        return None
+    return {"lines": sorted(stmts.lines), "first": sorted(stmts.first.items())}
+
+
+def statements_from_json(doc: Any) -> Statements | None:
+    """Pure: the inverse of statements_to_json."""
+    if doc is None:
+        return None
+    return Statements(frozenset(doc["lines"]), {int(k): int(v) for k, v in doc["first"]})
 
 
 def fold(lines: Iterable[int], statements: Iterable[int]) -> list[tuple[int, int]]:

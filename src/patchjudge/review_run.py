@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
+import hashlib
+import importlib.util
+import json
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from patchjudge import charmap, git, probes, review, testrun
+from patchjudge import cache, charmap, git, probes, review, testrun
 from patchjudge.paths import SYMLINK, Change, any_match, symlink_target
 from patchjudge.workspace import Run
 
@@ -146,6 +152,11 @@ def _read_changed(run: Run, wanted: Sequence[Change]) -> list[review.ChangedFile
         return []
     head = {e.path: e for e in git.ls_tree(run.repo, run.head)}
     base = {e.path: e for e in run.base_entries}
+    directory = cache.placement(run.environ, run.repo, run.isolation)
+
+    def read(text: str, changed: frozenset[int]) -> review.Statements | None:
+        return cached_statements(directory, text, changed)
+
     found = []
     for change in sorted(wanted, key=lambda c: str(c.new_path)):
         assert change.new_path is not None
@@ -158,9 +169,56 @@ def _read_changed(run: Run, wanted: Sequence[Change]) -> list[review.ChangedFile
             lines: frozenset[int] = review.hunk_lines(git.diff_blobs(run.repo, old.sha, new.sha))
         else:
             lines = frozenset(range(1, review.git_line_count(data) + 1))
-        if (f := review.changed_file(change.new_path, data, lines)) is not None:
+        if (f := review.changed_file(change.new_path, data, lines, read)) is not None:
             found.append(f)
     return found
+
+
+STATEMENTS = "statements"  # the cache's kind
+
+
+@functools.cache
+def coverage_parser() -> str | None:
+    """SHA-256 of coverage.py's release and parser, read from the files, not imported."""
+    spec = importlib.util.find_spec("coverage")  # a top-level package: nothing runs
+    if spec is None or spec.origin is None:
+        return None
+    digest = hashlib.sha256()
+    for name in ("version.py", "parser.py"):
+        try:
+            digest.update(Path(spec.origin).with_name(name).read_bytes())
+        except OSError:
+            return None
+    return digest.hexdigest()
+
+
+def cached_statements(
+    directory: Path | None, text: str, changed: frozenset[int]
+) -> review.Statements | None:
+    """`review.statements(text, changed)`, kept in the judge's cache (issue 20).
+
+    Importing coverage.py costs a gate process ~0.1 CPU-s, more than its parse of
+    a file. The answer depends on the text, the changed lines, coverage's parser
+    and the interpreter's `ast`: the key holds all four. `directory` is None where
+    cache.py allows no cache (an unboxed run): then it is computed as before.
+    """
+    parser = coverage_parser()
+    if directory is None or parser is None:
+        return review.statements(text, changed)
+    key = {
+        "text_sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+        "changed": ",".join(map(str, sorted(changed))),
+        "coverage": parser,
+        "python": sys.version,
+    }
+    found = cache.read(directory, STATEMENTS, key)
+    if found is not None:
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            return review.statements_from_json(json.loads(found))
+    stmts = review.statements(text, changed)
+    doc = json.dumps(review.statements_to_json(stmts), sort_keys=True).encode()
+    cache.write(directory, STATEMENTS, key, doc)
+    return stmts
 
 
 def probe_hits(run: Run, changed: Sequence[review.ChangedFile]) -> list[str]:

@@ -19,7 +19,6 @@ from patchjudge.boundary import sandbox
 from patchjudge.config import LEDGER, Ledger, check_paths_exist, data_files, parse_ledger
 from patchjudge.errors import PatchjudgeError
 from patchjudge.paths import SYMLINK, Change, Classification, classify, globs, is_bytecode
-from patchjudge.replay import parse_receipt
 from patchjudge.report import RunKey
 
 DEFAULT_REPORTS = ".patchjudge"
@@ -376,7 +375,10 @@ def _read_receipt(path: Path | None) -> bytes | None:
             key="--receipt",
             fix="pass the receipt.json the trusted host wrote",
         ) from None
-    # A malformed receipt is exit 2 now, not after every other lane has run.
+    # A malformed receipt is exit 2 now, not after every other lane has run. Imported
+    # here, before any lane (issue 20): a run without a receipt need not load replay's.
+    from patchjudge.replay import parse_receipt
+
     parse_receipt(data, str(path))
     return data
 

@@ -25,10 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge.boundary import seccomp
+from patchjudge.boundary import ISOLATIONS, seccomp
 from patchjudge.errors import PatchjudgeError
-
-ISOLATIONS = ("process", "auto", "sandbox")  # loosest first: the CLI may only move right
 
 
 class Isolation(enum.StrEnum):

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from patchjudge import cache, charmap, guard, render, replay, store
+from patchjudge import cache, guard, render, store
 from patchjudge.errors import PatchjudgeError
 from patchjudge.lanes import LaneFn, load, registry
 from patchjudge.paths import under
@@ -81,6 +81,8 @@ def _own_outputs(run: Run, report: LaneReport) -> set[str]:
     """
     if report.lane != "replay":
         return set()
+    from patchjudge import replay  # loaded already: the replay lane's module imports it
+
     path = (run.reports / replay.SLICE_FILE).resolve()
     if path.exists() and store.file_sha256(path) != report.details.get("slice_sha256"):
         return set()
@@ -184,6 +186,10 @@ def _prefetch_charmap(run: Run) -> None:
         for e in run.base_entries
         if e.kind == "blob" and e.path.endswith(".py") and under(e.path, props)
     )
+    # Here (issue 20): `verdict` and the lanes but properties never load it. Before
+    # any lane runs: nothing of the patch's has run in this process's reach yet.
+    from patchjudge import charmap
+
     if charmap.may_draw_text(sources):
         charmap.prefetch(cache.placement(run.environ, run.repo, run.isolation))
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from patchjudge import testrun
 from patchjudge.report import LaneReport, Status
 from patchjudge.workspace import Run
+
+if TYPE_CHECKING:  # the lanes that collect import it (issue 20: verdict and fixtures do not)
+    from patchjudge import testrun
 
 LaneFn = Callable[[Run], LaneReport]
 
@@ -46,6 +48,8 @@ def collection(
     """
 
     def compute() -> testrun.TestRun:
+        from patchjudge import testrun  # the calling lane's module has loaded it
+
         scratch.mkdir(parents=True, exist_ok=True)
         return testrun.run(plan, scratch=scratch, environ=run.environ, box=run.box)
 
@@ -53,7 +57,7 @@ def collection(
         raise AssertionError("only a collection is shared")
     key = ("collection", which, dataclasses.replace(plan, tree=Path()))
     value, shared = run.once(key, compute)
-    return cast(testrun.TestRun, value), shared
+    return cast("testrun.TestRun", value), shared
 
 
 ORDER = ("pathfilter", "fixtures", "freeze", "properties", "replay")
