@@ -216,9 +216,9 @@ def _fresh_lane_venvs(repo: Path) -> Path:
         venv = repo / ".nox" / session
         assert (venv / "pyvenv.cfg").is_file(), session
         (site,) = venv.glob("lib/python*/site-packages")
-        if boxed and session == "gate-freeze":
-            # Boxed, the freeze lane ran in pathfilter's process (session 17): its
-            # session handed the digest on and ran nothing in its venv.
+        if boxed and session in ("gate-freeze", "gate-properties"):
+            # Boxed, the freeze and properties lanes ran in pathfilter's process
+            # (sessions 17-18): each session handed its digest on and ran nothing.
             assert [p.name for p in site.iterdir()] == [], session
             continue
         assert [p.name for p in site.iterdir()] == ["patchjudge-judge.pth"], session
