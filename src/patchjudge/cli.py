@@ -28,9 +28,9 @@ LANE_COMMANDS = ("pathfilter", "fixtures", "freeze", "properties", "replay")
 # nothing, and a nox gate saves a process each (issue 19).
 IN_VERDICT = ("fixtures", "replay")
 # Lanes `LANE --then-lane X` runs after itself in its own process, boxed runs only:
-# pathfilter's head pass is the freeze lane's, taken from memory (issue 19: nox's
-# gate spares the freeze lane a process).
-THEN_LANES: dict[str, tuple[str, ...]] = {"pathfilter": ("freeze",)}
+# pathfilter's head pass is the freeze lane's, taken from memory, and the properties
+# lane follows (issue 19: nox's gate spares each a process, as `gate` runs all in one).
+THEN_LANES: dict[str, tuple[str, ...]] = {"pathfilter": ("freeze", "properties")}
 
 
 def _date(text: str) -> dt.date:

@@ -216,9 +216,9 @@ def _fresh_lane_venvs(repo: Path) -> Path:
         venv = repo / ".nox" / session
         assert (venv / "pyvenv.cfg").is_file(), session
         (site,) = venv.glob("lib/python*/site-packages")
-        if boxed and session == "gate-freeze":
-            # Boxed, the freeze lane ran in pathfilter's process (session 17): its
-            # session handed the digest on and ran nothing in its venv.
+        if boxed and session in ("gate-freeze", "gate-properties"):
+            # Boxed, the freeze and properties lanes ran in pathfilter's process
+            # (sessions 17-18): each session handed its digest on and ran nothing.
             assert [p.name for p in site.iterdir()] == [], session
             continue
         assert [p.name for p in site.iterdir()] == ["patchjudge-judge.pth"], session
@@ -256,6 +256,9 @@ def test_a_judge_dependency_with_a_generated_version_file_through_nox(
     # Once per nox run, into the code's venv that each lane gets a copy of.
     wheel_installs = [line for line in log.splitlines() if "iniconfig-0.1.dev" in line]
     assert wheel_installs and all("/.nox/_code/" in line for line in wheel_installs), log[-4000:]
+    # The project's wheel built once for the run (issue 19), whichever lanes take it.
+    built = [line for line in log.splitlines() if "-m patchjudge.boxbuild " in line]
+    assert len(built) == 1, log[-4000:]
     first = _fresh_lane_venvs(repo)
     # Boxed, the freeze lane took pathfilter's suite pass, handed on by nox (sharefile).
     freeze = json.loads((repo / ".patchjudge" / "freeze.json").read_text())
@@ -269,10 +272,11 @@ def test_a_judge_dependency_with_a_generated_version_file_through_nox(
     assert "--python" not in verdict_run, verdict_run
     assert all("--python" in c for c in _lane_commands(log, "freeze")), log[-4000:]
     if tomllib.loads((repo / "eval" / "gate.toml").read_text())["gate"]["isolation"] == "sandbox":
-        # Boxed, the freeze lane ran after pathfilter in its process (session 17).
-        assert not _lane_commands(log, "freeze"), log[-4000:]
+        # Boxed, the freeze and properties lanes ran after pathfilter in its process
+        # (sessions 17-18).
+        assert not _lane_commands(log, "freeze") + _lane_commands(log, "properties"), log[-4000:]
         (both,) = [line for line in log.splitlines() if "-m patchjudge pathfilter " in line]
-        assert "--then-lane=freeze" in both, both
+        assert "--then-lane=freeze --then-lane=properties" in both, both
     # One patch that both breaks the code and removes a test (issue 20: one nox run, not
     # two): each lane's reason reaches the verdict through nox. Each edit alone is
     # rejected through the CLI (..._through_the_cli). Only the base's ledger gives replay

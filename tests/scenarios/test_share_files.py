@@ -57,21 +57,25 @@ def test_the_freeze_lane_takes_pathfilters_suite_pass_only_as_pathfilter_wrote_i
 def test_pathfilter_then_freeze_in_one_boxed_process_reports_each_lane_as_written(
     tmp_path: Path,
 ) -> None:
-    # issue 19: init's boxed nox gate runs the freeze lane in pathfilter's process.
+    # issue 19: init's boxed nox gate runs the freeze and properties lanes in
+    # pathfilter's process.
     require_sandbox()
     repo = example_repo(tmp_path)
     write(repo, {"src/calc/__init__.py": BROKEN})
     commit(repo)
     out = tmp_path / "shared" / "pathfilter.pickle"
-    both = cli(repo, "pathfilter", *DAY, "--then-lane", "freeze", f"--share-out={out}")
+    then = ("--then-lane", "freeze", "--then-lane", "properties")
+    both = cli(repo, "pathfilter", *DAY, *then, f"--share-out={out}")
     # pathfilter passes, freeze fails: the first lane that did not pass gives the code.
     assert both.code == 1, both.out + both.err
     lines = both.out.strip().splitlines()
     reports = repo / ".patchjudge"
-    for line, lane in zip(lines[-2:], ("pathfilter", "freeze"), strict=True):
+    for line, lane in zip(lines[-3:], ("pathfilter", "freeze", "properties"), strict=True):
         path = reports / f"{lane}.json"
         assert line == f"report: {path} sha256={hashlib.sha256(path.read_bytes()).hexdigest()}"
-    assert lines[-3] == f"shared: {out} sha256={hashlib.sha256(out.read_bytes()).hexdigest()}"
+    assert lines[-4] == f"shared: {out} sha256={hashlib.sha256(out.read_bytes()).hexdigest()}"
+    # The properties lane ran here, on the head's code: the break is its to see too.
+    assert both.report(repo, "properties")["status"] == "fail", both.out
     assert both.report(repo, "pathfilter")["status"] == "pass"
     report = both.report(repo, "freeze")
     # pathfilter's pass, taken from memory: no pytest of the freeze lane's own.

@@ -394,3 +394,17 @@ def test_gitlab_takes_the_seed_key_from_a_masked_variable() -> None:
     # Never written into the recipe as a value: GitLab gives the variable to the jobs.
     for job in gl_jobs(gitlab()).values():
         assert "PATCHJUDGE_SEED_KEY" not in job.get("variables", {})
+
+
+def test_every_job_that_installs_nox_installs_uv_pinned_as_the_judge_is_tested_with() -> None:
+    """issue 19: without uv, nox builds every venv with virtualenv and pip (tens of
+    seconds each); init's noxfile takes uv where it is beside nox."""
+    pins = (ROOT / "constraints" / "dev.txt").read_text()
+    (tested,) = re.findall(r"^uv==(\S+) ", pins, re.MULTILINE)
+    for where, scripts in all_scripts():
+        installs = [line for s in scripts for line in s.splitlines() if "pip install" in line]
+        assert installs, where
+        for line in installs:
+            assert line.strip().endswith('"nox==$NOX_VERSION" "uv==$UV_VERSION"'), (where, line)
+    assert github()["env"]["UV_VERSION"] == tested
+    assert gitlab()[".patchjudge"]["variables"]["UV_VERSION"] == tested

@@ -498,24 +498,28 @@ def test_inits_gate_hands_replay_to_the_verdict_only_while_its_slice_collects_no
 
 
 @pytest.mark.parametrize("isolation", ["sandbox", "auto"])
-def test_only_a_boxed_gate_runs_the_freeze_lane_in_pathfilters_process(
+def test_only_a_boxed_gate_runs_freeze_and_properties_in_pathfilters_process(
     tmp_path: Path, isolation: str
 ) -> None:
-    # issue 19: boxed, no process of the code reaches the judge's; the freeze lane's own
-    # process was ~0.2 CPU-s of a ~3 CPU-s cold run. "auto" may run unboxed: apart.
+    # issue 19: boxed, no process of the code reaches the judge's; a lane's own process
+    # was ~0.2 CPU-s of a ~3 CPU-s cold run. "auto" may run unboxed: apart.
     _, sessions = _recorded_with(tmp_path, isolation)
     (pathfilter,) = _commands(sessions["gate-pathfilter"])
     then = [a for a in pathfilter if a.startswith("--then-lane")]
-    assert then == (["--then-lane=freeze"] if isolation == "sandbox" else []), pathfilter
-    # No report came back (the recorder prints nothing): gate-freeze runs the lane itself.
+    boxed = ["--then-lane=freeze", "--then-lane=properties"]
+    assert then == (boxed if isolation == "sandbox" else []), pathfilter
+    # No report came back (the recorder prints nothing): each session runs its lane itself.
     assert [c[1] for c in _commands(sessions["gate-freeze"])] == ["freeze"]
+    assert [c[1] for c in _commands(sessions["gate-properties"])] == ["properties"]
     # The public lane session runs pathfilter alone.
     (alone,) = _commands(sessions["pathfilter"])
     assert not [a for a in alone if a.startswith("--then-lane")], alone
 
 
-@pytest.mark.parametrize("printed", ["both reports", "freeze's missing", "gate-freeze skipped"])
-def test_gate_freeze_counts_the_report_pathfilters_process_made_for_it(
+@pytest.mark.parametrize(
+    "printed", ["all reports", "freeze's missing", "properties' missing", "gate-freeze skipped"]
+)
+def test_gate_freeze_and_properties_count_the_reports_pathfilters_process_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, printed: str
 ) -> None:
     import nox.registry
@@ -526,12 +530,14 @@ def test_gate_freeze_counts_the_report_pathfilters_process_made_for_it(
     monkeypatch.setenv("PATCHJUDGE_CACHE_DIR", "")
     _noxfile_module(project, monkeypatch)
     reports = project / ".patchjudge"
-    mine, theirs = "a" * 64, "b" * 64
+    mine, theirs, props = "a" * 64, "b" * 64, "c" * 64
     # Printed by the tested code before the lanes' own lines: never counted.
     said = [f"report: {reports}/freeze.json sha256={'f' * 64}", "patchjudge pathfilter: pass"]
     said.append(f"report: {reports}/pathfilter.json sha256={mine}")
     if printed != "freeze's missing":
         said.append(f"report: {reports}/freeze.json sha256={theirs}")
+    if printed != "properties' missing":
+        said.append(f"report: {reports}/properties.json sha256={props}")
 
     class Printing(RecordingSession):
         def run(self, *args: Any, **kwargs: Any) -> str:
@@ -540,8 +546,8 @@ def test_gate_freeze_counts_the_report_pathfilters_process_made_for_it(
 
     sessions = nox.registry.get()
     ran: dict[str, list[list[str]]] = {}
-    names = ["gate-pathfilter", "gate-freeze", "gate"]
-    for name in names if printed != "gate-freeze skipped" else names[::2]:
+    names = ["gate-pathfilter", "gate-freeze", "gate-properties", "gate"]
+    for name in names if printed != "gate-freeze skipped" else names[::2] + names[3:]:
         session = Printing(name, project)
         session.posargs = ["--base", "main"]
         try:
@@ -551,15 +557,20 @@ def test_gate_freeze_counts_the_report_pathfilters_process_made_for_it(
         ran[name] = _commands(session.calls)
     (verdict,) = ran["gate"]
     expect = sorted(a for a in verdict if a.startswith("--expect="))
-    if printed == "both reports":
-        assert ran["gate-freeze"] == [], ran  # no process: the lane ran in pathfilter's
-        assert expect == [f"--expect=freeze={theirs}", f"--expect=pathfilter={mine}"], verdict
+    every = [f"--expect=freeze={theirs}", f"--expect=pathfilter={mine}"]
+    every.append(f"--expect=properties={props}")
+    if printed == "all reports":
+        # No process: the lanes ran in pathfilter's.
+        assert ran["gate-freeze"] == ran["gate-properties"] == [], ran
+        assert expect == every, verdict
     elif printed == "gate-freeze skipped":
         # The lane's session hands its digest on: skipped (nox counts that a success),
         # the lane is missing to the verdict, never a pass.
-        assert expect == [f"--expect=pathfilter={mine}"], verdict
+        assert ran["gate-properties"] == [], ran
+        assert expect == [every[1], every[2]], verdict
     else:
-        # Not the two lines asked for, last and in order: neither counts, and the
-        # freeze lane runs in a process of its own (the verdict finds pathfilter missing).
+        # Not the three lines asked for, last and in order: none counts, and the freeze
+        # and properties lanes run in processes of their own (pathfilter is missing).
         assert [c[1] for c in ran["gate-freeze"]] == ["freeze"], ran
+        assert [c[1] for c in ran["gate-properties"]] == ["properties"], ran
         assert expect == [], verdict
