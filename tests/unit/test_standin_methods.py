@@ -80,6 +80,18 @@ def test_a_function_of_an_imported_module_is_one_round_trip():
     assert mylib.twice(x=3) == 6
 
 
+def test_a_failed_assert_shows_the_modules_function_as_bare():
+    x = 2
+
+    def body():
+        assert mylib.twice(x) == 4
+
+    assert asked(body) == {"callmethod": 1}
+    with pytest.raises(AssertionError) as failed:
+        assert mylib.twice(x) == 5
+    assert "<function twice at " in str(failed.value)
+
+
 def test_an_imported_modules_attribute_not_called_at_once_is_read():
     xs = [1, 2]
     assert asked(lambda: mylib.twice(len(xs))) == {"getattr": 1, "call": 1}
@@ -226,7 +238,7 @@ def test_a_stateful_machine_asks_one_round_trip_a_rule():
 def test_method_calls_are_fused_with_the_same_outcomes(tmp_path: Path) -> None:
     proc = run_judge(tmp_path, PROPERTIES, LIBRARY)
     got = outcomes(proc)
-    assert len(got) == 14 and set(got.values()) == {"PASSED"}, proc.stdout[-6000:]
+    assert len(got) == 15 and set(got.values()) == {"PASSED"}, proc.stdout[-6000:]
 
 
 def _code(source: str) -> types.CodeType:

@@ -3272,8 +3272,14 @@ class StandinModule(types.ModuleType):
         if name.startswith("_pj_") or "_pj_name" not in self.__dict__:
             raise AttributeError(name)
         handle = _module_handle(self)
-        # `lib.f(x)` in the caller: read and called in one round trip, as a handle's method.
-        if name not in _OWN and name not in _LOCAL and method_call(sys._getframe(1), name):
+        if name in _OWN or name in _LOCAL:
+            return getattr(handle, name)
+        # `lib.f(x)` in the caller, or in a rewritten assert: the read and the call in one
+        # round trip, as for a handle's method (HandleBase.__getattribute__).
+        kind = method_call(sys._getframe(1), name)
+        if kind == STORED_CALL:
+            return object.__getattribute__(handle, "_pj_worker").stored_method(handle, name)
+        if kind:
             return _Method(handle, name)
         return getattr(handle, name)
 
