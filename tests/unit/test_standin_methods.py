@@ -34,6 +34,17 @@ class Bag:
 
     def div(self, n):
         return 1 / n
+
+    @staticmethod
+    def twice(x):
+        return 2 * x
+
+
+def twice(x):
+    return 2 * x
+
+
+answer = 42
 """
 
 PROPERTIES = """
@@ -43,6 +54,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
 import mylib
+from mylib import Bag
 from patchjudge.boundary import standin
 
 
@@ -57,6 +69,43 @@ def test_a_method_called_at_once_is_one_round_trip():
     b = mylib.Bag()
     assert asked(lambda: b.add(3)) == {"callmethod": 1}
     assert b.size() == 1 and b.xs == [3]
+
+
+# CPython compiles `lib.f(x)` with LOAD_ATTR, not LOAD_METHOD, when an import bound `lib`.
+def test_a_function_of_an_imported_module_is_one_round_trip():
+    assert asked(lambda: mylib.twice(4)) == {"callmethod": 1}
+    xs = [4]
+    assert asked(lambda: list(mylib.twice(xs))) == {"callmethod": 1}
+    assert asked(lambda: Bag.twice(5)) == {"callmethod": 1}
+    assert mylib.twice(x=3) == 6
+
+
+def test_a_failed_assert_shows_the_modules_function_as_bare():
+    x = 2
+
+    def body():
+        assert mylib.twice(x) == 4
+
+    assert asked(body) == {"callmethod": 1}
+    with pytest.raises(AssertionError) as failed:
+        assert mylib.twice(x) == 5
+    assert "<function twice at " in str(failed.value)
+
+
+def test_an_imported_modules_attribute_not_called_at_once_is_read():
+    xs = [1, 2]
+    assert asked(lambda: mylib.twice(len(xs))) == {"getattr": 1, "call": 1}
+    assert asked(lambda: mylib.answer) == {"getattr": 1}
+
+
+def test_a_missing_function_of_an_imported_module_raises_as_the_read_did():
+    with pytest.raises(AttributeError) as read:
+        getattr(mylib, "nope")
+    with pytest.raises(AttributeError) as called:
+        mylib.nope(1)
+    assert str(called.value) == str(read.value)
+    with pytest.raises(TypeError, match="'int' object is not callable"):
+        mylib.answer(1)
 
 
 def test_a_method_read_first_is_read_then_called():
@@ -144,7 +193,7 @@ STEPS = []
 class Machine(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
-        self.bag = mylib.Bag()
+        self.bag = Bag()  # one `call` a run: the rules' calls are what is counted
         self.n = 0
 
     # Outside the asserts: pytest rewrites an assert's `a.f(x)` into a read, then a call.
@@ -189,7 +238,7 @@ def test_a_stateful_machine_asks_one_round_trip_a_rule():
 def test_method_calls_are_fused_with_the_same_outcomes(tmp_path: Path) -> None:
     proc = run_judge(tmp_path, PROPERTIES, LIBRARY)
     got = outcomes(proc)
-    assert len(got) == 11 and set(got.values()) == {"PASSED"}, proc.stdout[-6000:]
+    assert len(got) == 15 and set(got.values()) == {"PASSED"}, proc.stdout[-6000:]
 
 
 def _code(source: str) -> types.CodeType:
@@ -207,6 +256,25 @@ def test_only_a_read_that_is_called_before_any_code_runs_is_fused() -> None:
     assert names("def f(h, x):\n    h.a(len(x))\n") == []
     assert names("def f(h, x):\n    h.a(x.y)\n") == []
     assert names("def f(h, x):\n    h.a(*x)\n") == []
+
+
+def test_an_imported_names_attribute_is_fused_only_where_it_is_the_callee() -> None:
+    def names(source: str) -> list[str]:
+        code = next(
+            c for c in compile(source, "<t>", "exec").co_consts if isinstance(c, types.CodeType)
+        )
+        return sorted(standin.method_calls(code).values())
+
+    # `lib` bound by an import: LOAD_ATTR, a NULL under it (global or local).
+    assert names("import lib\ndef f(x, y):\n    lib.a(x, k=y)\n    lib.b()\n") == ["a", "b"]
+    assert names("def f(x):\n    import lib\n    lib.a(x)\n") == ["a"]
+    assert names("import lib\ndef f(x):\n    list(lib.a(x))\n") == ["a"]
+    # Passed, not called; read alone; code run between the read and the call.
+    assert names("import lib\ndef f(x):\n    g(lib.a, x)\n") == []
+    assert names("import lib\ndef f(x):\n    return (lib.a, x)\n") == []
+    assert names("import lib\ndef f(x):\n    lib.a(len(x))\n") == []
+    assert names("import lib\ndef f(x):\n    lib.a(x.y)\n") == []
+    assert names("import lib\ndef f(x):\n    lib.a(*x)\n") == []
 
 
 def _rewritten(source: str) -> types.CodeType:

@@ -410,7 +410,7 @@ def test_stores_elsewhere_go_one_at_a_time():
     k = 1.5
     for i in range(3):
         t[i] = k + i  # read as an int, but a float: not what the body's reading assumed
-    assert diff(before, worker.requests) == {"setitem": 12, "getattr": 3, "call": 3}
+    assert diff(before, worker.requests) == {"setitem": 12, "callmethod": 3}
 
 
 def test_a_linked_list_keeps_the_batches():

@@ -2726,10 +2726,16 @@ def method_calls(code: types.CodeType) -> dict[int, str]:
     A LOAD_METHOD whose value only plain loads follow up to its PRECALL/CALL:
     nothing can see the attribute apart from the call, nor run between the
     two, so reading it in the worker as part of the call is the same program.
+    So is the LOAD_ATTR CPython compiles `obj.name(...)` to when `obj` is a
+    name an import bound (`import lib; lib.f(x)`, `from lib import cls;
+    cls.f(x)`): `_attribute_called` (issue 20).
     """
     found: dict[int, str] = {}
-    instructions = list(dis.get_instructions(code))
+    instructions = [i for i in dis.get_instructions(code) if i.opname not in _NO_STACK]
     for i, ins in enumerate(instructions):
+        if ins.opname == "LOAD_ATTR" and _attribute_called(instructions, i):
+            found[ins.offset] = str(ins.argval)
+            continue
         if ins.opname != "LOAD_METHOD":
             continue
         for later in instructions[i + 1 :]:
@@ -2739,6 +2745,39 @@ def method_calls(code: types.CodeType) -> dict[int, str]:
             if later.opname not in _PLAIN_LOADS:
                 break
     return found
+
+
+# What neither pushes nor pops; of the plain loads, those that push one value each.
+_NO_STACK = frozenset({"CACHE", "EXTENDED_ARG", "NOP"})
+_PUSHES_ONE = frozenset({"LOAD_FAST", "LOAD_CONST", "LOAD_DEREF", "LOAD_CLOSURE"})
+# One value each, no code run: what a NULL then `obj` may be loaded by.
+_RECEIVERS = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_CLASSDEREF"})
+
+
+def _attribute_called(instructions: list[dis.Instruction], i: int) -> bool:
+    """Whether the LOAD_ATTR at `i` reads the callee of the call right after it.
+
+    CPython 3.11 compiles `lib.f(x)` with LOAD_ATTR when an import bound `lib`
+    (compile.c's is_import_originated): a NULL, `lib` (LOAD_GLOBAL's NULL bit,
+    or PUSH_NULL and one load), `.f`, then only plain loads up to a PRECALL or
+    CALL whose argument count is those loads: the attribute sits just under
+    the arguments, so it is what is called (`g(lib.f, x)` loads `lib` without
+    a NULL: not matched), and nothing runs between the read and the call.
+    """
+    receiver = instructions[i - 1] if i >= 1 else None
+    if receiver is None or receiver.opname not in _RECEIVERS:
+        return False
+    null_bit = receiver.opname == "LOAD_GLOBAL" and bool((receiver.arg or 0) & 1)
+    if not null_bit and not (i >= 2 and instructions[i - 2].opname == "PUSH_NULL"):
+        return False
+    pushed = 0
+    for later in instructions[i + 1 :]:
+        if later.opname in ("PRECALL", "CALL"):
+            return later.arg == pushed
+        if later.opname not in _PLAIN_LOADS:
+            return False
+        pushed += later.opname in _PUSHES_ONE
+    return False
 
 
 def stored_method_calls(code: types.CodeType) -> dict[int, str]:
@@ -3285,7 +3324,17 @@ class StandinModule(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_pj_") or "_pj_name" not in self.__dict__:
             raise AttributeError(name)
-        return getattr(_module_handle(self), name)
+        handle = _module_handle(self)
+        if name in _OWN or name in _LOCAL:
+            return getattr(handle, name)
+        # `lib.f(x)` in the caller, or in a rewritten assert: the read and the call in one
+        # round trip, as for a handle's method (HandleBase.__getattribute__).
+        kind = method_call(sys._getframe(1), name)
+        if kind == STORED_CALL:
+            return object.__getattribute__(handle, "_pj_worker").stored_method(handle, name)
+        if kind:
+            return _Method(handle, name)
+        return getattr(handle, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith("_pj_") or (name.startswith("__") and name.endswith("__")):
