@@ -259,7 +259,7 @@ def test_a_loop_steps_one_next_at_a_time():
     g = mylib.gen(3)
     assert asked(lambda: [x for x in g if x < 5]) == {"next": 4}  # `<` can raise
     # Stepped to its end with nothing but data in between: batched (loops.Drained).
-    assert asked(lambda: [x for x in mylib.gen(3)]) == {"getattr": 1, "call": 1, "batch": 1}
+    assert asked(lambda: [x for x in mylib.gen(3)]) == {"callmethod": 1, "batch": 1}
 
 
 def test_anything_else_asked_ends_the_drain():

@@ -389,7 +389,7 @@ def test_a_comprehension_to_its_end_is_batches_of_256():
     before = dict(worker.requests)
     assert len([x for x in mylib.steps(600) if x != 3]) == 599
     assert len([x for x in mylib.steps(5) if x < 3]) == 3  # `<` can raise: one at a time
-    assert diff(before, worker.requests) == {"getattr": 2, "call": 2, "batch": 3, "next": 6}
+    assert diff(before, worker.requests) == {"callmethod": 2, "batch": 3, "next": 6}
 
 
 def fill(t, n):
@@ -448,7 +448,7 @@ def test_a_worker_with_a_judge_function_batches_what_it_cannot_change():
         assert t[i] == i  # a copy the property holds too, which the function could change
     assert [x for x in mylib.steps(3) if x != 1] == [0, 2]  # compares ints alone: batched
     assert diff(before, worker.requests) == {
-        "seq": 1, "setitem": 3, "getitems": 2, "getitem": 6, "getattr": 3, "call": 1, "batch": 1
+        "seq": 1, "setitem": 3, "getitems": 2, "getitem": 6, "getattr": 2, "callmethod": 1, "batch": 1
     }  # fmt: skip
 """
 
