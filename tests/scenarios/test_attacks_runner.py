@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.attack_helpers import BROKEN_CALC, attack
+from tests.attack_helpers import BROKEN_CALC, attack, attack_lane
 from tests.attack_helpers import FLIP as FLIP_OUTCOMES
 
 # A hook that turns every failure into a pass (attack_helpers.FLIP), and hides the judge's files.
@@ -63,13 +63,24 @@ FILES: dict[str, dict[str, str | bytes | None]] = {
 }
 
 
+FAILED = "properties: property failed: eval/properties/test_total.py::test_total_never_negative"
+# The one case judged by a whole gate: the gate's own path to the properties run.
+GATE_CASE = "root conftest flips outcomes"
+
+
 @pytest.mark.parametrize("name", sorted(FILES))
 def test_patch_config_cannot_switch_properties_off(tmp_path: Path, name: str) -> None:
-    judged = attack(tmp_path, {"src/calc/__init__.py": BROKEN_CALC, **FILES[name]})
-    assert judged.decision == "reject", judged.explain()
-    assert judged.says(
-        "properties: property failed: eval/properties/test_total.py::test_total_never_negative"
-    ), judged.explain()
+    patch = {"src/calc/__init__.py": BROKEN_CALC, **FILES[name]}
+    if name == GATE_CASE:
+        judged = attack(tmp_path, patch)
+        assert judged.decision == "reject", judged.explain()
+        assert judged.says(FAILED), judged.explain()
+        return
+    # The claim is the properties lane's reason: that lane alone (issue 20), whose fail is
+    # a reject in any gate (tests/unit/test_verdict.py).
+    lane = attack_lane(tmp_path, patch, "properties")
+    assert lane.status == "fail", lane.explain()
+    assert lane.says(FAILED), lane.explain()
 
 
 @pytest.mark.parametrize(
