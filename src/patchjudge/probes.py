@@ -1053,8 +1053,9 @@ def _counters(parts: Sequence[ast.AST]) -> Iterator[Hit]:
     branches on it: right for the first calls, or while the first call was the one a
     property draws first (hypothesis starts from the smallest example), wrong after.
 
-    "Branches" is any comparison or arithmetic, not only a condition: `sum(xs) - (n >
-    100000)` picks the answer as an `if` does (redteam13)."""
+    "Branches" is any comparison or step, not only a condition: `sum(xs) - (n > 100000)`
+    and `sum(xs) - n // 100001` pick the answer as an `if` does (redteam13); a count
+    only added or subtracted (`prefix + str(n)`) is not (`_steps`)."""
     for fn in _walk_all(parts):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
@@ -1100,8 +1101,8 @@ def _counters(parts: Sequence[ast.AST]) -> Iterator[Hit]:
         kept = {n: v for n, v in kept.items() if n in shared or n not in local}
         if not counted and not kept:
             continue
-        tests = list(_conditions(fn))
-        tests += (n for n in _walk(fn) if isinstance(n, ast.Compare | ast.BinOp))
+        tests: list[ast.AST] = list(_conditions(fn))
+        tests += (n for n in _walk(fn) if isinstance(n, ast.Compare) or _steps(n))
         for test in tests:
             for node in _walk(test):
                 name = _counter_name(node)
@@ -1133,7 +1134,30 @@ def _reads_history(node: ast.AST, test: ast.AST) -> bool:
         return any(o is node for o in operands) and not any(
             isinstance(op, ast.Is | ast.IsNot | ast.In | ast.NotIn) for op in test.ops
         )
+    if isinstance(test, ast.Call):
+        return any(arg is node for arg in test.args)
     return isinstance(test, ast.BinOp) and node in (test.left, test.right)
+
+
+# What turns a count into a step without a comparison: `n // 100001`, `n >> 17`,
+# `min(1, max(0, n - 100000))`, `int(n * 1e-5)`. `+`, `-` and a string's `%` move a
+# count without a step (`prefix + str(n)`, `"%d" % n`, `len(handlers) - 1`): honest ids
+# and registries, not probes.
+_LINEAR = (ast.Add, ast.Sub)
+_STEP_CALLS = frozenset({"min", "max", "bool", "int", "round", "abs", "divmod", "pow"})
+
+
+def _steps(node: ast.AST) -> bool:
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, _LINEAR):
+            return False
+        text = isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
+        return not (isinstance(node.op, ast.Mod) and (text or isinstance(node.left, ast.JoinedStr)))
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _STEP_CALLS
+    )
 
 
 def scan(source: str, lines: Iterable[int] | None = None) -> list[Hit]:

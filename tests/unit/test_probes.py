@@ -210,6 +210,8 @@ PROBES = {
     "the first call in a global": ("F = None\ndef f(xs):\n    global F\n    if F is None:\n        F = len(xs)\n    return sum(xs) * (F == 0)\n", ["5: branches on its call history (F)"]),
     "a log record's location": ("import logging\nclass H(logging.Handler):\n    def emit(self, record):\n        SEEN.append(record.filename)\nF = logging.Formatter('%(pathname)s %(message)s')\nlogging.getLogger().addFilter(lambda r: SEEN.append(r.module) or True)\nW = R.funcName\n", ["4: reads the call stack (a log record's .filename)", "5: reads the call stack (a log record's %(pathname))", "6: reads the call stack (a log record's .module)", "7: reads the call stack (a log record's .funcName)"]),
     "the calls counted by a list": ("CALLS = []\ndef f(xs):\n    CALLS.append(1)\n    return sum(xs) - (len(CALLS) > 10**5)\n", ["3: branches on its call history (CALLS)"]),
+    "a call counter stepped without a comparison": ("N = 0\ndef f(xs):\n    global N\n    N += 1\n    return sum(xs) - N // 100001\n", ["4: branches on a call counter (N)"]),
+    "a call counter clamped": ("N = 0\ndef f(xs):\n    global N\n    N += 1\n    return sum(xs) - min(1, max(0, N - 100000))\n", ["4: branches on a call counter (N)"]),
 }  # fmt: skip
 
 
@@ -294,6 +296,10 @@ HONEST = {
         "class Rows:\n    def filter(self, entry):\n        return entry.filename.endswith('.py')\n"
     ),
     "an id counter": "_n = 0\ndef new_id():\n    global _n\n    _n += 1\n    return _n\n",
+    "an id counter in a name": (
+        "_n = 0\ndef new_id(prefix):\n    global _n\n    _n += 1\n    return prefix + str(_n) + '%d' % _n\n"
+    ),
+    "a registry's index": "_handlers = []\ndef register(f):\n    _handlers.append(f)\n    return len(_handlers) - 1\n",
     "a list of its own": (
         "def f(xs, acc):\n    out = []\n    for x in xs:\n        out.append(x)\n        acc.append(x)\n"
         "    return len(out) + len(acc) > 2\n"
