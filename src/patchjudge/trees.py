@@ -271,11 +271,14 @@ class Store:
         shas = sorted(by_sha.keys() | link_shas)
         if not shas:
             return
-        # Written whole under a private name, then renamed: another run reading the
-        # kept store sees a whole file or none.
-        store = os.fspath(self._dir() / "new" if shared else self._dir())
-        if shared:
-            os.makedirs(store, exist_ok=True)  # noqa: PTH103
+        store = os.fspath(self._dir())
+
+        def write(key: str, chunks: Iterable[bytes]) -> None:
+            if shared:
+                self._keep(key, chunks, how.lock)
+            else:
+                _write(f"{store}/{key}", chunks, key, how.lock)
+
         for sha, chunks in git.iter_blobs(repo, shas):
             mine = sorted(by_sha.get(sha, ()))
             if sha in link_shas or len(mine) > 1:
@@ -283,13 +286,28 @@ class Store:
                 if sha in link_shas:
                     self._targets[sha] = data
                 for key in mine:
-                    _write(f"{store}/{key}", [data], key, how.lock)
+                    write(key, [data])
             elif mine:
-                _write(f"{store}/{mine[0]}", chunks, mine[0], how.lock)
-            if shared:
-                for key in mine:
-                    os.replace(f"{store}/{key}", f"{shared}/{key}")  # noqa: PTH105 (40,000 files)
+                write(mine[0], chunks)
             self._files.update(mine)
+
+    def _keep(self, key: str, chunks: Iterable[bytes], lock: bool) -> None:
+        """Write a blob into the kept store, at its name (a rename costs ~0.5 CPU-s a 40,000).
+
+        Another run may hash the file while it is being written: it fails
+        the hash there, and that run writes its own whole and renames it over
+        this name (below), so a tree only ever links a whole file.
+        """
+        shared = os.fspath(self._blobs())
+        try:
+            _write(f"{shared}/{key}", chunks, key, lock)
+            return
+        except FileExistsError:
+            pass  # since the hash in _fetch: another run's, whole or not yet, or a planted one
+        private = self._dir() / "new"  # the open failed: no chunk was read yet
+        private.mkdir(exist_ok=True)
+        _write(f"{private}/{key}", chunks, key, lock)
+        os.replace(f"{private}/{key}", f"{shared}/{key}")  # noqa: PTH105 (strings, as above)
 
 
 # (size, mtime_ns, ctime_ns, inode, mode, uid)
@@ -376,6 +394,8 @@ def shared_blobs(cache: Path, private: Path) -> tuple[Path, int] | None:
     Refused, and the run keeps its blobs to itself, when the directory is
     not this user's alone (0700, not a symlink) or cannot take a link from
     the run's own directory (another filesystem or mount: trees would copy).
+    A new file is written at its name (`Store._keep`); no tree links a file
+    its run neither wrote whole nor hashed.
     A run that finds no other holding the lock empties a store grown over
     `PRUNE_OVER` files first.
     """
