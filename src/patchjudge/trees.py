@@ -7,6 +7,9 @@ private set of directories whose files are taken from that store: a hard
 link, a copy-on-write clone, or a copy. How depends on who could write the
 shared file through the lane's tree (`choose`, pure): that decides whether a
 file one lane's tested code writes could reach another lane.
+
+Sandboxed as root, the store's files may outlive the run (issue 20: writing
+40,000 files was ~9 CPU-s of kernel time a run): see `shared_blobs`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import shutil
 import stat
 import tempfile
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +35,10 @@ from patchjudge import git
 NOBODY = 65534
 _FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
 _OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+# A store kept across runs that holds more files than this is emptied by the
+# next run that finds no other run using it: a cache, bounded, never pruned under
+# a run that may be linking from it.
+PRUNE_OVER = 200_000
 
 
 @dataclass(frozen=True)
@@ -118,23 +125,39 @@ def placeable(path: str) -> bool:
 class Store:
     """One run's blobs on disk, each written once; made lazily, removed at exit.
 
-    Mutable by design: it is the run's cache of what it has written. Never
-    shared between runs or users (a fresh 0700 temporary directory).
+    Mutable by design: it is the run's cache of what it has written. Its own
+    directory (trash, new files) is a fresh 0700 temporary one, never shared.
+    The blob files live there too, or, sandboxed as root with a judge cache,
+    in the cache's `blobs` directory (`shared_blobs`), where a run trusts no
+    file it did not write before it has hashed it.
     """
 
     def __init__(self) -> None:
         self._root: Path | None = None
         self._strategy: Strategy | None = None
-        self._files: set[str] = set()  # keys written: "<sha>.<x|r>"
+        # Where the blob files are when they outlive the run; None: `_root`.
+        self._shared: Path | None = None
+        # Closes the flock's descriptor (a shared lock on the kept store while in use).
+        self._unlock: Callable[[], object] | None = None
+        self._files: set[str] = set()  # keys written or hashed this run: "<sha>.<x|r>"
         self._targets: dict[str, bytes] = {}  # symlink blobs: sha -> target
         # Each store file's stamp as the gate last left it.
         self._stamps: dict[str, _Stamp] = {}
 
-    def strategy(self, isolation: str) -> Strategy:
+    def strategy(self, isolation: str, keep_in: Path | None = None) -> Strategy:
+        """How trees take their files; `keep_in` (the judge's cache) may keep them across runs."""
         if self._strategy is None:
             can_link, can_clone = probe(self._dir())
             self._strategy = choose(isolation, os.geteuid(), can_link=can_link, can_clone=can_clone)
+            if self._strategy.lock and keep_in is not None:
+                kept = shared_blobs(keep_in, self._dir())
+                if kept is not None:
+                    self._shared = kept[0]
+                    self._unlock = weakref.finalize(self, os.close, kept[1])
         return self._strategy
+
+    def _blobs(self) -> Path:
+        return self._shared if self._shared is not None else self._dir()
 
     def _dir(self) -> Path:
         if self._root is None:
@@ -162,7 +185,10 @@ class Store:
     def close(self) -> None:
         if self._root is not None:
             remove_later(self._root)
+        if self._unlock is not None:
+            self._unlock()  # once: a finalizer runs at most once
         self._root, self._files, self._targets, self._stamps = None, set(), {}, {}
+        self._shared = self._unlock = self._strategy = None
 
     def check(self) -> None:
         """Drop every store file whose bytes or mode are no longer its blob's.
@@ -174,7 +200,7 @@ class Store:
         """
         if self._root is None or self._strategy is None:
             return
-        store = os.fspath(self._root)
+        store = os.fspath(self._blobs())
         moved = {k for k, st in self._stamps.items() if _stamp(f"{store}/{k}") != st}
         self._drop_tampered(moved)
 
@@ -182,14 +208,19 @@ class Store:
         """Record the store's stamps after the gate's own links and unlinks."""
         if self._root is None or self._strategy is None:
             return
-        store = os.fspath(self._root)
+        store = os.fspath(self._blobs())
         self._stamps = {k: st for k in self._files if (st := _stamp(f"{store}/{k}")) is not None}
 
     def place(
-        self, repo: Path, dest: Path, entries: Sequence[git.TreeEntry], isolation: str
+        self,
+        repo: Path,
+        dest: Path,
+        entries: Sequence[git.TreeEntry],
+        isolation: str,
+        keep_in: Path | None = None,
     ) -> None:
         """Make `dest` a tree of exactly `entries`: directories its own, files from the store."""
-        how = self.strategy(isolation)
+        how = self.strategy(isolation, keep_in)
         files = [e for e in entries if e.kind == "blob" and not e.is_symlink]
         links = [e for e in entries if e.kind == "blob" and e.is_symlink]
         wanted = {_key(e) for e in files}
@@ -201,7 +232,7 @@ class Store:
         for e in entries:
             if e.kind == "commit":  # a submodule: an empty directory
                 _makedirs(f"{top}/{e.path}", made)
-        store = os.fspath(self._dir())
+        store = os.fspath(self._blobs())
         place = how.place
         for e in files:
             target = f"{top}/{e.path}"
@@ -215,7 +246,7 @@ class Store:
         self.restamp()
 
     def _drop_tampered(self, keys: set[str]) -> None:
-        store = self._dir()
+        store = self._blobs()
         lock = self._strategy is not None and self._strategy.lock
         for key in sorted(keys):
             path = store / key
@@ -226,6 +257,14 @@ class Store:
                 self._stamps.pop(key, None)
 
     def _fetch(self, repo: Path, keys: set[str], link_shas: set[str], how: Strategy) -> None:
+        shared = os.fspath(self._shared) if self._shared is not None else ""
+        if shared:
+            # An earlier run's file is used only once this run has hashed it: whatever
+            # wrote it (a crashed run, a tested process of a run left unboxed as root),
+            # what a tree links is the blob's bytes with the locked owner and mode.
+            found = {k for k in keys if _intact(f"{shared}/{k}", k, how.lock)}
+            self._files |= found
+            keys = keys - found
         by_sha: dict[str, list[str]] = {}
         for key in keys:
             by_sha.setdefault(key.partition(".")[0], []).append(key)
@@ -233,6 +272,13 @@ class Store:
         if not shas:
             return
         store = os.fspath(self._dir())
+
+        def write(key: str, chunks: Iterable[bytes]) -> None:
+            if shared:
+                self._keep(key, chunks, how.lock)
+            else:
+                _write(f"{store}/{key}", chunks, key, how.lock)
+
         for sha, chunks in git.iter_blobs(repo, shas):
             mine = sorted(by_sha.get(sha, ()))
             if sha in link_shas or len(mine) > 1:
@@ -240,10 +286,28 @@ class Store:
                 if sha in link_shas:
                     self._targets[sha] = data
                 for key in mine:
-                    _write(f"{store}/{key}", [data], key, how.lock)
+                    write(key, [data])
             elif mine:
-                _write(f"{store}/{mine[0]}", chunks, mine[0], how.lock)
+                write(mine[0], chunks)
             self._files.update(mine)
+
+    def _keep(self, key: str, chunks: Iterable[bytes], lock: bool) -> None:
+        """Write a blob into the kept store, at its name (a rename costs ~0.5 CPU-s a 40,000).
+
+        Another run may hash the file while it is being written: it fails
+        the hash there, and that run writes its own whole and renames it over
+        this name (below), so a tree only ever links a whole file.
+        """
+        shared = os.fspath(self._blobs())
+        try:
+            _write(f"{shared}/{key}", chunks, key, lock)
+            return
+        except FileExistsError:
+            pass  # since the hash in _fetch: another run's, whole or not yet, or a planted one
+        private = self._dir() / "new"  # the open failed: no chunk was read yet
+        private.mkdir(exist_ok=True)
+        _write(f"{private}/{key}", chunks, key, lock)
+        os.replace(f"{private}/{key}", f"{shared}/{key}")  # noqa: PTH105 (strings, as above)
 
 
 # (size, mtime_ns, ctime_ns, inode, mode, uid)
@@ -301,20 +365,82 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _intact(path: Path, key: str, lock: bool) -> bool:
+def _intact(path: Path | str, key: str, lock: bool) -> bool:
     """The store file is a regular file with its mode whose bytes hash to its blob id."""
     sha = key.partition(".")[0]
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False
-    with os.fdopen(fd, "rb") as fh:
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != _perm(key, lock):
             return False
         if lock and st.st_uid != NOBODY:
             return False
-        return blob_id(sha, iter(lambda: fh.read(1 << 20), b""), st.st_size) == sha
+        return blob_id(sha, iter(lambda: os.read(fd, 1 << 20), b""), st.st_size) == sha
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def shared_blobs(cache: Path, private: Path) -> tuple[Path, int] | None:
+    """The judge cache's `blobs` directory, held with a shared flock; None: keep none.
+
+    Only for the locked strategy (sandboxed, as root): its files are owned by
+    NOBODY, mode 0444, so no box can write or chmod them through a tree's
+    link, and the directory, in the judge's cache, is in no box (cache.py).
+    Refused, and the run keeps its blobs to itself, when the directory is
+    not this user's alone (0700, not a symlink) or cannot take a link from
+    the run's own directory (another filesystem or mount: trees would copy).
+    A new file is written at its name (`Store._keep`); no tree links a file
+    its run neither wrote whole nor hashed.
+    A run that finds no other holding the lock empties a store grown over
+    `PRUNE_OVER` files first.
+    """
+    blobs, lock = cache / "blobs", cache / "blobs.lock"
+    try:
+        cache.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            alone = True
+        except BlockingIOError:
+            fcntl.flock(fd, fcntl.LOCK_SH)  # others use it, or one prunes: wait for that
+            alone = False
+        if alone and _count(blobs) > PRUNE_OVER:
+            blobs.rename(private / "pruned")  # removed with the run's own directory
+        with contextlib.suppress(FileExistsError):
+            blobs.mkdir(mode=0o700)
+        st = os.lstat(blobs)
+        mine = stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid()
+        if not mine or stat.S_IMODE(st.st_mode) & 0o077:
+            raise OSError(errno.EPERM, "not the judge's own directory", os.fspath(blobs))
+        probe_file, linked = private / ".probe-kept", blobs / f".probe-{os.getpid()}"
+        probe_file.write_bytes(b"")
+        try:
+            os.link(probe_file, linked)
+            linked.unlink()
+        finally:
+            probe_file.unlink()
+        if alone:
+            fcntl.flock(fd, fcntl.LOCK_SH)  # others may use it from now on
+    except OSError:
+        os.close(fd)
+        return None
+    return blobs, fd
+
+
+def _count(directory: Path) -> int:
+    try:
+        with os.scandir(directory) as found:
+            return sum(1 for _ in found)
+    except OSError:
+        return 0
 
 
 def _makedirs(path: str, made: set[str]) -> None:

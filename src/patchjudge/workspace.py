@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from patchjudge import codeenv, git, seed, trees
+from patchjudge import cache, codeenv, git, seed, trees
 from patchjudge.boundary import sandbox
 from patchjudge.config import LEDGER, Ledger, check_paths_exist, data_files, parse_ledger
 from patchjudge.errors import PatchjudgeError
@@ -205,7 +205,9 @@ class Run:
         # Every file a lane's tree holds passes this one filter. Bytecode never
         # reaches a scratch tree: the interpreter would run it, not the source.
         kept = [e for e in entries if trees.placeable(e.path) and not is_bytecode(e.path)]
-        self.store.place(self.repo, dest, kept, self.isolation)
+        # Boxed, the judge's cache may keep the blobs for the next run (trees.shared_blobs).
+        keep_in = cache.placement(self.environ, self.repo, self.isolation)
+        self.store.place(self.repo, dest, kept, self.isolation, keep_in)
 
     @functools.cached_property
     def _generated(self) -> dict[str, dict[str, bytes]]:

@@ -143,13 +143,15 @@ needs_root_and_bwrap = pytest.mark.skipif(
 
 
 @needs_root_and_bwrap
+@pytest.mark.parametrize("kept", [False, True], ids=["run's own store", "kept store"])
 def test_sandboxed_as_root_the_shared_files_cannot_be_written_or_chmodded(
-    repo: Path, tmp_path: Path
+    repo: Path, tmp_path: Path, kept: bool
 ) -> None:
     """CONTRACT: a file owned by an unmapped uid is not the sandboxed process's own."""
+    keep = tmp_path / "cache" if kept else None
     store = trees.Store()
     tree = tmp_path / "tree"
-    store.place(repo, tree, _entries(repo), "sandbox")
+    store.place(repo, tree, _entries(repo), "sandbox", keep)
     assert store.strategy("sandbox") == Strategy("link", lock=True)
     # The gate itself (root) can still write them (a mutant): the check repairs that too.
     (tree / "data" / "big.bin").write_bytes(b"mutant")
@@ -167,12 +169,18 @@ def test_sandboxed_as_root_the_shared_files_cannot_be_written_or_chmodded(
     assert "Permission denied" in done.stderr
     assert "Operation not permitted" in done.stderr
     later = tmp_path / "later"
-    store.place(repo, later, _entries(repo), "sandbox")
-    assert (later / "src" / "a.py").read_text() == "A = 1\n"
-    assert (later / "src" / "same.py").read_text() == "A = 1\n"
-    assert (later / "data" / "big.bin").read_bytes() == bytes(range(256)) * 8192
-    assert (later / "data" / "big.bin").stat().st_uid == trees.NOBODY
+    store.place(repo, later, _entries(repo), "sandbox", keep)
     store.close()
+    # The next run (a store of its own) links what the box and the gate's mutant left.
+    next_run = tmp_path / "next"
+    trees.Store().place(repo, next_run, _entries(repo), "sandbox", keep)
+    for tree in (later, next_run):
+        assert (tree / "src" / "a.py").read_text() == "A = 1\n"
+        assert (tree / "src" / "same.py").read_text() == "A = 1\n"
+        assert (tree / "data" / "big.bin").read_bytes() == bytes(range(256)) * 8192
+        assert (tree / "data" / "big.bin").stat().st_uid == trees.NOBODY
+    linked = (next_run / "src" / "a.py").stat().st_ino == (later / "src" / "a.py").stat().st_ino
+    assert linked is kept
 
 
 def test_store_outside_the_checkout(repo: Path, tmp_path: Path) -> None:
@@ -200,12 +208,16 @@ print("rewrote", oct(os.stat("src/a.py").st_mode & 0o777))
 
 
 @needs_root_and_bwrap
-def test_a_write_to_a_tracked_file_is_its_trees_alone(repo: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kept", [False, True], ids=["run's own store", "kept store"])
+def test_a_write_to_a_tracked_file_is_its_trees_alone(
+    repo: Path, tmp_path: Path, kept: bool
+) -> None:
     """Issue 17: in place, as in a checkout; the store and another lane's tree keep their bytes."""
+    keep = tmp_path / "cache" if kept else None
     store = trees.Store()
     mine, other = tmp_path / "mine", tmp_path / "other"
-    store.place(repo, mine, _entries(repo), "sandbox")
-    store.place(repo, other, _entries(repo), "sandbox")
+    store.place(repo, mine, _entries(repo), "sandbox", keep)
+    store.place(repo, other, _entries(repo), "sandbox", keep)
     src = Path(__file__).resolve().parents[2] / "src"
     argv = ["bwrap", "--unshare-user", "--cap-drop", "ALL", "--ro-bind", "/", "/"]
     argv += ["--bind", str(mine), str(mine), "--chdir", str(mine)]
@@ -218,12 +230,13 @@ def test_a_write_to_a_tracked_file_is_its_trees_alone(repo: Path, tmp_path: Path
     for path, data in (("src/a.py", b"A = 1\n"), ("data/big.bin", bytes(range(256)) * 8192)):
         assert (other / path).read_bytes() == data
         shared = [
-            p for p in store._dir().iterdir() if p.is_file() and p.stat().st_size == len(data)
+            p for p in store._blobs().iterdir() if p.is_file() and p.stat().st_size == len(data)
         ]
         assert [p.read_bytes() for p in shared] == [data]
+    assert (store._blobs() == tmp_path / "cache" / "blobs") is kept
     store.check()  # nothing the box wrote is the store's: no file is rewritten
     later = tmp_path / "later"
-    store.place(repo, later, _entries(repo), "sandbox")
+    store.place(repo, later, _entries(repo), "sandbox", keep)
     assert (later / "src" / "a.py").stat().st_ino == (other / "src" / "a.py").stat().st_ino
     store.close()
 
@@ -243,3 +256,99 @@ def test_without_the_hook_the_shared_file_still_refuses_the_write(
     assert "PermissionError" in done.stderr
     assert (tree / "src" / "a.py").read_text() == "A = 1\n"
     store.close()
+
+
+def _key(repo: Path, path: str) -> str:
+    entry = next(e for e in _entries(repo) if e.path == path)
+    return f"{entry.sha}.{'x' if entry.mode == '100755' else 'r'}"
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the kept store needs the locked files")
+
+
+@needs_root
+def test_a_kept_store_serves_the_next_run_only_what_hashes_to_its_blob(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Issue 20: a kept file is linked only once this run hashed it; any other is written anew."""
+    keep = tmp_path / "cache"
+    first = trees.Store()
+    first.place(repo, tmp_path / "t1", _entries(repo), "sandbox", keep)
+    first.close()
+    blobs = keep / "blobs"
+    assert stat.S_IMODE(blobs.stat().st_mode) == 0o700
+    for kept in blobs.iterdir():
+        st = kept.lstat()
+        assert (st.st_uid, stat.S_IMODE(st.st_mode) & 0o222) == (trees.NOBODY, 0), kept
+    # What code left unboxed as root could plant under blob names: other bytes with the
+    # locked owner and mode, a symlink to the right bytes, a file of the wrong mode.
+    planted = blobs / _key(repo, "src/a.py")
+    planted.unlink()
+    planted.write_bytes(b"A = 9\n")
+    os.chown(planted, trees.NOBODY, trees.NOBODY)
+    planted.chmod(0o444)
+    run_key = blobs / _key(repo, "bin/run")
+    run_key.unlink()
+    run_key.symlink_to(tmp_path / "t1" / "bin" / "run")
+    big = blobs / _key(repo, "data/big.bin")
+    big_ino = big.stat().st_ino
+    second = trees.Store()
+    later = tmp_path / "t2"
+    second.place(repo, later, _entries(repo), "sandbox", keep)
+    assert (later / "src" / "a.py").read_text() == "A = 1\n"
+    assert (later / "src" / "same.py").read_text() == "A = 1\n"
+    assert (later / "bin" / "run").read_text() == "#!/bin/sh\necho hi\n"
+    assert not (later / "bin" / "run").is_symlink()
+    assert stat.S_IMODE((later / "bin" / "run").stat().st_mode) == 0o555
+    assert (later / "data" / "big.bin").stat().st_ino == big_ino  # intact: linked, not written
+    assert planted.read_bytes() == b"A = 1\n"
+    second.close()
+
+
+@needs_root
+@pytest.mark.parametrize("case", ["process", "not 0700", "a symlink", "not a directory"])
+def test_no_store_is_kept_unboxed_or_in_a_directory_not_the_judges_own(
+    repo: Path, tmp_path: Path, case: str
+) -> None:
+    keep, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
+    keep.mkdir(mode=0o700)
+    elsewhere.mkdir(mode=0o700)
+    if case == "not 0700":
+        (keep / "blobs").mkdir(mode=0o755)
+        (keep / "blobs").chmod(0o755)
+    elif case == "a symlink":
+        (keep / "blobs").symlink_to(elsewhere)
+    elif case == "not a directory":
+        (keep / "blobs").write_bytes(b"")
+    store = trees.Store()
+    tree = tmp_path / "tree"
+    store.place(repo, tree, _entries(repo), "process" if case == "process" else "sandbox", keep)
+    assert (tree / "src" / "a.py").read_text() == "A = 1\n"
+    assert store._blobs() == store._dir()  # the run's own, removed with it
+    assert list(elsewhere.iterdir()) == []
+    if case != "not a directory":
+        assert not (keep / "blobs").is_dir() or list((keep / "blobs").iterdir()) == []
+    store.close()
+
+
+@needs_root
+def test_a_kept_store_grown_too_large_is_emptied_only_by_a_run_alone(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(trees, "PRUNE_OVER", 2)
+    keep = tmp_path / "cache"
+    holder = trees.Store()
+    holder.place(repo, tmp_path / "t1", _entries(repo), "sandbox", keep)  # 4 files, in use
+    stale = keep / "blobs" / _key(repo, "src/a.py")
+    ino = stale.stat().st_ino
+    busy = trees.Store()
+    busy.place(repo, tmp_path / "t2", _entries(repo), "sandbox", keep)
+    assert stale.stat().st_ino == ino  # another run holds it: nothing removed
+    busy.close()
+    holder.close()
+    alone = trees.Store()
+    tree = tmp_path / "t3"
+    alone.place(repo, tree, _entries(repo), "sandbox", keep)
+    assert stale.stat().st_ino != ino  # emptied, then written again
+    assert (tree / "src" / "a.py").read_text() == "A = 1\n"
+    alone.close()
