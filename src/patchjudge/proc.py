@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from patchjudge.errors import CommandError
 
@@ -206,6 +206,14 @@ def pause_after(most: int, paced: bool) -> float:
     return PACE_S if paced and 0 <= most < LITTLE else 0.0
 
 
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    """Write `data` to a child's stdin and close it; a child gone early is no error."""
+    with contextlib.suppress(BrokenPipeError, OSError):
+        pipe.write(data)
+    with contextlib.suppress(BrokenPipeError, OSError):
+        pipe.close()
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -257,9 +265,10 @@ def run(
     if write_fd >= 0:
         os.close(write_fd)
     if stdin is not None and proc.stdin is not None:
-        with contextlib.suppress(BrokenPipeError):
-            proc.stdin.write(stdin)
-        proc.stdin.close()
+        # Fed beside the reads below, not before them: a child that answers as it
+        # reads (`git check-attr --stdin` over a large tree) fills its stdout pipe
+        # while the rest of stdin waits, and both ends blocked for ever (redteam14).
+        threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
 
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()

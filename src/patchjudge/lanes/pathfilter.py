@@ -8,7 +8,7 @@ import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from patchjudge import basecache, cache, failure, git, gitattrs, parsed, runner, testrun
+from patchjudge import basecache, cache, failure, git, gitattrs, parsed, pathfold, runner, testrun
 from patchjudge.lanes import collection, report, suitepass
 from patchjudge.paths import Change
 from patchjudge.report import LaneReport, Status
@@ -269,13 +269,24 @@ def judges_copies(shadowed: Sequence[str]) -> list[str]:
 
 
 def attribute_problems(run: Run) -> list[str]:
-    """Attributes the patch sets that change a checkout's bytes (gitattrs)."""
+    """Attributes the patch sets that change a checkout's or an archive's bytes (gitattrs)."""
     if not gitattrs.touches_attributes(p for c in run.changes for p in c.sides()):
         return []
     paths = [e.path for e in run.head_tree if e.kind == "blob"]
-    head = git.checkout_attributes(run.repo, run.head, paths, gitattrs.BYTE_CHANGING)
-    base = git.checkout_attributes(run.repo, run.merge_base, paths, gitattrs.BYTE_CHANGING)
+    head = git.checkout_attributes(run.repo, run.head, paths, gitattrs.CHECKED)
+    base = git.checkout_attributes(run.repo, run.merge_base, paths, gitattrs.CHECKED)
+    # A directory's own path: `git archive` leaves it out whole on export-ignore.
+    dirs = gitattrs.directories(paths)
+    ignore = ("export-ignore",)
+    head.update(git.checkout_attributes(run.repo, run.head, dirs, ignore))
+    base.update(git.checkout_attributes(run.repo, run.merge_base, dirs, ignore))
     return gitattrs.problems(base, head)
+
+
+def fold_problems(run: Run) -> list[str]:
+    """Paths the patch adds that a case-insensitive clone writes over another (pathfold)."""
+    new = [c.new_path for c in run.changes if c.new_path is not None and c.status in "ACR"]
+    return pathfold.problems((e.path for e in run.head_tree), new) if new else []
 
 
 def own_build_problems(run: Run) -> list[str]:
@@ -306,6 +317,7 @@ def run(run: Run) -> LaneReport:
     ]
     problems += own_build_problems(run)
     problems += attribute_problems(run)
+    problems += fold_problems(run)
     with run.scratch() as base_dir, run.scratch() as head_dir:
         base, base_paths, base_origin = collect_base(run, base_dir)
         head, head_origin = collect_head(run, head_dir)
