@@ -201,6 +201,27 @@ def test_gitlab_trusted_host_is_a_separate_runner_and_takes_only_the_slice() -> 
     assert "receipt/receipt.json" in " ".join(jobs["patchjudge:verdict"]["script"])
 
 
+@pytest.mark.parametrize("runner", ["nox", "tox"])
+def test_gitlab_passes_the_receipt_by_an_absolute_path(runner: str, tmp_path: Path) -> None:
+    # nox and tox both run their commands in the judge's worktree (the noxfile's or
+    # tox.ini's folder): a relative --receipt was looked up there and never found.
+    project = tmp_path / "project"
+    (project / "receipt").mkdir(parents=True)
+    (project / "receipt" / "receipt.json").write_text("{}")
+    script = gl_scripts(gitlab(runner=runner), "patchjudge:verdict")
+    call = next(i for i, line in enumerate(script) if "replay-verdict" in line)
+    shell = "\n".join(
+        ["BASE_SHA=b", *[s for s in script[:call] if "receipt" in s or s.startswith("set --")]]
+    )
+    done = subprocess.run(
+        ["sh", "-ec", shell + '\nprintf "%s\\n" "$@"'], cwd=project, capture_output=True, text=True,
+        env={"CI_PROJECT_DIR": str(project), "PATH": "/usr/bin:/bin"}, check=True,
+    )  # fmt: skip
+    args = done.stdout.splitlines()
+    receipt = Path(args[args.index("--receipt") + 1])
+    assert receipt.is_absolute() and receipt.is_file(), args
+
+
 def test_gitlab_jobs_call_the_same_sessions_as_github() -> None:
     doc = gitlab()
     gh = github()["jobs"]
