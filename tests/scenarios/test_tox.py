@@ -121,17 +121,17 @@ def test_the_tox_recipes_gate_judges_the_head_with_the_bases_tox_ini(tmp_path, j
     # worktree at the merge base elsewhere and run its tox.ini from the head's checkout.
     # The patch removes `mean`, which the suite never calls, and points the head's
     # constraints at a package no index has: the base's constraints install, the head
-    # is judged (properties finds the name gone), the verdict rejects. Judging the
-    # base's tree would find nothing gone; the head's constraints would not install.
+    # is judged and built (properties finds the name gone), the verdict rejects. Judging
+    # the base's tree would find nothing gone; the head's constraints would not install.
     # A benign patch accepted through tox (local tox -e gate):
     # test_tox_installs_the_project_into_the_codes_venv_never_the_judges.
     require_sandbox()  # the recipe passes --isolation sandbox
     repo = flat_project(tmp_path / "calc")
-    write(repo, {"calc/__init__.py": MEAN})
-    commit(repo, "mean")
+    write(repo, {"calc/__init__.py": MEAN, "pyproject.toml": PYPROJECT})
+    commit(repo, "mean, packaged")
     result = cli(repo, "init", "--runner", "tox", *spec(judge_wheel))
     assert result.code == 0, result.err
-    assert "boxbuild" not in (repo / "tox.ini").read_text(), "unpackaged: no project install"
+    assert "boxbuild {patchjudge_repo} " in (repo / "tox.ini").read_text()
     commit(repo, "Adopt patchjudge")
     base = git(repo, "rev-parse", "HEAD").strip()
     git(repo, "checkout", "-q", "-b", "patch")
@@ -151,6 +151,11 @@ def test_the_tox_recipes_gate_judges_the_head_with_the_bases_tox_ini(tmp_path, j
     assert "public names gone: calc.mean" in json.dumps(v["lanes"]["properties"]), v
     # The head's own suite ran and passed, under tox, in the box.
     assert v["lanes"]["freeze"]["status"] == "pass", v
+    # The code's venv holds the head's build, not the base's (which pathfilter would
+    # find differs from the tree): its one complaint is the head's constraints edit.
+    assert v["lanes"]["pathfilter"]["reasons"] == [
+        "protected path changed: constraints/project.txt (modified) matches 'constraints/**'"
+    ], v
     # tox's environments are the judge's, beside its tox.ini: none in the patch's tree.
     assert (runner / "judge" / ".tox" / "gate").is_dir()
     assert not (repo / ".tox").exists()
