@@ -26,14 +26,16 @@ SIX = "six==1.16.0"
 SIX_SHA256 = "1e61c37477a1626458e36f7b1d82aa5c9b094fa4802892072e49de9c60c4c926"
 
 
-def run(argv: list[str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+def run(
+    argv: list[str], cwd: Path, timeout: float = 900, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         argv,
         check=False,
         cwd=cwd,
         capture_output=True,
         text=True,
-        env=no_git_env(os.environ),
+        env=no_git_env({**os.environ, **(env or {})}),
         timeout=timeout,
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import string
 import sys
 import tomllib
@@ -712,9 +713,10 @@ def render_property(api: Mapping[str, Mapping[str, bool]]) -> str:
 
 def render_tox(layout: Layout) -> str:
     # Built in the box (its backend is the patch's code), checked against the code's venv
-    # and installed there: never into the judge's environment (issue 19).
+    # and installed there: never into the judge's environment (issue 19). The checkout
+    # judged, not tox.ini's folder: in CI that is the base's tree (toxci, issue 19).
     install = (
-        "    python -m patchjudge.boxbuild {tox_root} {env_dir}{/}wheels"
+        "    python -m patchjudge.boxbuild {patchjudge_repo} {env_dir}{/}wheels"
         " --ledger {tox_root}{/}eval{/}gate.toml"
         " --into {env_dir}{/}code{/}bin{/}python --install\n"
         if layout.installable
@@ -733,8 +735,37 @@ _TRUSTED_HOST_OFF = (
 )
 
 
+# tox as constraints/dev.txt pins it: the version the tox scenarios run.
+TOX_VERSION = "4.67.15"
+# A tox team's recipe, from the nox one: (pattern, replacement, times it must match).
+# A count that no longer holds is a template change this table missed: init fails
+# loudly rather than write a recipe that installs nox or runs a noxfile the team lacks.
+_TOX_RECIPE = (
+    (
+        r'Every nox call reads the noxfile of the merge base \(nox -f "\$JUDGE/noxfile\.py"\)',
+        'Every tox call reads the tox.ini of the merge base (tox -c "$JUDGE/tox.ini")',
+        1,
+    ),
+    (r"a patched noxfile could skip", "a patched tox.ini could skip", 1),
+    (
+        r'(?m)^( +)NOX_VERSION: "[^"]*"\n +# uv beside nox:.*\n +#.*\n +UV_VERSION: "[^"]*"\n',
+        rf'\1TOX_VERSION: "{TOX_VERSION}" # tox.ini builds its venvs with venv and pip\n',
+        1,
+    ),
+    (
+        r'python -m pip install "nox==\$NOX_VERSION" "uv==\$UV_VERSION"',
+        'python -m pip install "tox==$TOX_VERSION"',
+        None,
+    ),
+    # The judge's tox.ini, run from the head's checkout, which toxfile.py names the
+    # judged repo ({patchjudge_repo}); {tox_root}, the judge's worktree, gives constraints/.
+    (r'nox -f "(\$[A-Z_]+(?:/judge)?)/noxfile\.py" -s ', r'tox -c "\1/tox.ini" -e ', 3),
+)
+
+
 def ci_recipe(name: str, runner: str, replay_required: bool = False) -> str:
-    """The CI recipe as shipped; a tox team's copy runs tox where the recipe runs nox.
+    """The CI recipe as shipped; a tox team's copy runs the base's tox.ini where the
+    recipe runs the base's noxfile (`_TOX_RECIPE`), and names no nox at all.
 
     GitLab's trusted-host job runs only when the ledger requires replay;
     GitHub's decides from the base's ledger in the run itself.
@@ -744,8 +775,12 @@ def ci_recipe(name: str, runner: str, replay_required: bool = False) -> str:
         _TRUSTED_HOST, "patchjudge:trusted-host:" if replay_required else _TRUSTED_HOST_OFF
     )
     if runner == "tox":
-        for nox_text, tox_text in (("pip install nox", "pip install tox"), ("nox -s ", "tox -e ")):
-            text = text.replace(nox_text, tox_text)
+        for pattern, replacement, times in _TOX_RECIPE:
+            text, done = re.subn(pattern, replacement, text)
+            if done == 0 or (times is not None and done != times):
+                raise AssertionError(f"{name}: tox recipe: {pattern!r} {done}x, not {times}x")
+        if "nox" in text.lower():
+            raise AssertionError(f"{name}: the tox recipe still names nox")
     return text
 
 

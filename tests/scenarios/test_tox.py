@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import configparser
 import json
+import os
 import shlex
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
-from patchjudge import codeenv
+from patchjudge import codeenv, scaffold
 from patchjudge.config import LEDGER, parse_ledger
 from tests.attack_helpers import require_sandbox
 from tests.helpers import cli, commit, git, verdict, write
@@ -84,44 +86,79 @@ def test_tox_resolves_flakes_and_lane_commands_without_building_anything(tmp_pat
     assert cli(repo, "init", "--runner", "tox", *spec(judge_wheel)).code == 0
     listed = run([*TOX, "list", "--no-desc"], repo)
     assert listed.returncode == 0, listed.stderr
-    assert set(listed.stdout.split()) == {"gate", "flakes", *LANES}
+    assert set(listed.stdout.split()) == {"gate", "flakes", *LANES, "replay-run", "replay-verdict"}
     shown = run([*TOX, "config", "-e", "flakes,properties", "-k", "commands"], repo)
     assert shown.returncode == 0, shown.stderr
     assert f"patchjudge flakes --repo {repo}" in shown.stdout
     assert f"patchjudge properties --repo {repo}" in shown.stdout
+    # As CI runs it (toxci): the base's tox.ini from the head's checkout judges the
+    # checkout tox started in, with the judge's constraints. Before, both were tox.ini's.
+    commit(repo, "Adopt patchjudge")
+    judge = tmp_path / "judge"
+    git(repo, "worktree", "add", "-q", "--detach", str(judge), "HEAD")
+    ci = [*TOX, "-c", str(judge / "tox.ini"), "config", "-e", "gate,replay-run,replay-verdict"]
+    shown = run([*ci, "-k", "commands", "commands_pre"], repo)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count(f"--repo {repo.resolve()}") == 4, shown.stdout
+    assert str(judge) not in shown.stdout.replace(f"{judge}/constraints", "").replace(
+        f"{judge}/.tox/", ""
+    ), shown.stdout
 
 
 # calc with a second public name that its visible suite does not use.
 MEAN = "def total(xs):\n    return sum(xs)\n\n\ndef mean(xs):\n    return total(xs) / len(xs)\n"
 
 
+def _recipe_lines(repo, *starts):
+    """The shell lines of init's GitHub recipe that start with each of `starts`, in order."""
+    lines = [x.strip() for x in (repo / scaffold.GITHUB_WORKFLOW).read_text().splitlines()]
+    return [next(x for x in lines if x.startswith(s)) for s in starts]
+
+
 @pytest.mark.slow
-def test_tox_e_gate_judges_a_patch_from_constraints(tmp_path, judge_wheel):
-    # One tox run, not two (issue 20): the patch removes `mean`, which the suite never
-    # calls. tox fails on the reject; properties found the name gone in the head's code;
-    # every other lane passed, so the unpackaged project's own suite ran and passed on
-    # the head under tox. A benign patch accepted through tox:
+def test_the_tox_recipes_gate_judges_the_head_with_the_bases_tox_ini(tmp_path, judge_wheel):
+    # One tox run, as CI makes it (toxci): the GitHub recipe's own lines add the judge's
+    # worktree at the merge base elsewhere and run its tox.ini from the head's checkout.
+    # The patch removes `mean`, which the suite never calls, and points the head's
+    # constraints at a package no index has: the base's constraints install, the head
+    # is judged and built (properties finds the name gone), the verdict rejects. Judging
+    # the base's tree would find nothing gone; the head's constraints would not install.
+    # A benign patch accepted through tox (local tox -e gate):
     # test_tox_installs_the_project_into_the_codes_venv_never_the_judges.
-    wheel = judge_wheel
+    require_sandbox()  # the recipe passes --isolation sandbox
     repo = flat_project(tmp_path / "calc")
-    write(repo, {"calc/__init__.py": MEAN})
-    commit(repo, "mean")
-    result = cli(repo, "init", "--runner", "tox", *spec(wheel))
+    write(repo, {"calc/__init__.py": MEAN, "pyproject.toml": PYPROJECT})
+    commit(repo, "mean, packaged")
+    result = cli(repo, "init", "--runner", "tox", *spec(judge_wheel))
     assert result.code == 0, result.err
-    assert "boxbuild" not in (repo / "tox.ini").read_text(), "unpackaged: no project install"
+    assert "boxbuild {patchjudge_repo} " in (repo / "tox.ini").read_text()
     commit(repo, "Adopt patchjudge")
+    base = git(repo, "rev-parse", "HEAD").strip()
     git(repo, "checkout", "-q", "-b", "patch")
     write(repo, {"calc/__init__.py": "def total(xs):\n    return sum(xs)\n"})
-    commit(repo, "agent removes a public function")
-    bad = run([*TOX, "-e", "gate", "--", "--base", "main", "--today", "2026-12-01"], repo)
+    write(repo, {"constraints/project.txt": "no-such-package-toxci==1.0\n"})
+    commit(repo, "agent removes a public function and repins")
+    judge, gate = _recipe_lines(repo, "git worktree add --detach", "tox -c ")
+    runner = tmp_path / "runner"
+    runner.mkdir()
+    env = {"RUNNER_TEMP": str(runner), "BASE_SHA": base}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    bad = run(["bash", "-euc", f"{judge}\n{gate} --today 2026-12-01", "recipe"], repo, env=env)
     assert bad.returncode != 0, bad.stdout[-3000:] + bad.stderr[-3000:]
     v = verdict(repo)
-    assert v["verdict"] == "reject"
+    assert v["verdict"] == "reject", v
     assert v["lanes"]["properties"]["status"] == "fail"
     assert "public names gone: calc.mean" in json.dumps(v["lanes"]["properties"]), v
-    others = {n: lane["status"] for n, lane in v["lanes"].items() if n != "properties"}
-    assert set(others.values()) <= {"pass", "not_applicable"}, v
-    assert others["freeze"] == "pass", v
+    # The head's own suite ran and passed, under tox, in the box.
+    assert v["lanes"]["freeze"]["status"] == "pass", v
+    # The code's venv holds the head's build, not the base's (which pathfilter would
+    # find differs from the tree): its one complaint is the head's constraints edit.
+    assert v["lanes"]["pathfilter"]["reasons"] == [
+        "protected path changed: constraints/project.txt (modified) matches 'constraints/**'"
+    ], v
+    # tox's environments are the judge's, beside its tox.ini: none in the patch's tree.
+    assert (runner / "judge" / ".tox" / "gate").is_dir()
+    assert not (repo / ".tox").exists()
 
 
 def _tox(repo, *args, boxed):

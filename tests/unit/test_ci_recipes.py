@@ -29,19 +29,19 @@ NOXFILES = [
 NOX_CALL = re.compile(r"\s*nox (?P<args>.*?)(?: -- |$)")
 
 
-def load(name: str, replay_required: bool = True) -> dict[str, Any]:
+def load(name: str, replay_required: bool = True, runner: str = "nox") -> dict[str, Any]:
     """The recipe as init writes it (`replay_required`: the ledger's [replay] required)."""
-    doc = yaml.safe_load(scaffold.ci_recipe(f"ci/{name}", "nox", replay_required))
+    doc = yaml.safe_load(scaffold.ci_recipe(f"ci/{name}", runner, replay_required))
     assert isinstance(doc, dict)
     return doc
 
 
-def github() -> dict[str, Any]:
-    return load("github-workflow.yml")
+def github(runner: str = "nox") -> dict[str, Any]:
+    return load("github-workflow.yml", runner=runner)
 
 
-def gitlab(replay_required: bool = True) -> dict[str, Any]:
-    return load("gitlab-ci.yml", replay_required)
+def gitlab(replay_required: bool = True, runner: str = "nox") -> dict[str, Any]:
+    return load("gitlab-ci.yml", replay_required, runner)
 
 
 def gh_scripts(job: dict[str, Any]) -> list[str]:
@@ -201,6 +201,27 @@ def test_gitlab_trusted_host_is_a_separate_runner_and_takes_only_the_slice() -> 
     assert "receipt/receipt.json" in " ".join(jobs["patchjudge:verdict"]["script"])
 
 
+@pytest.mark.parametrize("runner", ["nox", "tox"])
+def test_gitlab_passes_the_receipt_by_an_absolute_path(runner: str, tmp_path: Path) -> None:
+    # nox and tox both run their commands in the judge's worktree (the noxfile's or
+    # tox.ini's folder): a relative --receipt was looked up there and never found.
+    project = tmp_path / "project"
+    (project / "receipt").mkdir(parents=True)
+    (project / "receipt" / "receipt.json").write_text("{}")
+    script = gl_scripts(gitlab(runner=runner), "patchjudge:verdict")
+    call = next(i for i, line in enumerate(script) if "replay-verdict" in line)
+    shell = "\n".join(
+        ["BASE_SHA=b", *[s for s in script[:call] if "receipt" in s or s.startswith("set --")]]
+    )
+    done = subprocess.run(
+        ["sh", "-ec", shell + '\nprintf "%s\\n" "$@"'], cwd=project, capture_output=True, text=True,
+        env={"CI_PROJECT_DIR": str(project), "PATH": "/usr/bin:/bin"}, check=True,
+    )  # fmt: skip
+    args = done.stdout.splitlines()
+    receipt = Path(args[args.index("--receipt") + 1])
+    assert receipt.is_absolute() and receipt.is_file(), args
+
+
 def test_gitlab_jobs_call_the_same_sessions_as_github() -> None:
     doc = gitlab()
     gh = github()["jobs"]
@@ -222,9 +243,9 @@ def test_gitlab_shell_parses() -> None:
 # --- both ------------------------------------------------------------------------
 
 
-def all_scripts() -> list[tuple[str, list[str]]]:
-    doc = gitlab()
-    found = [(f"github:{n}", gh_scripts(j)) for n, j in github()["jobs"].items()]
+def all_scripts(runner: str = "nox") -> list[tuple[str, list[str]]]:
+    doc = gitlab(runner=runner)
+    found = [(f"github:{n}", gh_scripts(j)) for n, j in github(runner)["jobs"].items()]
     return found + [(f"gitlab:{n}", gl_scripts(doc, n)) for n in gl_jobs(doc)]
 
 
@@ -408,3 +429,68 @@ def test_every_job_that_installs_nox_installs_uv_pinned_as_the_judge_is_tested_w
             assert line.strip().endswith('"nox==$NOX_VERSION" "uv==$UV_VERSION"'), (where, line)
     assert github()["env"]["UV_VERSION"] == tested
     assert gitlab()[".patchjudge"]["variables"]["UV_VERSION"] == tested
+
+
+# --- A tox team's recipes (issue 19, toxci) ------------------------------------------
+
+TOX_CALL = re.compile(r"\s*(?:- )?tox (?P<args>.*?)(?: -- |$)")
+
+
+def tox_calls(scripts: list[str]) -> list[str]:
+    """The options of every tox command line, up to its `--`."""
+    return [
+        m.group("args") for s in scripts for line in s.splitlines() if (m := TOX_CALL.match(line))
+    ]
+
+
+@pytest.mark.parametrize("name", ["github-workflow.yml", "gitlab-ci.yml"])
+def test_the_tox_recipes_name_no_nox_and_install_tox_as_the_judge_is_tested_with(name) -> None:
+    # Before toxci, a tox team's recipe installed nox and ran `nox -f .../noxfile.py`.
+    text = scaffold.ci_recipe(f"ci/{name}", "tox", True)
+    assert "nox" not in text.lower()
+    (tested,) = re.findall(r"^tox==(\S+) ", (ROOT / "constraints" / "dev.txt").read_text(), re.M)
+    doc = load(name, runner="tox")
+    env = doc["env"] if "jobs" in doc else doc[".patchjudge"]["variables"]
+    assert env["TOX_VERSION"] == tested
+    installs = [line for line in text.splitlines() if "pip install" in line]
+    assert installs
+    assert all(line.strip().endswith('pip install "tox==$TOX_VERSION"') for line in installs)
+
+
+def test_every_tox_call_runs_the_tox_ini_of_the_judges_worktree() -> None:
+    # tox -c: the merge base's tox.ini, from the worktree the job adds, run from the
+    # head's checkout (which toxfile.py names {patchjudge_repo}, the checkout judged).
+    for where, scripts in all_scripts("tox"):
+        (judge,) = {
+            m.group(1)
+            for s in scripts
+            for m in re.finditer(r'git worktree add --detach "([^"]+)"', s)
+        }  # fmt: skip
+        calls = tox_calls(scripts)
+        assert calls, where
+        for call in calls:
+            assert call.startswith(f'-c "{judge}/tox.ini" -e '), (where, call)
+
+
+def test_every_tox_env_a_recipe_calls_is_in_the_tox_ini_init_writes() -> None:
+    import configparser
+
+    called = {
+        re.search(r"-e (\S+)", call).group(1)  # type: ignore[union-attr]
+        for _, scripts in all_scripts("tox")
+        for call in tox_calls(scripts)
+    }  # fmt: skip
+    assert called == {"gate", "replay-run", "replay-verdict"}
+    for files in (["tests/test_a.py"], ["pyproject.toml", "calc/__init__.py", "tests/test_a.py"]):
+        ini = configparser.ConfigParser(interpolation=None)
+        ini.read_string(scaffold.render_tox(scaffold.detect(files)))
+        assert {f"testenv:{env}" for env in called} <= set(ini.sections()), files
+        text = scaffold.render_tox(scaffold.detect(files))
+        # The judge (constraints/, the ledger) is tox.ini's folder; what is judged and
+        # built is the checkout tox runs in: never the other way round.
+        assert "--repo {tox_root}" not in text and "boxbuild {tox_root}" not in text
+        assert text.count("--repo {patchjudge_repo}") == 5
+        assert ("boxbuild {patchjudge_repo} " in text) == ("pyproject.toml" in files)
+        for line in text.splitlines():
+            if "constraints" in line and not line.startswith("#"):
+                assert "{patchjudge_repo}{/}constraints" not in line, line

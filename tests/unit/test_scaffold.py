@@ -282,9 +282,12 @@ def test_tox_ini_installs_the_project_only_when_it_is_installable():
     # Built in the box and installed into the code's venv, never the judge's (issue 19).
     into = "--into {env_dir}{/}code{/}bin{/}python --install\n"
     assert "patchjudge.boxbuild" not in scaffold.render_tox(flat)
-    assert "python -m patchjudge.boxbuild {tox_root} {env_dir}{/}wheels" in (
-        scaffold.render_tox(packaged)
-    )
+    # The checkout judged is built (toxci: in CI, {tox_root} is the base's worktree),
+    # its isolation read from the judge's ledger.
+    assert (
+        "python -m patchjudge.boxbuild {patchjudge_repo} {env_dir}{/}wheels"
+        " --ledger {tox_root}{/}eval{/}gate.toml"
+    ) in scaffold.render_tox(packaged)
     assert into in scaffold.render_tox(packaged)
     assert "--no-build-isolation {tox_root}" not in scaffold.render_tox(packaged)
 
