@@ -30,8 +30,10 @@ MEANING = {
     "gate.isolation": "how code from the patch runs: `sandbox` (bubblewrap, or exit 2), "
     "`auto` (bubblewrap where it starts, else process-level; the verdict says which) or "
     "`process`; `--isolation` may tighten it, never loosen it",
-    "gate.install": "what the nox sessions install into a lane's virtualenv with "
-    "`--no-deps`, from the judge's tree",
+    "gate.install": "what the nox and tox sessions install into the code's virtualenv with "
+    "`--no-deps`: a path is built into a wheel in the sandbox from the checkout being "
+    "judged (where nox or tox was started, not the judge's worktree); an entry starting "
+    "with `-` is handed to pip as it is, outside the box",
     "properties.paths": "where the human-owned property tests live; a new file there fails "
     "pathfilter",
     "properties.seed": "hypothesis seed for every property run when `PATCHJUDGE_SEED_KEY` is "
