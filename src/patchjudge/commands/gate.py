@@ -146,6 +146,7 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
     # The gate's own imports must not look like tampering with site-packages
     # (guarded sets it too; here, since boxed lanes run unguarded before the last).
     sys.dont_write_bytecode = True
+    import_before_code(run)
     _prefetch_charmap(run)
     reports: dict[str, LaneReport | Unreadable | None] = {}
     snap: dict[str, guard.Stamp] | None = None
@@ -169,6 +170,24 @@ def gate(options: Options, out: TextIO, environ: Mapping[str, str] = os.environ)
     return _write_verdict(
         run, decide(reports, run.key, run.ledger.properties, run.ledger.review), out, environ
     )
+
+
+def import_before_code(run: Run) -> None:
+    """Unboxed, what this process would import only after a lane ran the code, now.
+
+    The code runs as this user there and can rewrite the judge's venv; a module
+    first imported after it ran could be one it rewrote, running in the judge's
+    own process (the guard would see the change only after). Boxed, the venv is
+    read-only to every box, and the lazy imports stay lazy (issue 20).
+    """
+    if run.isolation == "sandbox":
+        return
+    import coverage.exceptions  # review.statements'
+    import coverage.parser
+
+    from patchjudge import sharefile, versionfile  # the lane's share-out; generated files
+
+    del coverage, sharefile, versionfile
 
 
 def _prefetch_charmap(run: Run) -> None:
@@ -207,6 +226,7 @@ def lane(
     """
     run = open_run(options, environ)
     _may_follow(run, name, then)
+    import_before_code(run)
     if "properties" in (name, *then):
         _prefetch_charmap(run)
     made: list[tuple[LaneReport, Path, str]] = []
