@@ -85,6 +85,20 @@ def same(it):
 
 def boom():
     raise KeyError("no iterator")
+
+
+class Temp:
+    def __del__(self):
+        LOG.append("del")
+
+
+def _logged(i):
+    LOG.append(f"s{i}")
+    return i
+
+
+def steps(ts):
+    return map(_logged, range(2))  # holds none of `ts`: freed when the call returns
 """
 
 # Each test records its observations: bare and out of process must record the same.
@@ -217,6 +231,8 @@ def test_drained_on_the_calls_reply():
     obs += [list(b.each()), list(mylib.log()), list(mylib.bag([7])), mylib.log()[-2:]]
     g = gen(4)
     obs += [next(g), list(mylib.same(g)), mylib.log()[-4:]]
+    # An object of the code's that only the call held: its finalizer runs before the steps.
+    obs += [list(mylib.steps([mylib.Temp()])), mylib.log()[-3:]]
     assert list(gen(3)) == [0, 1, 2]
     record("on_call", obs)
 
@@ -270,6 +286,7 @@ def test_iteration_through_a_worker_observes_what_bare_does(tmp_path: Path) -> N
     assert on_call[5:8] == ["at 3", 11, ["step 2", "step 3"]]  # type: ignore[index]
     assert on_call[8:11] == ["at 0", 11, ["step 3", "step 0"]]  # type: ignore[index]
     assert on_call[11:13] == ["'no iterator'", 17] and on_call[15][-1] == "map 3"  # type: ignore[index]
+    assert on_call[-2:] == [[0, 1], ["del", "s0", "s1"]]
 
 
 # The judge's own counter, read by the property: round trips by kind.
@@ -318,6 +335,11 @@ def test_a_calls_result_into_list_is_drained_on_its_reply():
     assert next(g) == 0
     assert asked(lambda: list(mylib.same(g))) == {"callmethod": 1, "batch": 1}
     assert list(g) == []
+    # What the call's return releases (an argument of the code's, a temporary receiver):
+    # its finalizer runs at the next request, so the steps come in a batch after it.
+    held, three = [b], [3]
+    assert asked(lambda: list(mylib.steps(held))) == {"callmethod": 1, "batch": 1}
+    assert asked(lambda: list(mylib.bag(three).each())) == {"callmethod": 2, "batch": 1}
 
 
 def test_a_rebound_name_is_not_drained():
@@ -498,16 +520,20 @@ def unasked():
     return 0
 
 
+KEPT = []
+
+
 def make():
-    return iter([1, 2])
+    KEPT.append(iter([1, 2]))
+    return KEPT[0]
 
 
-def not_new(it):
+def not_new():
     # Said drained, of an iterator the judge already had.
     conn, ident = _answering()
-    conn.send(("ok", ident, (it, True), ()))
+    conn.send(("ok", ident, (KEPT[0], True), ()))
     conn.send(("its", ident, 1))
-    return it
+    return KEPT[0]
 """
 
 FORGED = {
@@ -525,7 +551,8 @@ import mylib
 
 def test_a_drain_of_an_iterator_the_judge_had():
     it = mylib.make()
-    list(mylib.not_new(it))
+    got = list(mylib.not_new())
+    assert got == [1, 2] and it
 """,
 }
 
@@ -574,7 +601,7 @@ def test_which_calls_are_drained_on_their_reply(source: str, drained: str | None
 def test_a_local_list_is_not_the_builtin() -> None:
     from patchjudge.boundary import standin
 
-    def local(f: object, list: object) -> None:  # noqa: A002
+    def local(f: object, list: object) -> None:
         list(f())  # type: ignore[operator]
 
     assert standin.drained_calls(local.__code__) == {}

@@ -2706,7 +2706,7 @@ class Handle(HandleBase):
         outers = worker.nested(caller, self, args, kwargs)
         if outers:
             return worker.call_nested(caller, self, args, kwargs, outers)
-        if drains(caller):
+        if drains(caller) and _none_released(caller, self, args, kwargs):
             return worker.request(protocol.CALL, self, args, kwargs, protocol.DRAIN)
         return worker.request(protocol.CALL, self, args, kwargs)
 
@@ -2913,7 +2913,7 @@ class _Method:
         caller = sys._getframe(1)
         if worker.defer(caller, protocol.CALL_METHOD, call):
             return None  # the caller pops it
-        if drains(caller):
+        if drains(caller) and _none_released(caller, self.handle, args, kwargs):
             return worker.request(protocol.CALL_METHOD, *call, protocol.DRAIN)
         return worker.request(protocol.CALL_METHOD, *call)
 
@@ -2981,6 +2981,52 @@ def _rewrite_temporary_call(ins: list[dis.Instruction], k: int, made: dis.Instru
         and ins[k - 1].argval == temporary
         and ins[k - 2].opname == "CALL"
     )
+
+
+_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+_SCAN_BUDGET = 10_000  # values of the arguments looked at; past it, not drained
+
+
+def _none_released(
+    caller: types.FrameType, callee: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> bool:
+    """Whether the call's return releases none of the code's objects: a handle the call
+    alone holds (`list(f(lib.Temp()))`) is released once it returns, and the worker runs the
+    code's finalizer at the next request; bare runs it before list()'s first step, so such a
+    call is drained as before. The callee is a module, a class, or a name of the caller's;
+    its arguments hold nothing of the code's (data and the judge's functions)."""
+    worker = object.__getattribute__(callee, "_pj_worker")
+    ident = object.__getattribute__(callee, "_pj_id")
+    if not (
+        ident in worker.packages
+        or ident in worker.metaclasses
+        or any(v is callee for v in caller.f_globals.values())
+        or any(v is callee for v in caller.f_locals.values())
+    ):
+        return False
+    budget = [_SCAN_BUDGET]
+    return _holds_nothing_of_the_codes(args, budget, 0) and _holds_nothing_of_the_codes(
+        tuple(kwargs.values()), budget, 0
+    )
+
+
+def _holds_nothing_of_the_codes(values: Any, budget: list[int], depth: int) -> bool:
+    for value in values:
+        cls = type(value)
+        if cls in _SCALARS:
+            continue
+        budget[0] -= 1
+        if budget[0] < 0 or depth >= wire.MAX_DEPTH or _owner(value) is not None:
+            return False
+        if cls in (list, tuple, set, frozenset):
+            inner: Any = value
+        elif cls is dict:
+            inner = (*value, *value.values())
+        else:
+            continue  # the judge's own object or function: nothing of the code's to release
+        if not _holds_nothing_of_the_codes(inner, budget, depth + 1):
+            return False
+    return True
 
 
 def drains(frame: types.FrameType) -> bool:
