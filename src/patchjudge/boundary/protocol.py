@@ -8,7 +8,8 @@ loader sends this file down the worker's stdin too, under a random name.
     judge                                        worker
     QUERY  ("q", id, request, *args)  ------->   answers with OK or ERR,
     RELEASE ("rel", ((handle, times), ...)) -->  ITEMS ("its", id, item, ...) first
-    SYNC   ("sync", ((link, data), ...)) ---->     for a BATCH request
+    SYNC   ("sync", ((link, data), ...)) ---->     for a BATCH request (after the OK,
+                                                   then a second end, for a DRAIN call)
     SEEDS  ("seeds", ((serial, seed), ...)) ->
     ENVIRON ("env", ((name, value), ...)) -->
     BYE    ("bye",)                   ------->
@@ -210,6 +211,14 @@ CALL, OP, BATCH = "call", "op", "batch"
 # (attribute, KEPT_OK, result) or (attribute, KEPT_ERR, error), the error an ERR's.
 CALL_METHOD = "callmethod"
 KEEP = True
+# A CALL's or an unkept CALL_METHOD's last field DRAIN (issue 20): the judge read in its
+# caller's bytecode that the result goes straight into the builtin `list`, `tuple` or
+# `sorted`, which step it to its end before any other code runs. The OK's result is then
+# (result, drained): drained True when the result is one of the worker's iterator types the
+# judge never had, and then a BATCH's answer for it follows under the same call id, the
+# items (ITEMS) then the end, at most BATCH_ITEMS items or BATCH_BYTES, as if the judge had
+# asked one. Items for a call that did not ask, or before its OK, are a protocol error.
+DRAIN = "drain"
 KEPT_OK, KEPT_ERR = "ok", "err"
 CONTEXT, EXECUTED, DUNDERS = "context", "executed", "dunders"
 # Calls whose results the property discards, sent together (issues 17 and 20): (calls,), each

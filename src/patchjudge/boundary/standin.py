@@ -113,6 +113,9 @@ class _Frame:
     kept: list[Any] | None = None  # a kept CALL_METHOD's attribute, once it has come back
     size: int = 0  # their bytes
     nest: int = 0  # a NEST's calls: its OK is their results and a later call's error
+    drain: bool = False  # a call asked to drain its result (protocol.DRAIN)
+    # Its result once its OK said it was drained: the batch's items and end follow.
+    drained: Any = None
 
 
 # A nested call's later call, answered: (its callee, its argument, its result, its error).
@@ -394,8 +397,9 @@ class Worker:
         unclaimed: list[Handle] = []
         if op == protocol.OP and args[0] in DUNDER_OPS and _state is not None:
             unclaimed = self._note_operation(str(args[0]), (args[1], *args[2]))
+        drain = op in (protocol.CALL, protocol.CALL_METHOD) and args[-1] is protocol.DRAIN
         call = (
-            args
+            args[:3]
             if op == protocol.CALL
             else (args[0], *args[2:4])  # a kept call's KEEP is no argument
             if op == protocol.CALL_METHOD
@@ -412,6 +416,7 @@ class Worker:
             frame.limit, frame.plain = len(args[1]), True
         elif op == protocol.NEST:
             frame.nest = len(args[0])
+        frame.drain = drain
         self.next_id += 1
         self.frames.append(frame)
         kind = str(args[0]) if op == protocol.OP else op
@@ -531,11 +536,10 @@ class Worker:
                 _state.operations.setdefault(_state.nodeid, set()).add((op, claim))
 
     def _await(self, frame: _Frame, call: tuple[Any, ...] | None) -> Any:
-        # A batch's worker holds its items up to BATCH_FLUSH_S past its last write: waited
-        # too, so a step that takes less than the deadline is not taken for a stall.
-        slack = protocol.BATCH_FLUSH_S if frame.items is not None else 0.0
         while True:
-            message = self._receive(slack)
+            # A batch's worker holds its items up to BATCH_FLUSH_S past its last write: waited
+            # too, so a step that takes less than the deadline is not taken for a stall.
+            message = self._receive(protocol.BATCH_FLUSH_S if frame.items is not None else 0.0)
             try:
                 kind = protocol.check(message, protocol.JUDGE)
             except protocol.ProtocolError as exc:
@@ -548,6 +552,8 @@ class Worker:
                 return result
 
     def _on_ok(self, frame: _Frame, call: Any, ident: int, result: Any, changed: Any) -> Any:
+        if frame.drain:
+            return self._on_drain_ok(frame, call, result, changed)
         if frame.kept is not None:
             # (attribute, KEPT_OK, result) or (attribute, KEPT_ERR, error): protocol.KEEP.
             if not (type(result) is tuple and len(result) == 3):
@@ -566,6 +572,42 @@ class Worker:
             results, error = result
             return True, (results, None if error is None else self._exception(error))
         return True, result
+
+    def _on_drain_ok(self, frame: _Frame, call: Any, result: Any, changed: Any) -> Any:
+        """A DRAIN call's OK (result, drained), then, when drained, its batch's end."""
+        if frame.drained is not None:  # the batch's end: its items stand as a BATCH's would
+            if changed != ():
+                self._changed(None, changed)
+            return True, self._drained(frame, None)
+        if not (type(result) is tuple and len(result) == 2 and type(result[1]) is bool):
+            raise self.fail(Cause.PROTOCOL, "a drained call's answer is not (result, drained)")
+        result, drained = result
+        if changed != ():
+            self._changed(call, changed)  # before any step runs, as bare's call returned first
+        if not drained:
+            return True, result
+        ident = _ident(result)
+        if (
+            ident is None
+            or ident not in self.iterators
+            or self.counts.get(ident) != 1
+            or ident in self.fetched
+            or ident in self.ends
+        ):
+            raise self.fail(Cause.PROTOCOL, "drained a result that is no new iterator")
+        frame.drained, frame.items, frame.limit = result, [], BATCH_ITEMS
+        return False, None
+
+    def _drained(self, frame: _Frame, end: BaseException | None) -> Any:
+        """The drained iterator's items fetched, and its end if it came: next_item's to take."""
+        ident = _ident(frame.drained)
+        assert ident is not None and frame.items is not None
+        if not frame.items and end is None:
+            raise self.fail(Cause.PROTOCOL, "a batch with no item and no end")
+        self.fetched[ident] = collections.deque(frame.items)
+        if end is not None:
+            self.ends[ident] = end  # raised at the `next` that would have raised it
+        return frame.drained
 
     # --- links (protocol.py): the judge's containers the code kept ---
     def _changed(self, call: Any, changed: Any) -> None:
@@ -674,6 +716,8 @@ class Worker:
         return wire.encode((protocol.ENVIRON, self.environ))
 
     def _on_err(self, frame: _Frame, call: Any, ident: int, error: Any) -> Any:
+        if frame.drained is not None:  # a drained call's batch ended by what a step raised
+            return True, self._drained(frame, self._exception(error))
         raise self._exception(error)
 
     def _on_items(self, frame: _Frame, call: Any, ident: int, *items: Any) -> Any:
@@ -2662,6 +2706,8 @@ class Handle(HandleBase):
         outers = worker.nested(caller, self, args, kwargs)
         if outers:
             return worker.call_nested(caller, self, args, kwargs, outers)
+        if drains(caller) and _none_released(caller, self, args, kwargs):
+            return worker.request(protocol.CALL, self, args, kwargs, protocol.DRAIN)
         return worker.request(protocol.CALL, self, args, kwargs)
 
 
@@ -2862,11 +2908,139 @@ class _Method:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         worker = object.__getattribute__(self.handle, "_pj_worker")
         call = (self.handle, self.name, args, kwargs)
-        if self.name not in _STEP_METHODS and worker.defer(
-            sys._getframe(1), protocol.CALL_METHOD, call
-        ):
+        if self.name in _STEP_METHODS:
+            return worker.request(protocol.CALL_METHOD, *call)
+        caller = sys._getframe(1)
+        if worker.defer(caller, protocol.CALL_METHOD, call):
             return None  # the caller pops it
+        if drains(caller) and _none_released(caller, self.handle, args, kwargs):
+            return worker.request(protocol.CALL_METHOD, *call, protocol.DRAIN)
         return worker.request(protocol.CALL_METHOD, *call)
+
+
+# --- a call's result drained on its reply (issue 20) ----------------------------
+
+# The builtins that step one iterable to its end before any other code runs: list and tuple
+# append each item; sorted lists them first and only then compares (its keywords are not
+# taken: the shape below is one positional argument). Not set, dict, min, max, sum...: they
+# hash, compare or add each item before the next step, code of the code's that could see
+# its iterator (a step fetched ahead would run before it).
+_DRAINERS: dict[str, Any] = {"list": list, "tuple": tuple, "sorted": sorted}
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+_drained_calls: dict[types.CodeType, dict[int, str]] = {}
+
+
+def drained_calls(code: types.CodeType) -> dict[int, str]:
+    """Pure: offset of each CALL whose result goes straight into `list(...)`, `tuple(...)` or
+    `sorted(...)` as its one argument -> that builtin's name.
+
+    The name is a global's (LOAD_GLOBAL and its NULL), then straight-line code
+    (no jump) makes one value, a CALL's, and `PRECALL 1; CALL 1` calls the
+    name with it: nothing runs between the call's return and the drain but
+    that call. Or pytest's assertion rewriting's `@py_assertN = f(x)` then
+    `list(@py_assertN)` (the temporary is read again only to explain a failed
+    assert, after the drain, as in bare). Whether the name is the builtin is
+    for the caller to ask at run time (`drains`).
+    """
+    found: dict[int, str] = {}
+    ins = [i for i in dis.get_instructions(code) if i.opname not in _NO_STACK]
+    for k, load in enumerate(ins):
+        if not (
+            load.opname == "LOAD_GLOBAL"
+            and (load.arg or 0) & 1
+            and load.argval in _DRAINERS
+            and k + 1 < len(ins)
+        ):
+            continue
+        depth = 0  # values above the NULL and the name
+        for m in range(k + 1, len(ins)):
+            later = ins[m]
+            if later.opcode in _JUMPS or depth < 0:
+                break
+            if depth == 1 and later.opname == "PRECALL":  # its callee is the name
+                if later.arg == 1 and m + 1 < len(ins) and ins[m + 1].opname == "CALL":
+                    made = ins[m - 1]
+                    if made.opname == "CALL":
+                        found[made.offset] = str(load.argval)
+                    elif m == k + 2 and _rewrite_temporary_call(ins, k, made):
+                        found[ins[k - 2].offset] = str(load.argval)
+                break
+            depth += dis.stack_effect(later.opcode, later.arg)
+    return found
+
+
+def _rewrite_temporary_call(ins: list[dis.Instruction], k: int, made: dis.Instruction) -> bool:
+    """Whether `NAME(@py_assertN)` loaded at `k` follows `@py_assertN = <a call>` at once."""
+    temporary = made.argval
+    return (
+        made.opname == "LOAD_FAST"
+        and type(temporary) is str
+        and temporary.startswith(_REWRITE_TEMPORARY)
+        and k >= 2
+        and ins[k - 1].opname == "STORE_FAST"
+        and ins[k - 1].argval == temporary
+        and ins[k - 2].opname == "CALL"
+    )
+
+
+_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+_SCAN_BUDGET = 10_000  # values of the arguments looked at; past it, not drained
+
+
+def _none_released(
+    caller: types.FrameType, callee: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> bool:
+    """Whether the call's return releases none of the code's objects: a handle the call
+    alone holds (`list(f(lib.Temp()))`) is released once it returns, and the worker runs the
+    code's finalizer at the next request; bare runs it before list()'s first step, so such a
+    call is drained as before. The callee is a module, a class, or a name of the caller's;
+    its arguments hold nothing of the code's (data and the judge's functions)."""
+    worker = object.__getattribute__(callee, "_pj_worker")
+    ident = object.__getattribute__(callee, "_pj_id")
+    if not (
+        ident in worker.packages
+        or ident in worker.metaclasses
+        or any(v is callee for v in caller.f_globals.values())
+        or any(v is callee for v in caller.f_locals.values())
+    ):
+        return False
+    budget = [_SCAN_BUDGET]
+    return _holds_nothing_of_the_codes(args, budget, 0) and _holds_nothing_of_the_codes(
+        tuple(kwargs.values()), budget, 0
+    )
+
+
+def _holds_nothing_of_the_codes(values: Any, budget: list[int], depth: int) -> bool:
+    for value in values:
+        cls = type(value)
+        if cls in _SCALARS:
+            continue
+        budget[0] -= 1
+        if budget[0] < 0 or depth >= wire.MAX_DEPTH or _owner(value) is not None:
+            return False
+        if cls in (list, tuple, set, frozenset):
+            inner: Any = value
+        elif cls is dict:
+            inner = (*value, *value.values())
+        else:
+            continue  # the judge's own object or function: nothing of the code's to release
+        if not _holds_nothing_of_the_codes(inner, budget, depth + 1):
+            return False
+    return True
+
+
+def drains(frame: types.FrameType) -> bool:
+    """Whether the call `frame` is making now hands its result straight to the builtin
+    `list`, `tuple` or `sorted` (drained_calls), as the name resolves in that frame now."""
+    code = frame.f_code
+    found = _drained_calls.get(code)
+    if found is None:
+        found = _drained_calls[code] = drained_calls(code)
+    name = found.get(frame.f_lasti)
+    if name is None:
+        return False
+    scope = frame.f_globals
+    return (scope[name] if name in scope else frame.f_builtins.get(name)) is _DRAINERS[name]
 
 
 def _unpickled(data: bytes) -> Any:

@@ -535,6 +535,11 @@ class Table:
         self.counts[ident] += 1
         return wire.Ref(protocol.HANDLE, ident, _meta(obj), local=True)
 
+    def holds(self, obj: Any) -> bool:
+        """Whether the judge has (or had, not yet released) a handle for `obj`."""
+        ident = self.by_identity.get(id(obj))
+        return ident is not None and self.objects.get(ident) is obj
+
     def get(self, ident: int) -> Any:
         try:
             return self.objects[ident]
@@ -1150,8 +1155,12 @@ class Connection:
         if op == protocol.NEST:
             self.answer_nest(ident, *args)
             return
+        drain = False
         try:
             if op in (protocol.CALL, protocol.CALL_METHOD):
+                last = args[-1] if len(args) == (4 if op == protocol.CALL else 5) else None
+                if type(last) is str and last == protocol.DRAIN:
+                    drain, args = True, args[:-1]  # its result into list(): protocol.DRAIN
                 if op == protocol.CALL:
                     target, call_args, call_kwargs = args
                 else:  # the attribute as getattr reads it, then the call, as the two requests
@@ -1186,10 +1195,23 @@ class Connection:
         except BaseException as exc:
             self.reply_error(ident, exc)
             return
+        # Drained here only an iterator the judge never had: it holds no items fetched from
+        # it nor an end, and nothing it could do with it comes before list()'s first `next`.
+        fresh = drain and type(result) in ITERATOR_TYPES and not self.table.holds(result)
         try:
-            self.send((protocol.OK, ident, result, mutated + self.link_changes()))
+            self.send(
+                (
+                    protocol.OK,
+                    ident,
+                    (result, fresh) if drain else result,
+                    mutated + self.link_changes(),
+                )
+            )
         except (wire.WireError, RecursionError) as exc:
             self.uncrossable(ident, f"{type(exc).__name__}: {exc}")
+            return
+        if fresh:
+            self.answer_batch(ident, result, protocol.BATCH_ITEMS)
 
     # --- links (protocol.py): judge containers the code kept ---
     def link(self, pairs: tuple[Any, ...], kept: list[Any]) -> tuple[Any, ...]:
