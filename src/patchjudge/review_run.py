@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from patchjudge import cache, charmap, git, probes, review, testrun
+from patchjudge import basecache, cache, charmap, git, probes, review, testrun
 from patchjudge.paths import SYMLINK, Change, any_match, symlink_target
 from patchjudge.workspace import Run
 
@@ -198,8 +198,8 @@ def cached_statements(
     """`review.statements(text, changed)`, kept in the judge's cache (issue 20).
 
     Importing coverage.py costs a gate process ~0.1 CPU-s, more than its parse of
-    a file. The answer depends on the text, the changed lines, coverage's parser
-    and the interpreter's `ast`: the key holds all four. `directory` is None where
+    a file. The answer depends on the text, the changed lines, coverage's parser,
+    the interpreter's `ast` and the judge's code: the key holds all five. `directory` is None where
     cache.py allows no cache (an unboxed run): then it is computed as before.
     """
     parser = coverage_parser()
@@ -210,6 +210,9 @@ def cached_statements(
         "changed": ",".join(map(str, sorted(changed))),
         "coverage": parser,
         "python": sys.version,
+        # The judge's own reading of them (`analysed_lines`, `_blanked`): an upgrade
+        # of patchjudge that changes it must not take an older version's answer.
+        "judge": basecache.judge_digest(),
     }
     found = cache.read(directory, STATEMENTS, key)
     if found is not None:

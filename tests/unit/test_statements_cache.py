@@ -53,3 +53,19 @@ def test_a_second_boxed_run_reads_the_statements_without_coverage(tmp_path: Path
     assert isolation == "sandbox" and loaded  # computed: coverage.py's parser ran
     assert [path for path, _ in first] == ["src/calc/__init__.py"] and first[0][1]["lines"]
     assert read() == [isolation, first, False]  # the same answer, coverage.py never imported
+
+
+def test_another_judge_or_parser_is_another_entry(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A patchjudge or coverage.py upgrade that reads statements differently must not
+    # take the older one's answer from the cache.
+    from patchjudge import basecache, review_run
+
+    changed = frozenset({2, 3})
+    review_run.cached_statements(tmp_path, SOURCE, changed)
+    review_run.cached_statements(tmp_path, SOURCE, changed)
+    assert len(list((tmp_path / review_run.STATEMENTS).iterdir())) == 1
+    monkeypatch.setattr(basecache, "judge_digest", lambda: "another judge")
+    review_run.cached_statements(tmp_path, SOURCE, changed)
+    monkeypatch.setattr(review_run, "coverage_parser", lambda: "another parser")
+    review_run.cached_statements(tmp_path, SOURCE, changed)
+    assert len(list((tmp_path / review_run.STATEMENTS).iterdir())) == 3
