@@ -20,7 +20,7 @@ archive (red team, session 18, redteam14).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 # What a checkout applies to the bytes beyond line ends.
 BYTE_CHANGING = ("ident", "filter", "working-tree-encoding")
@@ -47,12 +47,15 @@ def directories(paths: Iterable[str]) -> list[str]:
 
 
 def problems(
-    base: Mapping[str, Mapping[str, str]], head: Mapping[str, Mapping[str, str]]
+    base: Mapping[str, Mapping[str, str]],
+    head: Mapping[str, Mapping[str, str]],
+    directories: Collection[str] = (),
 ) -> list[str]:
-    """Each head path whose byte-changing attribute the patch turned on or changed."""
+    """Each head path whose byte-changing attribute the patch turned on or changed; on a
+    directory's own path only export-ignore, the one attribute an archive reads there."""
     found = []
     for path, attrs in sorted(head.items()):
-        for name in CHECKED:
+        for name in ("export-ignore",) if path in directories else CHECKED:
             value = attrs.get(name, "unspecified")
             if value in _OFF or value == base.get(path, {}).get(name, "unspecified"):
                 continue

@@ -19,6 +19,11 @@ def test_archive_attributes_the_patch_turns_on_are_named_as_an_archives() -> Non
     ], found
     # The base's own export-ignore stays the base's.
     assert gitattrs.problems(head, head) == []
+    # On a directory's own path only export-ignore counts: a checkout applies `filter`
+    # or `ident` to files, and a pattern naming the directory changes none of them.
+    named = {"src/native": {**off, "filter": "lfs", "ident": "set"}}
+    assert gitattrs.problems({}, named, frozenset({"src/native"})) == []
+    assert len(gitattrs.problems({}, named)) == 2
 
 
 def test_every_directory_of_a_path_is_checked_and_git_sees_export_ignore_only_there(

@@ -273,14 +273,12 @@ def attribute_problems(run: Run) -> list[str]:
     if not gitattrs.touches_attributes(p for c in run.changes for p in c.sides()):
         return []
     paths = [e.path for e in run.head_tree if e.kind == "blob"]
-    head = git.checkout_attributes(run.repo, run.head, paths, gitattrs.CHECKED)
-    base = git.checkout_attributes(run.repo, run.merge_base, paths, gitattrs.CHECKED)
-    # A directory's own path: `git archive` leaves it out whole on export-ignore.
+    # A directory's own path too: `git archive` leaves it out whole on export-ignore.
+    # One check-attr a revision for both (each call is a read-tree and a check-attr).
     dirs = gitattrs.directories(paths)
-    ignore = ("export-ignore",)
-    head.update(git.checkout_attributes(run.repo, run.head, dirs, ignore))
-    base.update(git.checkout_attributes(run.repo, run.merge_base, dirs, ignore))
-    return gitattrs.problems(base, head)
+    head = git.checkout_attributes(run.repo, run.head, paths + dirs, gitattrs.CHECKED)
+    base = git.checkout_attributes(run.repo, run.merge_base, paths + dirs, gitattrs.CHECKED)
+    return gitattrs.problems(base, head, frozenset(dirs))
 
 
 def fold_problems(run: Run) -> list[str]:
